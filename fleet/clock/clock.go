@@ -1,0 +1,62 @@
+package clock
+
+import (
+	"context"
+	"time"
+)
+
+// Clock tells the time and makes timers. All implementations are safe for
+// concurrent use.
+type Clock interface {
+	// Now returns the current time on this clock.
+	Now() time.Time
+	// NewTimer returns a timer that delivers the time on its channel once,
+	// after at least d has passed on this clock.
+	NewTimer(d time.Duration) Timer
+	// NewTicker returns a ticker that delivers the time every d on this
+	// clock. It panics if d <= 0, as time.NewTicker does.
+	NewTicker(d time.Duration) Ticker
+	// AfterFunc calls f in its own goroutine after at least d has passed on
+	// this clock (Fake calls it from Advance). The returned Timer's C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a single event on a Clock, as time.Timer.
+type Timer interface {
+	// C is the channel on which the fire time is delivered (buffer 1).
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it was
+	// pending.
+	Stop() bool
+	// Reset re-arms the timer to fire after d; it reports whether the timer
+	// was pending. A value already on C is drained first, so the next receive
+	// sees the new deadline (Go 1.23 time.Timer semantics).
+	Reset(d time.Duration) bool
+}
+
+// Ticker delivers ticks on a Clock, as time.Ticker. Slow receivers miss
+// ticks rather than queue them.
+type Ticker interface {
+	C() <-chan time.Time
+	Stop()
+	Reset(d time.Duration)
+}
+
+// Since returns the time elapsed on c since t.
+func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Sleep waits for d on c, or until ctx ends; it returns ctx.Err() in the
+// latter case. A d <= 0 returns at once (nil unless ctx has already ended).
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
