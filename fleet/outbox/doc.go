@@ -1,0 +1,25 @@
+// Package outbox is fleetsim's store-and-forward: a queue of messages for
+// many receivers that survives the receiver being away (and, on bbolt, the
+// sender crashing), and a partitioned relay that drains it at the rate each
+// receiver can take.
+//
+// The pieces, as in seed 000 sections 2.4–2.8:
+//
+//   - Store: one contract, two implementations side by side. OpenBolt keeps
+//     messages in a bbolt file (the leader's durable outbox); NewMemory keeps
+//     them in memory (a worker's local store-and-forward, and tests).
+//   - Relay: N partitions (FNV-1a of the receiver), each with its own AIMD
+//     limiter and loop; delivers through a Delivery, maps the typed errors of
+//     fleet/flow to ack, nack-with-backoff or dead letters.
+//   - TellReliable: try the direct path, fall back to the store.
+//
+// Usage:
+//
+//	st, err := outbox.OpenBolt("leader.db", outbox.Options{Durability: outbox.Batch})
+//	if err != nil { ... } // names the file and what to do
+//	defer st.Close()
+//	st.Enqueue(ctx, outbox.Message{Receiver: "w-17", Kind: "config", Payload: p,
+//		Key: "config", Seq: 3, Conflict: outbox.Overwrite})
+//	relay := outbox.NewRelay(st, delivery, outbox.RelayOptions{})
+//	err = relay.Run(ctx) // returns after in-flight deliveries settle
+package outbox

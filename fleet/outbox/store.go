@@ -1,0 +1,123 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Store is a durable (bbolt) or in-memory queue of messages for many
+// receivers, with per-receiver order, due-time backoff, leases, overwrite
+// by key, TTL and dead letters. Both implementations pass the same contract
+// tests. All methods are safe for concurrent use.
+//
+// Ordering and leases. Per receiver, messages are delivered in enqueue order
+// and at most one is out at a time: Dequeue hands out only a receiver's head
+// message, and only when it is due (SendAt <= now) and not already leased.
+// While the head backs off, the receiver's later messages wait; other
+// receivers are not held up. A dequeued message is leased until it is
+// settled with Ack, Nack, Release or DeadLetter; a lease not settled within
+// Options.LeaseTimeout (the relay crashed or hung) expires and the message is
+// handed out again. Reopening a bbolt store expires every lease at once,
+// since the process that held them is gone.
+type Store interface {
+	// Enqueue adds messages atomically: when it returns nil every message is
+	// stored (and, for a bbolt store with durability sync or batch, on disk).
+	// Receipts are in the order of msgs.
+	Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error)
+
+	// Dequeue leases up to max due head messages whose receivers hash to
+	// partition (see PartitionOf and Partitions), oldest SendAt first. Heads
+	// whose TTL has run out are dropped and counted as expired on the way.
+	Dequeue(ctx context.Context, partition, max int) ([]Message, error)
+
+	// Ack removes a leased message: it was delivered.
+	Ack(ctx context.Context, id uint64) error
+
+	// Nack records a failed delivery of a leased message: Attempts+1,
+	// LastError = cause, SendAt = now+delay. At Options.MaxAttempts it goes to
+	// the dead letters instead.
+	Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error)
+
+	// Release returns a leased message without counting an attempt, due
+	// again at sendAt (the relay uses it for a receiver known to be offline).
+	Release(ctx context.Context, id uint64, sendAt time.Time) error
+
+	// DeadLetter moves a leased message to the dead letters at once (a
+	// permanent error).
+	DeadLetter(ctx context.Context, id uint64, cause string) error
+
+	// Wake makes receiver's head message due now, if it is waiting (the
+	// receiver has just come back online).
+	Wake(ctx context.Context, receiver string) error
+
+	// DeadLetters lists up to max dead letters (max <= 0: all), oldest
+	// first, with Attempts and LastError.
+	DeadLetters(ctx context.Context, max int) ([]Message, error)
+
+	// Replay moves the given dead letters (none given: all) back to the
+	// queue with Attempts reset and due at once. It returns how many moved.
+	Replay(ctx context.Context, ids ...uint64) (int, error)
+
+	// Purge deletes the given dead letters (none given: all) and returns how
+	// many were deleted.
+	Purge(ctx context.Context, ids ...uint64) (int, error)
+
+	// Partitions is the number of partitions Dequeue divides receivers into.
+	Partitions() int
+
+	// Stats returns the store's depth and counters.
+	Stats() Stats
+
+	// Close releases the store. Further calls return ErrClosed.
+	Close() error
+}
+
+// Stats is a point-in-time view of a Store. Counters count since Open.
+type Stats struct {
+	Depth        int           // queued messages, leased ones included
+	Leased       int           // messages handed out and not yet settled
+	DeadLetters  int           // messages in the dead letters now
+	OldestAge    time.Duration // age of the oldest queued message (0 if empty)
+	Enqueued     uint64        // messages appended
+	Overwritten  uint64        // messages replaced in place by a newer version
+	Stale        uint64        // overwrites dropped for a lower Seq
+	Acked        uint64
+	Nacked       uint64 // failed attempts requeued
+	Released     uint64 // leases returned without an attempt
+	Expired      uint64 // dropped at dequeue for TTL
+	DeadLettered uint64 // moved to the dead letters (attempts or permanent)
+	Replayed     uint64
+	Purged       uint64
+}
+
+// Errors returned by Store methods.
+var (
+	// ErrClosed: the store has been closed.
+	ErrClosed = errors.New("outbox: store closed")
+	// ErrNotLeased: Ack, Nack, Release or DeadLetter named a message that
+	// is not currently leased (unknown, already settled, or its lease
+	// expired and it was handed out again).
+	ErrNotLeased = errors.New("outbox: message not leased")
+	// ErrFull: a bounded store (Options.MaxDepth) has no room.
+	ErrFull = errors.New("outbox: store full")
+	// ErrInvalid: a message lacks a required field (Receiver, Kind, or Key
+	// for Overwrite).
+	ErrInvalid = errors.New("outbox: invalid message")
+)
+
+// PartitionOf returns the partition of receiver among n: FNV-1a of the
+// receiver id, modulo n. A receiver's messages always land in one
+// partition, so its order is kept.
+func PartitionOf(receiver string, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	// FNV-1a, 32 bit, inline so the hot path does not allocate.
+	h := uint32(2166136261)
+	for i := 0; i < len(receiver); i++ {
+		h ^= uint32(receiver[i])
+		h *= 16777619
+	}
+	return int(h % uint32(n))
+}
