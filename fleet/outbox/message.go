@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -46,7 +47,8 @@ func ParseConflict(s string) (Conflict, error) {
 type Message struct {
 	// ID is assigned by the store at enqueue, increasing in enqueue order.
 	ID uint64
-	// Receiver is the worker (or actor) id the message is for. Required.
+	// Receiver is the worker (or actor) id the message is for. Required;
+	// it may not contain a NUL byte.
 	Receiver string
 	// Kind names the command ("config", "job", "ping", ...). Required.
 	Kind string
@@ -134,6 +136,10 @@ func (m *Message) validate() error {
 	switch {
 	case m.Receiver == "":
 		return fmt.Errorf("%w: receiver is empty", ErrInvalid)
+	case strings.IndexByte(m.Receiver, 0) >= 0:
+		// MQTT forbids NUL in topics, and the bbolt indexes use it to
+		// end a receiver id.
+		return fmt.Errorf("%w: receiver %q contains a NUL byte", ErrInvalid, m.Receiver)
 	case m.Kind == "":
 		return fmt.Errorf("%w: kind is empty (message for %q)", ErrInvalid, m.Receiver)
 	case m.Conflict == Overwrite && m.Key == "":

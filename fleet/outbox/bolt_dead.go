@@ -1,0 +1,139 @@
+package outbox
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// DeadLetters lists up to max dead letters (max <= 0: all), lowest id
+// (oldest enqueued) first, with Attempts and LastError. It reads only.
+func (b *Bolt) DeadLetters(ctx context.Context, max int) ([]Message, error) {
+	if err := b.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer b.mu.RUnlock()
+	var out []Message
+	err := b.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketDead).Cursor()
+		for k, v := c.First(); k != nil && (max <= 0 || len(out) < max); k, v = c.Next() {
+			r, err := decodeRec(v)
+			if err != nil {
+				return fmt.Errorf("dead letter %d: %w", keyID(k), err)
+			}
+			out = append(out, r.message(keyID(k)))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Replay moves the dead letters ids (none given: all) back to the queue,
+// each at the back of its receiver's queue under a new id, due now, with
+// Attempts and LastError cleared. It keeps CreatedAt, so a message whose
+// TTL ran out meanwhile expires at the next Dequeue. A replayed message
+// becomes its key's Overwrite target only if no queued message holds the
+// key. Ids that are not dead letters are skipped; it returns how many moved.
+func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
+	if err := b.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer b.mu.RUnlock()
+	now := unixNano(b.o.Clock.Now())
+	var n int
+	err := b.update(func(tx *bolt.Tx) error {
+		n = 0
+		bk, err := bucketsOf(tx)
+		if err != nil {
+			return err
+		}
+		w := b.state(tx)
+		var d counters
+		for _, id := range deadIDs(bk, ids) {
+			v := bk.dead.Get(idKey(id))
+			if v == nil {
+				continue
+			}
+			r, err := decodeRec(v)
+			if err != nil {
+				return fmt.Errorf("dead letter %d: %w", id, err)
+			}
+			r.attempts, r.lastErr, r.sendAt, r.leaseUntil = 0, nil, now, 0
+			nid, err := bk.appendMsg(&r, r.encode(), b.o.Partitions)
+			if err != nil {
+				return err
+			}
+			if len(r.key) > 0 {
+				if kk := keyIndexKey(r.receiver, r.key); bk.keys.Get(kk) == nil {
+					if err := bk.keys.Put(kk, keyIndexVal(nid, r.seq)); err != nil {
+						return err
+					}
+				}
+			}
+			if err := bk.dead.Delete(idKey(id)); err != nil {
+				return err
+			}
+			n++
+			d.dead--
+			d.depth++
+			d.replayed++
+		}
+		w.add(&d)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Purge deletes the dead letters ids (none given: all) for good and
+// returns how many it deleted. Ids that are not dead letters are skipped.
+func (b *Bolt) Purge(ctx context.Context, ids ...uint64) (int, error) {
+	if err := b.enter(ctx); err != nil {
+		return 0, err
+	}
+	defer b.mu.RUnlock()
+	var n int
+	err := b.update(func(tx *bolt.Tx) error {
+		n = 0
+		bk, err := bucketsOf(tx)
+		if err != nil {
+			return err
+		}
+		w := b.state(tx)
+		var d counters
+		for _, id := range deadIDs(bk, ids) {
+			k := idKey(id)
+			if bk.dead.Get(k) == nil {
+				continue
+			}
+			if err := bk.dead.Delete(k); err != nil {
+				return err
+			}
+			n++
+			d.dead--
+			d.purged++
+		}
+		w.add(&d)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// deadIDs is ids, or every dead letter's id if none are given.
+func deadIDs(bk buckets, ids []uint64) []uint64 {
+	if len(ids) > 0 {
+		return ids
+	}
+	var all []uint64
+	_ = bk.dead.ForEach(func(k, _ []byte) error {
+		all = append(all, keyID(k))
+		return nil
+	})
+	return all
+}

@@ -1,0 +1,111 @@
+package outbox
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Enqueue stores msgs in one transaction: all or none. It returns
+// ErrInvalid (nothing stored) for a message without Receiver or Kind, an
+// Overwrite without Key, or a Receiver+Key too long for a bbolt key, and
+// ErrFull if the appended messages would take Depth past MaxDepth. It
+// blocks until the transaction is committed as Durability says (under
+// Batch, up to about a millisecond longer while the batch fills).
+func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) {
+	if err := b.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer b.mu.RUnlock()
+	if len(msgs) == 0 {
+		return nil, nil
+	}
+	// Validate and encode in the caller's goroutine: bbolt runs a batch's
+	// calls one after another on one goroutine, so work done here is work
+	// taken off the group commit's critical path.
+	now := unixNano(b.o.Clock.Now())
+	recs := make([]rec, len(msgs))
+	vals := make([][]byte, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		if err := m.validate(); err != nil {
+			return nil, err
+		}
+		if len(m.Receiver)+1+max(len(m.Key), 8) > bolt.MaxKeySize {
+			return nil, fmt.Errorf("%w: receiver and key too long (%d bytes, max %d)", ErrInvalid, len(m.Receiver)+len(m.Key), bolt.MaxKeySize-9)
+		}
+		recs[i] = newRec(m, now)
+		vals[i] = recs[i].encode()
+	}
+	receipts := make([]Receipt, len(msgs))
+	err := b.update(func(tx *bolt.Tx) error {
+		bk, err := bucketsOf(tx)
+		if err != nil {
+			return err
+		}
+		w := b.state(tx)
+		var d counters
+		for i := range recs {
+			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i]); err != nil {
+				return err
+			}
+		}
+		w.add(&d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return receipts, nil
+}
+
+// enqueueOne stores one message (record r, encoded as val) in a write
+// transaction, counting into d.
+func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte) (Receipt, error) {
+	var kk []byte
+	if len(r.key) > 0 {
+		kk = keyIndexKey(r.receiver, r.key)
+		if v := bk.keys.Get(kk); r.overwrite && len(v) == 16 {
+			id, seq := binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
+			if r.seq < seq {
+				d.stale++
+				return Receipt{ID: id, Outcome: Stale}, nil
+			}
+			old, err := bk.get(id)
+			if err != nil {
+				return Receipt{}, fmt.Errorf("%w: key index names message %d: %v", ErrCorrupt, id, err)
+			}
+			if old.leaseUntil == 0 {
+				// Queued, not in flight: the new version takes its place
+				// and keeps its due time and attempts.
+				nr := *r
+				nr.sendAt, nr.attempts, nr.lastErr = old.sendAt, old.attempts, old.lastErr
+				if err := bk.msgs.Put(idKey(id), nr.encode()); err != nil {
+					return Receipt{}, err
+				}
+				d.overwritten++
+				return Receipt{ID: id, Outcome: Replaced}, bk.keys.Put(kk, keyIndexVal(id, r.seq))
+			}
+			// In flight: the receiver may already have the old version,
+			// so the new one must follow it. It is appended below and
+			// becomes the key's target.
+		}
+	}
+	if b.o.MaxDepth > 0 && w.cur.depth+d.depth >= int64(b.o.MaxDepth) {
+		return Receipt{}, fmt.Errorf("%w: %d messages queued (max depth %d)", ErrFull, w.cur.depth+d.depth, b.o.MaxDepth)
+	}
+	id, err := bk.appendMsg(r, val, b.o.Partitions)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if kk != nil {
+		if err := bk.keys.Put(kk, keyIndexVal(id, r.seq)); err != nil {
+			return Receipt{}, err
+		}
+	}
+	d.depth++
+	d.enqueued++
+	return Receipt{ID: id, Outcome: Appended}, nil
+}

@@ -1,0 +1,138 @@
+package outbox
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// Index maintenance shared by the bbolt store's operations. Each keeps the
+// invariants of the layout described on Bolt:
+//
+//   - every queued message has a msgs record and a recv key;
+//   - a receiver's head (its first recv key) is either in ready (not
+//     leased) or in lease (leased, with the deadline in its record), and
+//     no other message is in either;
+//   - a keys entry names a queued message with that (receiver, key).
+
+// get loads and decodes message id; it returns ErrNotLeased if there is no
+// such queued message (callers that need another error check first).
+func (bk *buckets) get(id uint64) (rec, error) {
+	v := bk.msgs.Get(idKey(id))
+	if v == nil {
+		return rec{}, fmt.Errorf("%w: no queued message %d", ErrNotLeased, id)
+	}
+	r, err := decodeRec(v)
+	if err != nil {
+		return r, fmt.Errorf("message %d: %w", id, err)
+	}
+	return r, nil
+}
+
+// leased loads message id, which the caller is about to settle.
+func (bk *buckets) leased(id uint64) (rec, error) {
+	r, err := bk.get(id)
+	if err == nil && r.leaseUntil == 0 {
+		err = fmt.Errorf("%w: message %d is queued but not leased", ErrNotLeased, id)
+	}
+	return r, err
+}
+
+// head returns the id of receiver's first queued message.
+func (bk *buckets) head(receiver []byte) (id uint64, ok bool) {
+	p := recvPrefix(receiver)
+	k, _ := bk.recv.Cursor().Seek(p)
+	if k == nil || !bytes.HasPrefix(k, p) {
+		return 0, false
+	}
+	return keyID(k), true
+}
+
+// promote puts receiver's head, if it has one, into the ready index: the
+// previous head has just left (acked, expired or dead-lettered).
+func (bk *buckets) promote(receiver []byte, partitions int) error {
+	id, ok := bk.head(receiver)
+	if !ok {
+		return nil
+	}
+	sendAt, err := recSendAt(bk.msgs.Get(idKey(id)))
+	if err != nil {
+		return fmt.Errorf("message %d: %w", id, err)
+	}
+	return bk.ready.Put(readyKey(PartitionOf(string(receiver), partitions), sendAt, id), nil)
+}
+
+// remove deletes queued message id (record r) and its index entries, but
+// not its ready key: a leased message has none, and Dequeue deletes the
+// key of an expired head before it looks at the record. The receiver's
+// next message is not promoted; callers do that.
+func (bk *buckets) remove(id uint64, r *rec) error {
+	if err := bk.msgs.Delete(idKey(id)); err != nil {
+		return err
+	}
+	if err := bk.recv.Delete(recvKey(r.receiver, id)); err != nil {
+		return err
+	}
+	if r.leaseUntil != 0 {
+		if err := bk.lease.Delete(leaseKey(r.leaseUntil, id)); err != nil {
+			return err
+		}
+	}
+	if len(r.key) > 0 {
+		k := keyIndexKey(r.receiver, r.key)
+		// A newer version appended while this one was in flight owns the
+		// key now; leave its entry alone.
+		if v := bk.keys.Get(k); len(v) == 16 && keyID(v[:8]) == id {
+			return bk.keys.Delete(k)
+		}
+	}
+	return nil
+}
+
+// unlease clears the lease on message id (record r, which the caller then
+// stores) and makes it ready again at r.sendAt.
+func (bk *buckets) unlease(id uint64, r *rec, partitions int) error {
+	if err := bk.lease.Delete(leaseKey(r.leaseUntil, id)); err != nil {
+		return err
+	}
+	r.leaseUntil = 0
+	if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
+		return err
+	}
+	return bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), r.sendAt, id), nil)
+}
+
+// bury moves message id (record r, already updated with its Attempts and
+// LastError) to the dead letters and promotes the receiver's next message.
+func (bk *buckets) bury(id uint64, r *rec, partitions int) error {
+	if err := bk.remove(id, r); err != nil {
+		return err
+	}
+	r.leaseUntil = 0
+	if err := bk.dead.Put(idKey(id), r.encode()); err != nil {
+		return err
+	}
+	return bk.promote(r.receiver, partitions)
+}
+
+// appendMsg stores a new message with record value val at the back of its
+// receiver's queue and returns its id. A receiver with nothing queued gets
+// it as its head, so it goes into the ready index too.
+func (bk *buckets) appendMsg(r *rec, val []byte, partitions int) (uint64, error) {
+	id, err := bk.msgs.NextSequence()
+	if err != nil {
+		return 0, err
+	}
+	_, hasHead := bk.head(r.receiver)
+	if err := bk.msgs.Put(idKey(id), val); err != nil {
+		return 0, err
+	}
+	if err := bk.recv.Put(recvKey(r.receiver, id), nil); err != nil {
+		return 0, err
+	}
+	if !hasHead {
+		if err := bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), r.sendAt, id), nil); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
