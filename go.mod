@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	go.etcd.io/bbolt v1.5.0
+	go.uber.org/goleak v1.3.0
 	pgregory.net/rapid v1.3.0
 )
 

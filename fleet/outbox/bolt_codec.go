@@ -171,17 +171,17 @@ func (r *rec) message(id uint64) Message {
 // years 1678..2262) so that absurd SendAt values still order correctly.
 func unixNano(t time.Time) int64 {
 	switch {
-	case t.Before(minTime):
+	case t.Before(minNanoTime):
 		return math.MinInt64
-	case t.After(maxTime):
+	case t.After(maxNanoTime):
 		return math.MaxInt64
 	}
 	return t.UnixNano()
 }
 
 var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
+	minNanoTime = time.Unix(0, math.MinInt64)
+	maxNanoTime = time.Unix(0, math.MaxInt64)
 )
 
 func fromUnixNano(ns int64) time.Time { return time.Unix(0, ns) }
@@ -214,8 +214,8 @@ func recvPrefix(receiver []byte) []byte {
 	return append(append(p, receiver...), 0)
 }
 
-// recvKey is receiver+0x00+id: the receiver's messages in enqueue order.
-func recvKey(receiver []byte, id uint64) []byte {
+// recvIndexKey is receiver+0x00+id: the receiver's messages in enqueue order.
+func recvIndexKey(receiver []byte, id uint64) []byte {
 	return binary.BigEndian.AppendUint64(recvPrefix(receiver), id)
 }
 

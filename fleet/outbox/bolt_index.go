@@ -69,7 +69,7 @@ func (bk *buckets) remove(id uint64, r *rec) error {
 	if err := bk.msgs.Delete(idKey(id)); err != nil {
 		return err
 	}
-	if err := bk.recv.Delete(recvKey(r.receiver, id)); err != nil {
+	if err := bk.recv.Delete(recvIndexKey(r.receiver, id)); err != nil {
 		return err
 	}
 	if r.leaseUntil != 0 {
@@ -126,7 +126,7 @@ func (bk *buckets) appendMsg(r *rec, val []byte, partitions int) (uint64, error)
 	if err := bk.msgs.Put(idKey(id), val); err != nil {
 		return 0, err
 	}
-	if err := bk.recv.Put(recvKey(r.receiver, id), nil); err != nil {
+	if err := bk.recv.Put(recvIndexKey(r.receiver, id), nil); err != nil {
 		return 0, err
 	}
 	if !hasHead {

@@ -21,7 +21,8 @@ import (
 // handed out again. Reopening a bbolt store expires every lease at once,
 // since the process that held them is gone.
 type Store interface {
-	// Enqueue adds messages atomically: when it returns nil every message is
+	// Enqueue adds messages atomically (all or none; a validation error or
+	// ErrFull stores nothing): when it returns nil every message is
 	// stored (and, for a bbolt store with durability sync or batch, on disk).
 	// Receipts are in the order of msgs.
 	Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error)
@@ -56,7 +57,9 @@ type Store interface {
 	DeadLetters(ctx context.Context, max int) ([]Message, error)
 
 	// Replay moves the given dead letters (none given: all) back to the
-	// queue with Attempts reset and due at once. It returns how many moved.
+	// queue with Attempts reset and due at once. Each gets a new ID at the
+	// tail of its receiver's queue (per-receiver order is the order of
+	// enqueue and replay). It returns how many moved.
 	Replay(ctx context.Context, ids ...uint64) (int, error)
 
 	// Purge deletes the given dead letters (none given: all) and returns how

@@ -1,0 +1,432 @@
+package outbox
+
+import (
+	"bytes"
+	"container/heap"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Memory is the in-memory Store: a worker's local store-and-forward while it
+// is offline, and the store of unit tests. It keeps the same contract as the
+// bbolt store except durability: everything is gone when the process is.
+// Bound it with Options.MaxDepth. Safe for concurrent use (one mutex; every
+// operation is O(log n) or better, except DeadLetters, Replay and Purge,
+// which are O(dead letters)).
+type Memory struct {
+	opts Options
+
+	mu       sync.Mutex
+	closed   bool
+	nextID   uint64
+	msgs     map[uint64]*memEntry // queued, leased included
+	queues   map[string][]uint64  // per receiver, enqueue order; [0] is the head
+	keys     map[recvKey]uint64   // (receiver, key) -> id of the newest version queued
+	ready    []memHeap            // per partition: heads that are not leased
+	leased   map[uint64]*memEntry
+	dead     map[uint64]*Message
+	oldestID uint64 // no queued id is below this (ids only grow)
+	c        Stats
+}
+
+type recvKey struct{ receiver, key string }
+
+type memEntry struct {
+	m     Message
+	part  int
+	until time.Time // lease deadline; zero when not leased
+	hidx  int       // index in its partition heap, -1 when not there
+}
+
+// NewMemory returns an empty in-memory store. Durability and OpenTimeout are
+// ignored.
+func NewMemory(o Options) (*Memory, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Memory{
+		opts:   o,
+		msgs:   make(map[uint64]*memEntry),
+		queues: make(map[string][]uint64),
+		keys:   make(map[recvKey]uint64),
+		ready:  make([]memHeap, o.Partitions),
+		leased: make(map[uint64]*memEntry),
+		dead:   make(map[uint64]*Message),
+	}, nil
+}
+
+// Partitions returns Options.Partitions.
+func (s *Memory) Partitions() int { return s.opts.Partitions }
+
+// Enqueue adds msgs atomically: all are validated (and room checked) before
+// any is stored. Payloads are copied.
+func (s *Memory) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for i := range msgs {
+		if err := msgs[i].validate(); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if s.opts.MaxDepth > 0 {
+		if need := len(s.msgs) + s.appendsLocked(msgs); need > s.opts.MaxDepth {
+			return nil, fmt.Errorf("%w: %d queued, %d more would pass max depth %d", ErrFull, len(s.msgs), need-len(s.msgs), s.opts.MaxDepth)
+		}
+	}
+	now := s.opts.Clock.Now()
+	out := make([]Receipt, len(msgs))
+	for i := range msgs {
+		out[i] = s.enqueueLocked(msgs[i], now)
+	}
+	return out, nil
+}
+
+// appendsLocked counts how many of msgs would take a new slot (an upper
+// bound: two overwrites of one new key in one call count twice).
+func (s *Memory) appendsLocked(msgs []Message) int {
+	n := 0
+	for i := range msgs {
+		if id, ok := s.keys[recvKey{msgs[i].Receiver, msgs[i].Key}]; ok && msgs[i].Conflict == Overwrite {
+			if e := s.msgs[id]; e != nil && e.until.IsZero() {
+				continue
+			}
+		}
+		n++
+	}
+	return n
+}
+
+func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
+	m.Payload = bytes.Clone(m.Payload)
+	m.Attempts, m.LastError, m.CreatedAt = 0, "", now
+	if m.SendAt.IsZero() {
+		m.SendAt = now
+	}
+	rk := recvKey{m.Receiver, m.Key}
+	if m.Conflict == Overwrite {
+		if id, ok := s.keys[rk]; ok {
+			e := s.msgs[id]
+			if m.Seq < e.m.Seq {
+				s.c.Stale++
+				return Receipt{ID: id, Outcome: Stale}
+			}
+			if e.until.IsZero() { // queued, not in flight: replace in place
+				m.ID = id
+				m.SendAt = maxTime(m.SendAt, e.m.SendAt) // a backoff in progress holds
+				e.m = m
+				if e.hidx >= 0 {
+					heap.Fix(&s.ready[e.part], e.hidx)
+				}
+				s.c.Overwritten++
+				return Receipt{ID: id, Outcome: Replaced}
+			}
+			// The queued version is in flight: the new one goes behind it.
+		}
+	}
+	s.nextID++
+	m.ID = s.nextID
+	e := &memEntry{m: m, part: PartitionOf(m.Receiver, s.opts.Partitions), hidx: -1}
+	s.msgs[m.ID] = e
+	q := append(s.queues[m.Receiver], m.ID)
+	s.queues[m.Receiver] = q
+	if len(q) == 1 {
+		heap.Push(&s.ready[e.part], e)
+	}
+	if m.Key != "" {
+		s.keys[rk] = m.ID
+	}
+	s.c.Enqueued++
+	return Receipt{ID: m.ID, Outcome: Appended}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// Dequeue leases up to max due heads of partition, oldest SendAt first.
+func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if partition < 0 || partition >= s.opts.Partitions {
+		return nil, fmt.Errorf("outbox: partition %d: must be 0..%d", partition, s.opts.Partitions-1)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	now := s.opts.Clock.Now()
+	for _, e := range s.leased {
+		if !now.Before(e.until) { // the holder never settled it
+			s.unleaseLocked(e)
+		}
+	}
+	h := &s.ready[partition]
+	var out []Message
+	for len(out) < max && h.Len() > 0 && !(*h)[0].m.SendAt.After(now) {
+		e := heap.Pop(h).(*memEntry)
+		if e.m.Expired(now) {
+			s.c.Expired++
+			s.removeLocked(e)
+			continue
+		}
+		e.until = now.Add(s.opts.LeaseTimeout)
+		s.leased[e.m.ID] = e
+		out = append(out, e.m)
+	}
+	return out, nil
+}
+
+// Ack removes a leased message.
+func (s *Memory) Ack(ctx context.Context, id uint64) error {
+	return s.settle(id, func(e *memEntry, _ time.Time) {
+		s.c.Acked++
+		s.removeLocked(e)
+	})
+}
+
+// Nack counts a failed attempt; at MaxAttempts the message is dead-lettered.
+func (s *Memory) Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error) {
+	res := Requeued
+	err := s.settle(id, func(e *memEntry, now time.Time) {
+		e.m.Attempts++
+		e.m.LastError = cause
+		if e.m.Attempts >= s.opts.MaxAttempts {
+			res = DeadLettered
+			s.deadLetterLocked(e)
+			return
+		}
+		s.c.Nacked++
+		e.m.SendAt = now.Add(max(delay, 0))
+		s.unleaseLocked(e)
+	})
+	return res, err
+}
+
+// Release returns a leased message without charging an attempt.
+func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error {
+	return s.settle(id, func(e *memEntry, _ time.Time) {
+		s.c.Released++
+		e.m.SendAt = sendAt
+		s.unleaseLocked(e)
+	})
+}
+
+// DeadLetter moves a leased message to the dead letters at once.
+func (s *Memory) DeadLetter(ctx context.Context, id uint64, cause string) error {
+	return s.settle(id, func(e *memEntry, _ time.Time) {
+		e.m.LastError = cause
+		s.deadLetterLocked(e)
+	})
+}
+
+func (s *Memory) settle(id uint64, f func(*memEntry, time.Time)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	e, ok := s.leased[id]
+	if !ok {
+		return fmt.Errorf("%w: id %d", ErrNotLeased, id)
+	}
+	f(e, s.opts.Clock.Now())
+	return nil
+}
+
+// Wake makes receiver's waiting head due now.
+func (s *Memory) Wake(ctx context.Context, receiver string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	q := s.queues[receiver]
+	if len(q) == 0 {
+		return nil
+	}
+	e := s.msgs[q[0]]
+	if now := s.opts.Clock.Now(); e.hidx >= 0 && e.m.SendAt.After(now) {
+		e.m.SendAt = now
+		heap.Fix(&s.ready[e.part], e.hidx)
+	}
+	return nil
+}
+
+// unleaseLocked puts a leased head back among the ready ones.
+func (s *Memory) unleaseLocked(e *memEntry) {
+	delete(s.leased, e.m.ID)
+	e.until = time.Time{}
+	heap.Push(&s.ready[e.part], e)
+}
+
+// removeLocked drops the head e from the queue and promotes the next one.
+func (s *Memory) removeLocked(e *memEntry) {
+	id := e.m.ID
+	delete(s.leased, id)
+	delete(s.msgs, id)
+	if e.hidx >= 0 {
+		heap.Remove(&s.ready[e.part], e.hidx)
+	}
+	if rk := (recvKey{e.m.Receiver, e.m.Key}); e.m.Key != "" && s.keys[rk] == id {
+		delete(s.keys, rk)
+	}
+	q := s.queues[e.m.Receiver][1:] // e is always the head
+	if len(q) == 0 {
+		delete(s.queues, e.m.Receiver)
+		return
+	}
+	s.queues[e.m.Receiver] = q
+	heap.Push(&s.ready[e.part], s.msgs[q[0]])
+}
+
+func (s *Memory) deadLetterLocked(e *memEntry) {
+	s.c.DeadLettered++
+	m := e.m
+	s.removeLocked(e)
+	s.dead[m.ID] = &m
+}
+
+// DeadLetters lists dead letters, oldest first.
+func (s *Memory) DeadLetters(ctx context.Context, max int) ([]Message, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	ids := s.deadIDsLocked(nil)
+	if max > 0 && len(ids) > max {
+		ids = ids[:max]
+	}
+	out := make([]Message, len(ids))
+	for i, id := range ids {
+		out[i] = *s.dead[id]
+	}
+	return out, nil
+}
+
+// deadIDsLocked returns the given ids that are dead letters, or all of them
+// when none are given, in ascending order.
+func (s *Memory) deadIDsLocked(want []uint64) []uint64 {
+	var ids []uint64
+	if len(want) == 0 {
+		for id := range s.dead {
+			ids = append(ids, id)
+		}
+	} else {
+		for _, id := range want {
+			if _, ok := s.dead[id]; ok {
+				ids = append(ids, id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
+}
+
+// Replay re-enqueues dead letters with a fresh attempt count, due now. Each
+// gets a new ID at the tail of its receiver's queue, so per-receiver order
+// stays the order of (re)enqueue.
+func (s *Memory) Replay(ctx context.Context, ids ...uint64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	now := s.opts.Clock.Now()
+	n := 0
+	for _, id := range s.deadIDsLocked(ids) {
+		m := *s.dead[id]
+		delete(s.dead, id)
+		m.SendAt = time.Time{}
+		s.enqueueLocked(m, now) // an Overwrite may find a newer version queued
+		s.c.Enqueued--          // a replay is not a new enqueue
+		n++
+	}
+	s.c.Replayed += uint64(n)
+	return n, nil
+}
+
+// Purge deletes dead letters.
+func (s *Memory) Purge(ctx context.Context, ids ...uint64) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return 0, ErrClosed
+	}
+	del := s.deadIDsLocked(ids)
+	for _, id := range del {
+		delete(s.dead, id)
+	}
+	s.c.Purged += uint64(len(del))
+	return len(del), nil
+}
+
+// Stats returns depth and counters.
+func (s *Memory) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.c
+	st.Depth, st.Leased, st.DeadLetters = len(s.msgs), len(s.leased), len(s.dead)
+	if len(s.msgs) > 0 {
+		for s.msgs[s.oldestID] == nil {
+			s.oldestID++
+		}
+		st.OldestAge = s.opts.Clock.Now().Sub(s.msgs[s.oldestID].m.CreatedAt)
+	}
+	return st
+}
+
+// Close empties the store; later calls return ErrClosed.
+func (s *Memory) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	return nil
+}
+
+// memHeap orders a partition's ready heads by SendAt, then id.
+type memHeap []*memEntry
+
+func (h memHeap) Len() int { return len(h) }
+func (h memHeap) Less(i, j int) bool {
+	a, b := h[i].m, h[j].m
+	if !a.SendAt.Equal(b.SendAt) {
+		return a.SendAt.Before(b.SendAt)
+	}
+	return a.ID < b.ID
+}
+func (h memHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].hidx, h[j].hidx = i, j
+}
+func (h *memHeap) Push(x any) {
+	e := x.(*memEntry)
+	e.hidx = len(*h)
+	*h = append(*h, e)
+}
+func (h *memHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	e.hidx = -1
+	return e
+}
