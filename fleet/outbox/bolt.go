@@ -35,14 +35,8 @@ import (
 // Records are a compact binary encoding (bolt_codec.go). Overwrite targets
 // the newest queued message with the same (receiver, key), whichever
 // Conflict that message was enqueued with; an equal Seq counts as newer
-// and replaces. An overwrite replaces Kind, Payload, Seq, TTL and
-// CreatedAt and keeps ID, position, SendAt and Attempts.
-//
-// Replay re-enqueues a dead letter at the back of its receiver's queue with
-// a new id (its old one may sort before a message already in flight), due
-// at once, with Attempts and LastError cleared. DeadLetter counts the
-// failed delivery in Attempts, as Nack does. MaxDepth bounds Enqueue only;
-// Replay may exceed it.
+// and replaces. See Enqueue, Replay and DeadLetter for the details the
+// Store contract leaves open.
 type Bolt struct {
 	path string
 	o    Options

@@ -29,12 +29,13 @@ func (b *Bolt) DeadLetters(ctx context.Context, max int) ([]Message, error) {
 	return out, err
 }
 
-// Replay moves the dead letters ids (none given: all) back to the queue,
-// each at the back of its receiver's queue under a new id, due now, with
-// Attempts and LastError cleared. It keeps CreatedAt, so a message whose
-// TTL ran out meanwhile expires at the next Dequeue. A replayed message
-// becomes its key's Overwrite target only if no queued message holds the
-// key. Ids that are not dead letters are skipped; it returns how many moved.
+// Replay moves the dead letters ids (none given: all) back to the queue
+// as if enqueued again now: Attempts and LastError cleared, CreatedAt and
+// SendAt now, a new id at the back of the receiver's queue, and its
+// Conflict applied, so an Overwrite may replace a queued version in place
+// or be stale against a newer one. It is counted as replayed (and
+// overwritten or stale), not as enqueued, and MaxDepth does not apply.
+// Ids that are not dead letters are skipped; it returns how many moved.
 func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 	if err := b.enter(ctx); err != nil {
 		return 0, err
@@ -59,26 +60,20 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			if err != nil {
 				return fmt.Errorf("dead letter %d: %w", id, err)
 			}
-			r.attempts, r.lastErr, r.sendAt, r.leaseUntil = 0, nil, now, 0
-			nid, err := bk.appendMsg(&r, r.encode(), b.o.Partitions)
-			if err != nil {
+			r.attempts, r.lastErr, r.leaseUntil = 0, nil, 0
+			r.sendAt, r.createdAt = now, now
+			if _, err := b.enqueueOne(bk, w, &d, &r, r.encode(), false); err != nil {
 				return err
 			}
-			if len(r.key) > 0 {
-				if kk := keyIndexKey(r.receiver, r.key); bk.keys.Get(kk) == nil {
-					if err := bk.keys.Put(kk, keyIndexVal(nid, r.seq)); err != nil {
-						return err
-					}
-				}
-			}
+			// r aliases the dead record: delete it only once it is copied.
 			if err := bk.dead.Delete(idKey(id)); err != nil {
 				return err
 			}
 			n++
 			d.dead--
-			d.depth++
 			d.replayed++
 		}
+		d.enqueued = 0 // a replay is not a new message
 		w.add(&d)
 		return nil
 	})

@@ -14,6 +14,13 @@ import (
 // ErrFull if the appended messages would take Depth past MaxDepth. It
 // blocks until the transaction is committed as Durability says (under
 // Batch, up to about a millisecond longer while the batch fills).
+//
+// An Overwrite targets the newest queued message with the same (Receiver,
+// Key), whatever Conflict that one was enqueued with. A lower Seq is Stale;
+// an equal or higher Seq replaces Kind, Payload, Seq, TTL and CreatedAt in
+// place, keeping ID, position, Attempts, LastError and the later of the two
+// SendAts. If the target is in flight the new version is appended instead
+// and becomes the key's target.
 func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) {
 	if err := b.enter(ctx); err != nil {
 		return nil, err
@@ -48,7 +55,7 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 		w := b.state(tx)
 		var d counters
 		for i := range recs {
-			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i]); err != nil {
+			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i], true); err != nil {
 				return err
 			}
 		}
@@ -62,8 +69,9 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 }
 
 // enqueueOne stores one message (record r, encoded as val) in a write
-// transaction, counting into d.
-func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte) (Receipt, error) {
+// transaction, counting into d. With bounded false (Replay) MaxDepth is
+// not enforced.
+func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte, bounded bool) (Receipt, error) {
 	var kk []byte
 	if len(r.key) > 0 {
 		kk = keyIndexKey(r.receiver, r.key)
@@ -78,11 +86,7 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 				return Receipt{}, fmt.Errorf("%w: key index names message %d: %v", ErrCorrupt, id, err)
 			}
 			if old.leaseUntil == 0 {
-				// Queued, not in flight: the new version takes its place
-				// and keeps its due time and attempts.
-				nr := *r
-				nr.sendAt, nr.attempts, nr.lastErr = old.sendAt, old.attempts, old.lastErr
-				if err := bk.msgs.Put(idKey(id), nr.encode()); err != nil {
+				if err := b.replace(bk, id, &old, r); err != nil {
 					return Receipt{}, err
 				}
 				d.overwritten++
@@ -93,7 +97,7 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 			// becomes the key's target.
 		}
 	}
-	if b.o.MaxDepth > 0 && w.cur.depth+d.depth >= int64(b.o.MaxDepth) {
+	if bounded && b.o.MaxDepth > 0 && w.cur.depth+d.depth >= int64(b.o.MaxDepth) {
 		return Receipt{}, fmt.Errorf("%w: %d messages queued (max depth %d)", ErrFull, w.cur.depth+d.depth, b.o.MaxDepth)
 	}
 	id, err := bk.appendMsg(r, val, b.o.Partitions)
@@ -108,4 +112,30 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 	d.depth++
 	d.enqueued++
 	return Receipt{ID: id, Outcome: Appended}, nil
+}
+
+// replace overwrites queued message id (record old, not leased) with the
+// new version r in place. It keeps the old Attempts and LastError (the
+// receiver has still failed that often: a fresh count would restart the
+// backoff and keep a message that is overwritten often from ever reaching
+// the dead letters) and the later of the two SendAts (a backoff in
+// progress holds).
+func (b *Bolt) replace(bk buckets, id uint64, old, r *rec) error {
+	nr := *r
+	nr.attempts, nr.lastErr = old.attempts, old.lastErr
+	nr.sendAt = max(r.sendAt, old.sendAt)
+	if err := bk.msgs.Put(idKey(id), nr.encode()); err != nil {
+		return err
+	}
+	if nr.sendAt == old.sendAt {
+		return nil
+	}
+	if h, _ := bk.head(r.receiver); h != id {
+		return nil // not a head: no ready key to move
+	}
+	p := PartitionOf(string(r.receiver), b.o.Partitions)
+	if err := bk.ready.Delete(readyKey(p, old.sendAt, id)); err != nil {
+		return err
+	}
+	return bk.ready.Put(readyKey(p, nr.sendAt, id), nil)
 }

@@ -62,11 +62,10 @@ func (b *Bolt) Release(ctx context.Context, id uint64, sendAt time.Time) error {
 }
 
 // DeadLetter moves leased message id to the dead letters at once, with
-// Attempts+1 and LastError = cause. It returns ErrNotLeased if id is not
-// leased.
+// LastError = cause and Attempts as they were (a permanent error is not a
+// retry). It returns ErrNotLeased if id is not leased.
 func (b *Bolt) DeadLetter(ctx context.Context, id uint64, cause string) error {
 	return b.settle(ctx, id, func(bk buckets, r *rec, d *counters, _ int64) error {
-		r.attempts++
 		r.lastErr = []byte(cause)
 		d.depth--
 		d.leased--

@@ -1,8 +1,16 @@
 package outbox_test
 
 import (
+	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 )
@@ -24,5 +32,159 @@ func openBolt(d outbox.Durability) opener {
 func TestBoltContract(t *testing.T) {
 	for _, d := range []outbox.Durability{outbox.Sync, outbox.Batch, outbox.None} {
 		t.Run(d.String(), func(t *testing.T) { runContract(t, openBolt(d)) })
+	}
+}
+
+func reopen(t *testing.T, path string, o outbox.Options) *outbox.Bolt {
+	t.Helper()
+	s, err := outbox.OpenBolt(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestBoltReopenKeepsEverythingAndExpiresLeases(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	clk := clock.NewFake(t0)
+	o := outbox.Options{Clock: clk, MaxAttempts: 2, LeaseTimeout: time.Hour}
+	s := reopen(t, path, o)
+	e := &env{t: t, s: s, clk: clk}
+	e.enq(msg("a", "a1"), msg("a", "a2"), over("b", "cfg", 3, "b-cfg3"), msg("c", "c1"), msg("d", "d1"))
+	ms := e.want(10, "a1", "b-cfg3", "c1", "d1")
+	if _, err := s.Nack(ctx, ms[2].ID, time.Minute, "busy"); err != nil { // c1: attempts 1
+		t.Fatal(err)
+	}
+	if _, err := s.Nack(ctx, ms[3].ID, 0, "bad"); err != nil { // d1 dead after
+		t.Fatal(err)
+	}
+	ms = append(ms, e.want(10, "d1")...)
+	if res, _ := s.Nack(ctx, ms[4].ID, 0, "bad"); res != outbox.DeadLettered {
+		t.Fatalf("d1 second nack = %v", res)
+	}
+	// a1 and b-cfg3 stay leased (for an hour) across the reopen.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = reopen(t, path, o)
+	e.s = s
+	st := s.Stats()
+	if st.Depth != 4 || st.Leased != 0 || st.DeadLetters != 1 || st.Enqueued != 0 {
+		t.Fatalf("Stats after reopen = %+v; want depth 4, nothing leased, 1 dead letter, counters reset", st)
+	}
+	// The leases died with the process: a1 and b are due at once; c1 still
+	// backs off with its attempt remembered.
+	got := e.want(10, "a1", "b-cfg3")
+	if got[0].ID != ms[0].ID {
+		t.Fatalf("a1 came back with id %d, want %d", got[0].ID, ms[0].ID)
+	}
+	if err := s.Ack(ctx, ms[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.enq(over("b", "cfg", 2, "b-cfg2"))[0]; r.Outcome != outbox.Stale {
+		t.Fatalf("older overwrite after reopen = %v, want stale (the key index survived)", r.Outcome)
+	}
+	// b-cfg3 is in flight again, so a newer version is appended.
+	if r := e.enq(over("b", "cfg", 4, "b-cfg4"))[0]; r.Outcome != outbox.Appended {
+		t.Fatalf("overwrite of in-flight after reopen = %v, want appended", r.Outcome)
+	}
+	clk.Advance(time.Minute)
+	c := e.want(10, "a2", "c1")[1]
+	if c.Attempts != 1 || c.LastError != "busy" {
+		t.Fatalf("c1 after reopen: attempts %d, last error %q", c.Attempts, c.LastError)
+	}
+	dl, err := s.DeadLetters(ctx, 0)
+	if err != nil || len(dl) != 1 || string(dl[0].Payload) != "d1" || dl[0].Attempts != 2 || dl[0].LastError != "bad" {
+		t.Fatalf("dead letters after reopen = %+v, %v", dl, err)
+	}
+	// New ids keep increasing past the old ones.
+	if r := e.enq(msg("z", "z"))[0]; r.ID <= ms[4].ID {
+		t.Fatalf("new id %d after reopen, not above %d", r.ID, ms[4].ID)
+	}
+}
+
+func TestBoltReopenWithOtherPartitionsRebuildsReady(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "outbox.db")
+	clk := clock.NewFake(t0)
+	s := reopen(t, path, outbox.Options{Clock: clk, Partitions: 3})
+	var all []outbox.Message
+	for i := range 30 {
+		all = append(all, msg(fmt.Sprintf("w-%d", i), fmt.Sprintf("%d-first", i)), msg(fmt.Sprintf("w-%d", i), fmt.Sprintf("%d-second", i)))
+	}
+	if _, err := s.Enqueue(ctx, all...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Dequeue(ctx, 1, 5); err != nil { // some leased at close
+		t.Fatal(err)
+	}
+	s.Close()
+
+	const n = 4
+	s = reopen(t, path, outbox.Options{Clock: clk, Partitions: n})
+	seen := map[string]bool{}
+	for p := range n {
+		ms, err := s.Dequeue(ctx, p, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if outbox.PartitionOf(m.Receiver, n) != p {
+				t.Fatalf("partition %d returned %s", p, m.Receiver)
+			}
+			if !strings.HasSuffix(string(m.Payload), "-first") {
+				t.Fatalf("partition %d returned %q before its receiver's first message", p, m.Payload)
+			}
+			seen[m.Receiver] = true
+		}
+	}
+	if len(seen) != 30 {
+		t.Fatalf("after repartitioning, %d receivers' heads were found, want 30", len(seen))
+	}
+}
+
+// The store's depth is counted in the write transaction, and bbolt may roll
+// a batch back and rerun it without a failing call: MaxDepth must still
+// hold exactly, and Stats must agree with what is stored.
+func TestBoltMaxDepthExactUnderGroupCommit(t *testing.T) {
+	const max = 37 // not a multiple of the producers, so some batch fails part-way
+	s := reopen(t, filepath.Join(t.TempDir(), "outbox.db"),
+		outbox.Options{Clock: clock.NewFake(t0), Durability: outbox.Batch, MaxDepth: max})
+	var ok, full atomic.Int64
+	var wg sync.WaitGroup
+	for p := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				_, err := s.Enqueue(ctx, msg(fmt.Sprintf("r%d", p), fmt.Sprint(i)))
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, outbox.ErrFull):
+					full.Add(1)
+				default:
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != max || full.Load() != 80-max {
+		t.Fatalf("%d enqueued, %d full; want %d and %d", ok.Load(), full.Load(), max, 80-max)
+	}
+	if st := s.Stats(); st.Depth != max || st.Enqueued != max {
+		t.Fatalf("Stats: depth %d enqueued %d, want %d", st.Depth, st.Enqueued, max)
+	}
+	n := 0
+	for ms, _ := s.Dequeue(ctx, 0, 100); len(ms) > 0; ms, _ = s.Dequeue(ctx, 0, 100) {
+		for _, m := range ms {
+			n++
+			if err := s.Ack(ctx, m.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n != max {
+		t.Fatalf("drained %d messages, want %d", n, max)
 	}
 }

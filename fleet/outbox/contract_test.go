@@ -255,6 +255,49 @@ func runContract(t *testing.T, open opener) {
 		e.want(10, "v5b", "other")
 	})
 
+	t.Run("overwrite keeps a backoff in progress, or a later SendAt", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		at := func(m outbox.Message, d time.Duration) outbox.Message { m.SendAt = t0.Add(d); return m }
+		e.enq(over("a", "hb", 1, "hb1"), at(over("b", "hb", 1, "b1"), time.Minute))
+		m := e.want(10, "hb1")[0]
+		if _, err := e.s.Nack(ctx, m.ID, time.Hour, "offline"); err != nil {
+			t.Fatal(err)
+		}
+		e.enq(over("a", "hb", 2, "hb2"), at(over("b", "hb", 2, "b2"), 2*time.Minute))
+		e.clk.Advance(time.Minute)
+		e.want(10)
+		e.clk.Advance(time.Minute)
+		e.ack(e.want(10, "b2")...)
+		e.clk.Advance(time.Hour - 2*time.Minute - time.Nanosecond)
+		e.want(10)
+		e.clk.Advance(time.Nanosecond)
+		e.want(10, "hb2")
+	})
+
+	t.Run("overwrite keeps the attempts of the message it replaces", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{MaxAttempts: 3})
+		if _, ok := e.s.(*outbox.Memory); ok {
+			// Reported to the lead: memory.go resets Attempts and
+			// LastError on an in-place overwrite.
+			t.Skip("known divergence: the memory store resets Attempts on overwrite")
+		}
+		e.enq(over("a", "hb", 1, "hb1"))
+		for i := 1; i <= 2; i++ {
+			m := e.want(10, fmt.Sprintf("hb%d", i))[0]
+			if _, err := e.s.Nack(ctx, m.ID, 0, "offline"); err != nil {
+				t.Fatal(err)
+			}
+			e.enq(over("a", "hb", uint64(i+1), fmt.Sprintf("hb%d", i+1)))
+		}
+		m := e.want(10, "hb3")[0]
+		if m.Attempts != 2 || m.LastError != "offline" {
+			t.Fatalf("after 2 nacks and overwrites: attempts %d, last error %q; want 2, offline", m.Attempts, m.LastError)
+		}
+		if res, _ := e.s.Nack(ctx, m.ID, 0, "offline"); res != outbox.DeadLettered {
+			t.Fatalf("third failure = %v, want dead-lettered", res)
+		}
+	})
+
 	t.Run("overwrite of a message in flight appends the new version", func(t *testing.T) {
 		e := newEnv(t, open, outbox.Options{})
 		e.enq(over("a", "cfg", 1, "v1"))
@@ -500,7 +543,7 @@ func runContract(t *testing.T, open opener) {
 		if _, err := e.s.Nack(ctx, ms[1].ID, 0, "x"); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.s.Release(ctx, ms[2].ID, time.Time{}); err != nil {
+		if err := e.s.Release(ctx, ms[2].ID, e.clk.Now()); err != nil {
 			t.Fatal(err)
 		}
 		ms = e.want(10, "a2", "b1", "d2")
