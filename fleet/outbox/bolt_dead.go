@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -120,10 +121,12 @@ func (b *Bolt) Purge(ctx context.Context, ids ...uint64) (int, error) {
 	return n, nil
 }
 
-// deadIDs is ids, or every dead letter's id if none are given.
+// deadIDs is ids sorted and without repeats (so a replay re-enqueues
+// oldest first, whatever order ids came in), or every dead letter's id if
+// none are given.
 func deadIDs(bk buckets, ids []uint64) []uint64 {
 	if len(ids) > 0 {
-		return ids
+		return slices.Compact(slices.Sorted(slices.Values(ids)))
 	}
 	var all []uint64
 	_ = bk.dead.ForEach(func(k, _ []byte) error {
