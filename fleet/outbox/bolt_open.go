@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -85,7 +87,9 @@ const formatVersion = 1
 
 // openDB opens the bbolt file, turning bbolt's errors and panics into the
 // sentinels above. bbolt panics on some damaged pages; the file it opened
-// (and locked) is then closed here, since no *bolt.DB is returned to close.
+// and locked is then unlocked and closed here, since no *bolt.DB is
+// returned to close (its memory mapping of the file leaks: the price of a
+// damaged file, paid once).
 func openDB(path string, o Options) (db *bolt.DB, err error) {
 	var f *os.File
 	bo := &bolt.Options{
@@ -101,6 +105,7 @@ func openDB(path string, o Options) (db *bolt.DB, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			if f != nil {
+				unlockFile(f)
 				f.Close()
 			}
 			db, err = nil, corruptError(path, fmt.Errorf("bbolt: %v", p))
@@ -112,11 +117,14 @@ func openDB(path string, o Options) (db *bolt.DB, err error) {
 		return db, nil
 	case errors.Is(err, berrors.ErrTimeout):
 		return nil, lockedError(path, err)
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrVersionMismatch),
-		errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrInvalidMapping):
-		return nil, corruptError(path, err)
+	case f == nil || errors.As(err, new(*fs.PathError)) || errors.As(err, new(syscall.Errno)):
+		// Not opened at all, or the OS refused something (permissions,
+		// a directory, disk full): the file itself may be fine.
+		return nil, fmt.Errorf("outbox: open %s: %w", path, err)
 	}
-	return nil, fmt.Errorf("outbox: open %s: %w", path, err)
+	// bbolt read the file and did not like it: ErrInvalid, ErrChecksum,
+	// ErrVersionMismatch, "file size too small", ...
+	return nil, corruptError(path, err)
 }
 
 // load prepares an opened file: it creates the buckets of a new file,
