@@ -21,8 +21,11 @@ import (
 //	msgs   id(8) -> record          every queued message; ids come from the
 //	                                bucket's NextSequence, increasing in
 //	                                enqueue order
-//	recv   receiver 0 id(8)         each receiver's messages in order; the
-//	                                first is its head
+//	recv   receiver -> head(8) tail(8)
+//	                                each receiver's queue: its first message
+//	                                (the head) and its last
+//	next   id(8) -> id(8)           the receiver's message after id, so
+//	                                Ack finds the next head in one lookup
 //	ready  partition(2) sendAt(8) id(8)
 //	                                heads that are not leased: Dequeue of a
 //	                                partition is a seek to its first key
@@ -31,6 +34,11 @@ import (
 //	                                newest message queued with each key
 //	dead   id(8) -> record          dead letters
 //	fleetsim.outbox                 format version and partition count
+//
+// Each receiver's queue is a chain (recv head, next links, recv tail)
+// rather than an index keyed receiver+id: appends for many receivers then
+// dirty a few pages per transaction instead of one per receiver, which
+// made group commit several times faster (docs/BENCHMARKS.md).
 //
 // Records are a compact binary encoding (bolt_codec.go). Overwrite targets
 // the newest queued message with the same (receiver, key), whichever
@@ -55,12 +63,17 @@ var _ Store = (*Bolt)(nil)
 
 // Group commit tuning for Durability Batch. bbolt starts a batch's
 // transaction when MaxBatchSize calls have joined it or MaxBatchDelay after
-// the first one, whichever is first. The delay is the price a lone caller
-// pays on every call, so it is kept near one fsync on an SSD: long enough
-// for concurrent callers to pile in, short enough that a single producer
-// still gets hundreds of calls a second. Use Sync for a single producer.
+// the first one, whichever is first; a batch stops taking calls when it
+// starts, even while it waits for the previous commit. So the delay sets
+// the batch size under load (calls arriving within it) and is also the
+// price a lone caller pays on every call. Measured on 2 cores with
+// ~0.3 ms fsync (docs/BENCHMARKS.md): 1 ms made batches of ~100 and queued
+// many of them behind each commit; 5-10 ms bought ~25% more throughput at
+// 1,000 producers but cut a lone producer to 100-200 calls/s and slowed
+// 256 producers by half. 2 ms is the compromise. A single producer should
+// use Sync.
 const (
-	batchDelay = time.Millisecond
+	batchDelay = 2 * time.Millisecond
 	batchSize  = 1000
 )
 
@@ -255,8 +268,8 @@ func (w *writerState) add(d *counters) {
 
 // buckets are one transaction's handles on the store's buckets.
 type buckets struct {
-	tx                                   *bolt.Tx
-	msgs, recv, ready, lease, keys, dead *bolt.Bucket
+	tx                                         *bolt.Tx
+	msgs, recv, next, ready, lease, keys, dead *bolt.Bucket
 }
 
 func bucketsOf(tx *bolt.Tx) (buckets, error) {
@@ -264,12 +277,13 @@ func bucketsOf(tx *bolt.Tx) (buckets, error) {
 		tx:    tx,
 		msgs:  tx.Bucket(bucketMsgs),
 		recv:  tx.Bucket(bucketRecv),
+		next:  tx.Bucket(bucketNext),
 		ready: tx.Bucket(bucketReady),
 		lease: tx.Bucket(bucketLease),
 		keys:  tx.Bucket(bucketKeys),
 		dead:  tx.Bucket(bucketDead),
 	}
-	if bk.msgs == nil || bk.recv == nil || bk.ready == nil || bk.lease == nil || bk.keys == nil || bk.dead == nil {
+	if bk.msgs == nil || bk.recv == nil || bk.next == nil || bk.ready == nil || bk.lease == nil || bk.keys == nil || bk.dead == nil {
 		return bk, fmt.Errorf("%w: a bucket is missing", ErrCorrupt)
 	}
 	// Ids only grow, so msgs and dead fill pages left to right: pack them

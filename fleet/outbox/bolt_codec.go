@@ -207,20 +207,25 @@ func idKey(id uint64) []byte { return binary.BigEndian.AppendUint64(make([]byte,
 
 func keyID(k []byte) uint64 { return binary.BigEndian.Uint64(k[len(k)-8:]) }
 
-// recvPrefix is receiver+0x00: every recv key of receiver starts with it,
-// and no other receiver's does, since receivers cannot contain NUL.
-func recvPrefix(receiver []byte) []byte {
-	p := make([]byte, 0, len(receiver)+9)
-	return append(append(p, receiver...), 0)
+// queueVal is the value of a receiver's entry in the recv bucket: the ids
+// of its first (head) and last (tail) queued messages.
+func queueVal(head, tail uint64) []byte {
+	v := make([]byte, 16)
+	binary.BigEndian.PutUint64(v, head)
+	binary.BigEndian.PutUint64(v[8:], tail)
+	return v
 }
 
-// recvIndexKey is receiver+0x00+id: the receiver's messages in enqueue order.
-func recvIndexKey(receiver []byte, id uint64) []byte {
-	return binary.BigEndian.AppendUint64(recvPrefix(receiver), id)
+func queueEnds(v []byte) (head, tail uint64, err error) {
+	if len(v) != 16 {
+		return 0, 0, fmt.Errorf("%w: bad receiver queue entry (%d bytes)", ErrCorrupt, len(v))
+	}
+	return binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:]), nil
 }
 
 // keyIndexKey is receiver+0x00+key; its value is id(8)+seq(8) of the
-// newest message queued with that key.
+// newest message queued with that key. Receivers hold no NUL, so the key
+// is unambiguous.
 func keyIndexKey(receiver, key []byte) []byte {
 	p := make([]byte, 0, len(receiver)+1+len(key))
 	return append(append(append(p, receiver...), 0), key...)

@@ -145,9 +145,9 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	now := unixNano(b.o.Clock.Now())
 	rcv := []byte(receiver)
 	waiting := func(bk buckets) (uint64, rec, bool, error) {
-		id, ok := bk.head(rcv)
+		id, ok, err := bk.head(rcv)
 		if !ok {
-			return 0, rec{}, false, nil
+			return 0, rec{}, false, err
 		}
 		r, err := bk.get(id)
 		if err != nil {

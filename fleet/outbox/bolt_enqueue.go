@@ -40,8 +40,8 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 		if err := m.validate(); err != nil {
 			return nil, err
 		}
-		if len(m.Receiver)+1+max(len(m.Key), 8) > bolt.MaxKeySize {
-			return nil, fmt.Errorf("%w: receiver and key too long (%d bytes, max %d)", ErrInvalid, len(m.Receiver)+len(m.Key), bolt.MaxKeySize-9)
+		if len(m.Receiver)+1+len(m.Key) > bolt.MaxKeySize {
+			return nil, fmt.Errorf("%w: receiver and key too long (%d bytes, max %d)", ErrInvalid, len(m.Receiver)+len(m.Key), bolt.MaxKeySize-1)
 		}
 		recs[i] = newRec(m, now)
 		vals[i] = recs[i].encode()
@@ -130,8 +130,8 @@ func (b *Bolt) replace(bk buckets, id uint64, old, r *rec) error {
 	if nr.sendAt == old.sendAt {
 		return nil
 	}
-	if h, _ := bk.head(r.receiver); h != id {
-		return nil // not a head: no ready key to move
+	if h, _, err := bk.head(r.receiver); err != nil || h != id {
+		return err // not a head: no ready key to move
 	}
 	p := PartitionOf(string(r.receiver), b.o.Partitions)
 	if err := bk.ready.Delete(readyKey(p, old.sendAt, id)); err != nil {

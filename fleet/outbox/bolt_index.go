@@ -1,18 +1,21 @@
 package outbox
 
 import (
-	"bytes"
 	"fmt"
 )
 
 // Index maintenance shared by the bbolt store's operations. Each keeps the
 // invariants of the layout described on Bolt:
 //
-//   - every queued message has a msgs record and a recv key;
-//   - a receiver's head (its first recv key) is either in ready (not
-//     leased) or in lease (leased, with the deadline in its record), and
-//     no other message is in either;
+//   - every queued message has a msgs record, and its receiver's chain
+//     (recv head, then next links, to recv tail) passes through it once;
+//   - a receiver's head is either in ready (not leased) or in lease
+//     (leased, with the deadline in its record), and no other message is
+//     in either;
 //   - a keys entry names a queued message with that (receiver, key).
+//
+// Only heads ever leave the queue (acked, expired, dead-lettered), so the
+// chain needs no back links.
 
 // get loads and decodes message id; it returns ErrNotLeased if there is no
 // such queued message (callers that need another error check first).
@@ -38,21 +41,21 @@ func (bk *buckets) leased(id uint64) (rec, error) {
 }
 
 // head returns the id of receiver's first queued message.
-func (bk *buckets) head(receiver []byte) (id uint64, ok bool) {
-	p := recvPrefix(receiver)
-	k, _ := bk.recv.Cursor().Seek(p)
-	if k == nil || !bytes.HasPrefix(k, p) {
-		return 0, false
+func (bk *buckets) head(receiver []byte) (id uint64, ok bool, err error) {
+	v := bk.recv.Get(receiver)
+	if v == nil {
+		return 0, false, nil
 	}
-	return keyID(k), true
+	id, _, err = queueEnds(v)
+	return id, err == nil, err
 }
 
 // promote puts receiver's head, if it has one, into the ready index: the
 // previous head has just left (acked, expired or dead-lettered).
 func (bk *buckets) promote(receiver []byte, partitions int) error {
-	id, ok := bk.head(receiver)
+	id, ok, err := bk.head(receiver)
 	if !ok {
-		return nil
+		return err
 	}
 	sendAt, err := recSendAt(bk.msgs.Get(idKey(id)))
 	if err != nil {
@@ -61,15 +64,35 @@ func (bk *buckets) promote(receiver []byte, partitions int) error {
 	return bk.ready.Put(readyKey(PartitionOf(string(receiver), partitions), sendAt, id), nil)
 }
 
-// remove deletes queued message id (record r) and its index entries, but
-// not its ready key: a leased message has none, and Dequeue deletes the
-// key of an expired head before it looks at the record. The receiver's
-// next message is not promoted; callers do that.
+// remove deletes queued message id (record r), which must be its
+// receiver's head, and its index entries, but not its ready key: a leased
+// message has none, and Dequeue deletes the key of an expired head before
+// it looks at the record. The next message in the chain becomes the head;
+// callers promote it.
 func (bk *buckets) remove(id uint64, r *rec) error {
-	if err := bk.msgs.Delete(idKey(id)); err != nil {
+	head, tail, err := queueEnds(bk.recv.Get(r.receiver))
+	if err != nil {
 		return err
 	}
-	if err := bk.recv.Delete(recvIndexKey(r.receiver, id)); err != nil {
+	if head != id {
+		return fmt.Errorf("%w: message %d leaves but %q's head is %d", ErrCorrupt, id, r.receiver, head)
+	}
+	if head == tail {
+		err = bk.recv.Delete(r.receiver)
+	} else {
+		nk := idKey(id)
+		nv := bk.next.Get(nk)
+		if len(nv) != 8 {
+			return fmt.Errorf("%w: message %d of %q has no next link", ErrCorrupt, id, r.receiver)
+		}
+		if err = bk.recv.Put(r.receiver, queueVal(keyID(nv), tail)); err == nil {
+			err = bk.next.Delete(nk)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := bk.msgs.Delete(idKey(id)); err != nil {
 		return err
 	}
 	if r.leaseUntil != 0 {
@@ -116,23 +139,31 @@ func (bk *buckets) bury(id uint64, r *rec, partitions int) error {
 
 // appendMsg stores a new message with record value val at the back of its
 // receiver's queue and returns its id. A receiver with nothing queued gets
-// it as its head, so it goes into the ready index too.
+// it as its head, so it goes into the ready index too. Linking from the old
+// tail (rather than indexing receiver+id) keeps the pages a batch dirties
+// few: the recv bucket has one small entry per receiver, and the next links
+// written are those of recent messages, which sit together.
 func (bk *buckets) appendMsg(r *rec, val []byte, partitions int) (uint64, error) {
 	id, err := bk.msgs.NextSequence()
 	if err != nil {
 		return 0, err
 	}
-	_, hasHead := bk.head(r.receiver)
 	if err := bk.msgs.Put(idKey(id), val); err != nil {
 		return 0, err
 	}
-	if err := bk.recv.Put(recvIndexKey(r.receiver, id), nil); err != nil {
-		return 0, err
-	}
-	if !hasHead {
-		if err := bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), r.sendAt, id), nil); err != nil {
+	v := bk.recv.Get(r.receiver)
+	if v == nil {
+		if err := bk.recv.Put(r.receiver, queueVal(id, id)); err != nil {
 			return 0, err
 		}
+		return id, bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), r.sendAt, id), nil)
 	}
-	return id, nil
+	head, tail, err := queueEnds(v)
+	if err != nil {
+		return 0, err
+	}
+	if err := bk.next.Put(idKey(tail), idKey(id)); err != nil {
+		return 0, err
+	}
+	return id, bk.recv.Put(r.receiver, queueVal(head, id))
 }

@@ -72,6 +72,7 @@ var (
 	bucketMeta  = []byte("fleetsim.outbox")
 	bucketMsgs  = []byte("msgs")
 	bucketRecv  = []byte("recv")
+	bucketNext  = []byte("next")
 	bucketReady = []byte("ready")
 	bucketLease = []byte("lease")
 	bucketKeys  = []byte("keys")
@@ -205,7 +206,7 @@ func (b *Bolt) create(tx *bolt.Tx) error {
 	if other != nil {
 		return notOutboxError(b.path, fmt.Sprintf("it holds bucket %q and no %q bucket", other, bucketMeta))
 	}
-	for _, name := range [][]byte{bucketMeta, bucketMsgs, bucketRecv, bucketReady, bucketLease, bucketKeys, bucketDead} {
+	for _, name := range [][]byte{bucketMeta, bucketMsgs, bucketRecv, bucketNext, bucketReady, bucketLease, bucketKeys, bucketDead} {
 		if _, err := tx.CreateBucket(name); err != nil {
 			return err
 		}
@@ -255,7 +256,7 @@ func (b *Bolt) expireAllLeases(bk buckets, ready bool) error {
 }
 
 // rebuildReady recreates the ready index from the receivers' heads: one
-// seek per receiver, so it costs O(receivers), not O(messages). Called
+// entry per receiver, so it costs O(receivers), not O(messages). Called
 // when the file was last opened with another Partitions count, and after
 // all leases have expired (so every head is ready).
 func (b *Bolt) rebuildReady(tx *bolt.Tx) error {
@@ -267,24 +268,15 @@ func (b *Bolt) rebuildReady(tx *bolt.Tx) error {
 		return err
 	}
 	msgs := tx.Bucket(bucketMsgs)
-	c := tx.Bucket(bucketRecv).Cursor()
-	for k, _ := c.First(); k != nil; {
-		if len(k) < 9 {
-			return fmt.Errorf("%w: short receiver index key", ErrCorrupt)
-		}
-		receiver := k[:len(k)-9]
-		id := keyID(k)
-		sendAt, err := recSendAt(msgs.Get(idKey(id)))
+	return tx.Bucket(bucketRecv).ForEach(func(receiver, v []byte) error {
+		head, _, err := queueEnds(v)
 		if err != nil {
 			return err
 		}
-		if err := ready.Put(readyKey(PartitionOf(string(receiver), b.o.Partitions), sendAt, id), nil); err != nil {
-			return err
+		sendAt, err := recSendAt(msgs.Get(idKey(head)))
+		if err != nil {
+			return fmt.Errorf("head %d of %q: %w", head, receiver, err)
 		}
-		// Skip the rest of this receiver: its keys all sort before
-		// receiver+0x01, since a receiver holds no NUL.
-		next := append(append([]byte(nil), receiver...), 1)
-		k, _ = c.Seek(next)
-	}
-	return nil
+		return ready.Put(readyKey(PartitionOf(string(receiver), b.o.Partitions), sendAt, head), nil)
+	})
 }
