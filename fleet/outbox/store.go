@@ -28,8 +28,10 @@ type Store interface {
 	Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error)
 
 	// Dequeue leases up to max due head messages whose receivers hash to
-	// partition (see PartitionOf and Partitions), oldest SendAt first. Heads
-	// whose TTL has run out are dropped and counted as expired on the way.
+	// partition (see PartitionOf and Partitions), oldest SendAt first (equal
+	// SendAts: lower ID first). Heads whose TTL has run out are dropped and
+	// counted as expired on the way, and the receiver's next message is
+	// considered in their place.
 	Dequeue(ctx context.Context, partition, max int) ([]Message, error)
 
 	// Ack removes a leased message: it was delivered.
