@@ -12,9 +12,21 @@ import (
 )
 
 // Bolt is the durable Store: messages in one bbolt file, safe for
-// concurrent use. Every method that changes the queue (Dequeue and the
+// concurrent use. Every call that changes the file (Dequeue and the
 // settling methods included, since leases are stored) is one bbolt write
-// transaction, durable as Options.Durability says.
+// transaction, and returns once it is as durable as Options.Durability
+// says:
+//
+//   - Sync: one transaction and fsync per call. Survives kill -9 and power
+//     loss; about a thousand calls a second on an SSD.
+//   - Batch: bbolt's group commit (DB.Batch) for every writing call, so
+//     concurrent callers share a transaction and its fsync; each still
+//     returns only once its own data is on disk. Same guarantees as Sync,
+//     far more throughput under concurrency, up to batchDelay more latency
+//     for a lone caller.
+//   - None: no fsync (bbolt NoSync). Survives kill -9 of the process, since
+//     the kernel has the pages, but NOT power loss or a kernel crash, which
+//     can lose recent calls or damage the file. For simulations only.
 //
 // Layout. Buckets, all keyed so that no call scans more than it returns:
 //
@@ -145,11 +157,18 @@ func (b *Bolt) enter(ctx context.Context) error {
 // batch without a failing call), so fn must set its results afresh on
 // every run and touch the counters only through b.state.
 func (b *Bolt) update(fn func(*bolt.Tx) error) error {
+	tracked := func(tx *bolt.Tx) error {
+		// Every write transaction must pass through state, even one that
+		// changes no counter: state tells a rollback from a commit by the
+		// transaction ID, which only works if it sees every transaction.
+		b.state(tx)
+		return fn(tx)
+	}
 	var err error
 	if b.o.Durability == Batch {
-		err = b.db.Batch(fn)
+		err = b.db.Batch(tracked)
 	} else {
-		err = b.db.Update(fn)
+		err = b.db.Update(tracked)
 	}
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return ErrClosed

@@ -8,7 +8,9 @@ import (
 )
 
 // Ack removes leased message id: it was delivered. The receiver's next
-// message becomes its head. It returns ErrNotLeased if id is not leased.
+// message becomes its head. It returns ErrNotLeased if id is not leased. A
+// lease past its deadline still counts until a Dequeue reclaims it, so a
+// late Ack of a delivered message still prevents a duplicate.
 func (b *Bolt) Ack(ctx context.Context, id uint64) error {
 	return b.settle(ctx, id, func(bk buckets, r *rec, d *counters, _ int64) error {
 		if err := bk.remove(id, r); err != nil {
