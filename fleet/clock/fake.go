@@ -11,13 +11,14 @@ import (
 // Now equal to its own deadline. Safe for concurrent use.
 type Fake struct {
 	mu      sync.Mutex
+	origin  time.Time
 	now     time.Time
 	seq     uint64 // breaks deadline ties in creation order
 	waiters []*fakeWaiter
 }
 
 // NewFake returns a Fake clock reading start.
-func NewFake(start time.Time) *Fake { return &Fake{now: start} }
+func NewFake(start time.Time) *Fake { return &Fake{origin: start, now: start} }
 
 type fakeWaiter struct {
 	c        *Fake
@@ -34,6 +35,13 @@ func (f *Fake) Now() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.now
+}
+
+// Mono returns the fake time elapsed since the clock's start.
+func (f *Fake) Mono() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now.Sub(f.origin)
 }
 
 // NewTimer returns a timer that fires when the clock is advanced past d.

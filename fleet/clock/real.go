@@ -8,6 +8,12 @@ type Real struct{}
 // NewReal returns the wall clock.
 func NewReal() Real { return Real{} }
 
+// origin is Real's fixed point for Mono.
+var origin = time.Now()
+
+// Mono returns the monotonic time since the process started.
+func (Real) Mono() time.Duration { return time.Since(origin) }
+
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
 

@@ -3,6 +3,7 @@ package clock
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -15,14 +16,23 @@ import (
 // Scenario runs use Scaled so that all durations in a scenario file are
 // simulated time: at speed 10 a 30 s heartbeat interval is 3 wall seconds.
 type Scaled struct {
-	base Clock
+	base  Clock
+	start time.Time
 
-	mu      sync.Mutex
-	baseAt  time.Time // base time of the last rebase
-	simAt   time.Time // simulated time at the last rebase
-	speed   float64
-	paused  bool
+	// state is replaced whole (under mu) on every rebase, so Now and Mono
+	// read it without locking: 100k workers read this clock concurrently.
+	state atomic.Pointer[scaledState]
+
+	mu      sync.Mutex // guards rebases and pending
 	pending map[*scaledTimer]struct{}
+}
+
+// scaledState maps base time to simulated time from the last rebase on.
+type scaledState struct {
+	baseMono time.Duration // base.Mono() at the rebase
+	simMono  time.Duration // simulated time since start at the rebase
+	speed    float64
+	paused   bool
 }
 
 // NewScaled returns a clock reading start, running speed times faster than
@@ -34,13 +44,9 @@ func NewScaled(start time.Time, speed float64) *Scaled {
 // NewScaledOn is NewScaled over an arbitrary base clock (a Fake in tests).
 func NewScaledOn(base Clock, start time.Time, speed float64) *Scaled {
 	checkSpeed(speed)
-	return &Scaled{
-		base:    base,
-		baseAt:  base.Now(),
-		simAt:   start,
-		speed:   speed,
-		pending: make(map[*scaledTimer]struct{}),
-	}
+	s := &Scaled{base: base, start: start, pending: make(map[*scaledTimer]struct{})}
+	s.state.Store(&scaledState{baseMono: base.Mono(), speed: speed})
+	return s
 }
 
 func checkSpeed(speed float64) {
@@ -49,34 +55,25 @@ func checkSpeed(speed float64) {
 	}
 }
 
-// Now returns the simulated time.
-func (s *Scaled) Now() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.nowLocked()
+// Mono returns the simulated time elapsed since start. Lock-free.
+func (s *Scaled) Mono() time.Duration {
+	st := s.state.Load()
+	if st.paused {
+		return st.simMono
+	}
+	return st.simMono + time.Duration(float64(s.base.Mono()-st.baseMono)*st.speed)
 }
 
-func (s *Scaled) nowLocked() time.Time {
-	if s.paused {
-		return s.simAt
-	}
-	elapsed := s.base.Now().Sub(s.baseAt)
-	return s.simAt.Add(time.Duration(float64(elapsed) * s.speed))
-}
+// Now returns the simulated time. Lock-free.
+func (s *Scaled) Now() time.Time { return s.start.Add(s.Mono()) }
+
+func (s *Scaled) nowLocked() time.Time { return s.Now() }
 
 // Speed returns the current speed factor.
-func (s *Scaled) Speed() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.speed
-}
+func (s *Scaled) Speed() float64 { return s.state.Load().speed }
 
 // Paused reports whether simulated time is stopped.
-func (s *Scaled) Paused() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.paused
-}
+func (s *Scaled) Paused() bool { return s.state.Load().paused }
 
 // SetSpeed changes the speed from now on; pending timers keep their
 // simulated deadlines. It panics if speed is not positive and finite.
@@ -84,32 +81,32 @@ func (s *Scaled) SetSpeed(speed float64) {
 	checkSpeed(speed)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rebaseLocked()
-	s.speed = speed
-	s.rearmLocked()
+	s.rebaseLocked(func(st *scaledState) { st.speed = speed })
 }
 
 // Pause stops simulated time; no timer fires until Resume.
 func (s *Scaled) Pause() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rebaseLocked()
-	s.paused = true
-	s.rearmLocked()
+	s.rebaseLocked(func(st *scaledState) { st.paused = true })
 }
 
 // Resume restarts simulated time where Pause left it.
 func (s *Scaled) Resume() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rebaseLocked()
-	s.paused = false
-	s.rearmLocked()
+	s.rebaseLocked(func(st *scaledState) { st.paused = false })
 }
 
-func (s *Scaled) rebaseLocked() {
-	s.simAt = s.nowLocked()
-	s.baseAt = s.base.Now()
+// rebaseLocked publishes a new state starting now, changed by f, and
+// re-arms pending timers for it.
+func (s *Scaled) rebaseLocked(f func(*scaledState)) {
+	st := *s.state.Load()
+	st.simMono = s.Mono()
+	st.baseMono = s.base.Mono()
+	f(&st)
+	s.state.Store(&st)
+	s.rearmLocked()
 }
 
 // wallLocked converts a simulated duration into base-clock time, rounding
@@ -118,7 +115,7 @@ func (s *Scaled) wallLocked(d time.Duration) time.Duration {
 	if d <= 0 {
 		return 0
 	}
-	return time.Duration(math.Ceil(float64(d) / s.speed))
+	return time.Duration(math.Ceil(float64(d) / s.state.Load().speed))
 }
 
 func (s *Scaled) rearmLocked() {
@@ -207,7 +204,7 @@ func (t *scaledTimer) armLocked() {
 		t.base.Stop()
 		t.base = nil
 	}
-	if t.s.paused {
+	if t.s.Paused() {
 		return
 	}
 	gen := t.gen

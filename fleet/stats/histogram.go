@@ -24,7 +24,6 @@ const (
 // (for example every worker of a group) may share one Histogram.
 type Histogram struct {
 	counts [numBuckets]atomic.Uint64
-	count  atomic.Uint64
 	sum    atomic.Int64
 	max    atomic.Int64
 }
@@ -62,7 +61,6 @@ func (h *Histogram) Record(d time.Duration) {
 		v = 0
 	}
 	h.counts[bucketOf(v)].Add(1)
-	h.count.Add(1)
 	h.sum.Add(v)
 	for {
 		m := h.max.Load()
@@ -71,9 +69,6 @@ func (h *Histogram) Record(d time.Duration) {
 		}
 	}
 }
-
-// Count returns the number of observations.
-func (h *Histogram) Count() uint64 { return h.count.Load() }
 
 // Snapshot copies the histogram. Under concurrent Records the copy may be a
 // few observations apart between fields; each field is itself consistent.
@@ -95,7 +90,6 @@ func (h *Histogram) Reset() {
 	for i := range h.counts {
 		h.counts[i].Store(0)
 	}
-	h.count.Store(0)
 	h.sum.Store(0)
 	h.max.Store(0)
 }

@@ -1,0 +1,390 @@
+package mailbox
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/stats"
+)
+
+// Options configures a Mailbox. Zero fields take the defaults noted.
+type Options struct {
+	// Capacity is the most messages queued at once (ignored by Unbounded,
+	// where it is only the initial allocation). Default 64.
+	Capacity int
+	// Policy for a full mailbox. Default Reject.
+	Policy Policy
+	// BlockTimeout is the longest a Block offer waits for room. Default 1 s.
+	// There is no "forever": a sender that must not give up retries.
+	BlockTimeout time.Duration
+	// ServiceTimeHint seeds the service-time estimate behind RetryAfter until
+	// the consumer has been measured. Default 1 ms.
+	ServiceTimeHint time.Duration
+	// Clock stamps offers and takes. Default: wall clock.
+	Clock clock.Clock
+	// Wait receives each message's wait from offer to take. Many mailboxes
+	// may share one (a group of workers); nil: the mailbox keeps its own.
+	Wait *stats.Histogram
+}
+
+// Defaults for Options.
+const (
+	DefaultCapacity        = 64
+	DefaultBlockTimeout    = time.Second
+	DefaultServiceTimeHint = time.Millisecond
+)
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Capacity == 0 {
+		o.Capacity = DefaultCapacity
+	}
+	if o.BlockTimeout == 0 {
+		o.BlockTimeout = DefaultBlockTimeout
+	}
+	if o.ServiceTimeHint == 0 {
+		o.ServiceTimeHint = DefaultServiceTimeHint
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.Wait == nil {
+		o.Wait = new(stats.Histogram)
+	}
+	switch {
+	case o.Capacity < 1:
+		return o, fmt.Errorf("mailbox: capacity %d: must be at least 1", o.Capacity)
+	case o.Policy < Reject || o.Policy > Unbounded:
+		return o, fmt.Errorf("mailbox: policy %d: must be one of reject, drop-oldest, drop-newest, block, coalesce, unbounded", o.Policy)
+	case o.BlockTimeout < 0:
+		return o, fmt.Errorf("mailbox: block timeout %v: must be positive", o.BlockTimeout)
+	case o.ServiceTimeHint < 0:
+		return o, fmt.Errorf("mailbox: service time hint %v: must be positive", o.ServiceTimeHint)
+	}
+	return o, nil
+}
+
+// Mailbox is a bounded queue for one consumer and many producers. Offer and
+// Close are safe from any goroutine; Take and TryTake are for the one
+// consumer (calling them from several goroutines is safe but the service-time
+// measurement then means little). Stats may be called from anywhere.
+type Mailbox[T any] struct {
+	opts Options
+
+	mu     sync.Mutex
+	buf    []slot[T] // ring, a power of two long so indexing is a mask
+	mask   int
+	limit  int    // capacity; the ring may be longer
+	head   int    // index of the oldest queued message
+	n      int    // queued
+	seq    uint64 // sequence number of the message at head
+	keys   map[string]uint64
+	closed bool
+
+	consumerWaiting bool
+	notEmpty        chan struct{} // cap 1: wakes the consumer
+	space           chan struct{} // closed when room appears; nil if nobody waits
+	done            chan struct{} // closed by Close
+
+	lastTake time.Duration // clock.Mono when the consumer last got a message; -1: idle
+	service  time.Duration // EWMA of the consumer's time per message
+	measured bool
+	counts   counters
+	waitHist *stats.Histogram
+}
+
+type slot[T any] struct {
+	msg T
+	at  time.Duration // clock.Mono at offer
+	key string
+}
+
+// New returns an empty mailbox, or an error naming the bad option.
+func New[T any](o Options) (*Mailbox[T], error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m := &Mailbox[T]{
+		opts:     o,
+		buf:      make([]slot[T], ringSize(o.Capacity)),
+		mask:     ringSize(o.Capacity) - 1,
+		limit:    o.Capacity,
+		lastTake: -1,
+		notEmpty: make(chan struct{}, 1),
+		done:     make(chan struct{}),
+		service:  o.ServiceTimeHint,
+		waitHist: o.Wait,
+	}
+	if o.Policy == Coalesce {
+		m.keys = make(map[string]uint64, o.Capacity)
+	}
+	return m, nil
+}
+
+// Offer queues msg, applying the policy if the mailbox is full. It returns
+// nil (queued), ErrDropped (DropNewest dropped it), a *FullError (Reject,
+// Coalesce with a new key, Block after its timeout), the context's error
+// (Block, if ctx ends first) or ErrClosed. Only Block waits.
+func (m *Mailbox[T]) Offer(ctx context.Context, msg T) error { return m.offer(ctx, "", msg) }
+
+// OfferKey is Offer with a coalescing key. Under Coalesce a queued message
+// with the same key is replaced in place by msg; an empty key never
+// coalesces. Under other policies the key is ignored.
+func (m *Mailbox[T]) OfferKey(ctx context.Context, key string, msg T) error {
+	return m.offer(ctx, key, msg)
+}
+
+func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
+	m.mu.Lock()
+	m.counts.offered++
+	now := m.opts.Clock.Mono()
+	var deadline clock.Timer
+	for {
+		if m.closed {
+			m.counts.rejectedClosed++
+			m.mu.Unlock()
+			stopTimer(deadline)
+			return ErrClosed
+		}
+		if m.keys != nil && key != "" {
+			if seq, ok := m.keys[key]; ok {
+				s := &m.buf[m.index(seq)]
+				s.msg, s.at = msg, now
+				m.counts.droppedCoalesced++
+				m.mu.Unlock()
+				stopTimer(deadline)
+				return nil
+			}
+		}
+		if m.n < m.limit {
+			break
+		}
+		switch m.opts.Policy {
+		case Unbounded:
+			m.grow()
+		case DropOldest:
+			m.popLocked()
+			m.counts.droppedOldest++
+		case DropNewest:
+			m.counts.droppedNewest++
+			m.mu.Unlock()
+			return ErrDropped
+		case Reject, Coalesce:
+			err := &FullError{RetryAfter: m.retryAfterLocked(), Capacity: m.limit}
+			m.counts.rejectedFull++
+			m.mu.Unlock()
+			return err
+		case Block:
+			if deadline == nil {
+				deadline = m.opts.Clock.NewTimer(m.opts.BlockTimeout)
+			}
+			if m.space == nil {
+				m.space = make(chan struct{})
+			}
+			space := m.space
+			m.mu.Unlock()
+			select {
+			case <-space:
+				m.mu.Lock()
+				continue
+			case <-m.done:
+				m.mu.Lock()
+				continue // reports ErrClosed above
+			case <-deadline.C():
+				m.mu.Lock()
+				m.counts.rejectedTimeout++
+				err := &FullError{RetryAfter: m.retryAfterLocked(), Capacity: m.limit, Waited: m.opts.BlockTimeout}
+				m.mu.Unlock()
+				return err
+			case <-ctx.Done():
+				deadline.Stop()
+				m.mu.Lock()
+				m.counts.rejectedCanceled++
+				m.mu.Unlock()
+				return ctx.Err()
+			}
+		}
+	}
+	m.pushLocked(key, msg, now)
+	wake := m.consumerWaiting
+	m.consumerWaiting = false
+	m.mu.Unlock()
+	stopTimer(deadline)
+	if wake {
+		select {
+		case m.notEmpty <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+func stopTimer(t clock.Timer) {
+	if t != nil {
+		t.Stop()
+	}
+}
+
+func ringSize(capacity int) int {
+	n := 1
+	for n < capacity {
+		n <<= 1
+	}
+	return n
+}
+
+func (m *Mailbox[T]) index(seq uint64) int {
+	return (m.head + int(seq-m.seq)) & m.mask
+}
+
+func (m *Mailbox[T]) pushLocked(key string, msg T, now time.Duration) {
+	seq := m.seq + uint64(m.n)
+	m.buf[m.index(seq)] = slot[T]{msg: msg, at: now, key: key}
+	m.n++
+	if m.keys != nil && key != "" {
+		m.keys[key] = seq
+	}
+	if m.n > m.counts.maxDepth {
+		m.counts.maxDepth = m.n
+	}
+}
+
+// popLocked removes and returns the head slot.
+func (m *Mailbox[T]) popLocked() slot[T] {
+	s := m.buf[m.head]
+	m.buf[m.head] = slot[T]{} // let the message be collected
+	if m.keys != nil && s.key != "" && m.keys[s.key] == m.seq {
+		delete(m.keys, s.key)
+	}
+	m.head = (m.head + 1) & m.mask
+	m.n--
+	m.seq++
+	if m.space != nil { // wake every blocked producer; they race for the slot
+		close(m.space)
+		m.space = nil
+	}
+	return s
+}
+
+// grow doubles the ring, keeping order (Unbounded only).
+func (m *Mailbox[T]) grow() {
+	nb := make([]slot[T], 2*len(m.buf))
+	for i := 0; i < m.n; i++ {
+		nb[i] = m.buf[(m.head+i)&m.mask]
+	}
+	m.buf, m.head, m.mask = nb, 0, len(nb)-1
+	m.limit = len(nb)
+}
+
+// Take returns the oldest message, waiting until there is one. It returns
+// ctx.Err() if ctx ends first, and ErrClosed once the mailbox is closed and
+// every queued message has been taken.
+func (m *Mailbox[T]) Take(ctx context.Context) (T, error) {
+	for {
+		m.mu.Lock()
+		if m.n > 0 {
+			return m.takeLocked(), nil
+		}
+		if m.closed {
+			m.mu.Unlock()
+			var zero T
+			return zero, ErrClosed
+		}
+		m.consumerWaiting = true
+		m.lastTake = -1 // idle: the next gap is not service time
+		m.mu.Unlock()
+		select {
+		case <-m.notEmpty:
+		case <-m.done:
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		}
+	}
+}
+
+// TryTake returns the oldest message if there is one, without waiting.
+func (m *Mailbox[T]) TryTake() (T, bool) {
+	m.mu.Lock()
+	if m.n == 0 {
+		m.lastTake = -1
+		m.mu.Unlock()
+		var zero T
+		return zero, false
+	}
+	return m.takeLocked(), true
+}
+
+// takeLocked pops the head, records its wait and the consumer's service
+// time, and unlocks.
+func (m *Mailbox[T]) takeLocked() T {
+	s := m.popLocked()
+	m.counts.taken++
+	now := m.opts.Clock.Mono()
+	// The consumer came back for more while messages were waiting: the gap
+	// since its last take is the time it spent on the previous message.
+	if m.lastTake >= 0 {
+		m.observeServiceLocked(now - m.lastTake)
+	}
+	m.lastTake = now
+	m.mu.Unlock()
+	m.waitHist.Record(now - s.at)
+	return s.msg
+}
+
+// observeServiceLocked folds one service time into an exponentially
+// weighted moving average (weight 1/8, as TCP's smoothed RTT).
+func (m *Mailbox[T]) observeServiceLocked(d time.Duration) {
+	if !m.measured {
+		m.service, m.measured = d, true
+		return
+	}
+	m.service += (d - m.service) / 8
+}
+
+// RetryAfter estimates how long until a rejected sender may find room:
+// the consumer's measured service time × the messages now queued (the time
+// to drain the box), at least one service time. Before any measurement it
+// uses Options.ServiceTimeHint.
+func (m *Mailbox[T]) RetryAfter() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.retryAfterLocked()
+}
+
+func (m *Mailbox[T]) retryAfterLocked() time.Duration {
+	return m.service * time.Duration(max(m.n, 1))
+}
+
+// Len returns the number of queued messages.
+func (m *Mailbox[T]) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.n
+}
+
+// Cap returns the capacity (for Unbounded, the current allocation).
+func (m *Mailbox[T]) Cap() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.limit
+}
+
+// Policy returns the mailbox's policy.
+func (m *Mailbox[T]) Policy() Policy { return m.opts.Policy }
+
+// Close stops the mailbox: later offers get ErrClosed, blocked offers
+// return ErrClosed, and Take drains what is queued before returning
+// ErrClosed. Closing twice is a no-op.
+func (m *Mailbox[T]) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	close(m.done)
+}
