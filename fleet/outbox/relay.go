@@ -234,7 +234,7 @@ type partition struct {
 	rngMu sync.Mutex // deliveries settle concurrently; rand.Rand is not safe
 	rng   *rand.Rand
 
-	c    counters
+	c    relayCounters
 	hist history
 }
 

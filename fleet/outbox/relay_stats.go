@@ -109,7 +109,7 @@ func (r *Relay) Stats() RelayStats {
 	return out
 }
 
-type counters struct {
+type relayCounters struct {
 	delivered, backpressure, retries, errors, deadLettered atomic.Uint64
 	offlineSkips, deferred, abandoned, storeErrors         atomic.Uint64
 }
