@@ -17,8 +17,10 @@ import (
 // offer in a test). It returns nil when the receiver took the message, or an
 // error the relay sorts with flow.Classify: a *flow.CapacityError (receiver
 // full), a *flow.PermanentError (never retry), or anything else (retried with
-// backoff). Deliver is called from many goroutines at once, at most one
-// message per receiver at a time, and must return soon after ctx ends.
+// backoff). Deliver is called from many goroutines at once and must return
+// soon after ctx ends. The store hands out only a receiver's head, so a
+// receiver sees one message at a time, unless a Deliver call outlives the
+// store's LeaseTimeout and the message is handed out again beside it.
 type Delivery interface {
 	Deliver(ctx context.Context, m Message) error
 }
