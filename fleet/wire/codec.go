@@ -210,3 +210,22 @@ func Body(v any) json.RawMessage {
 	}
 	return b
 }
+
+// PeekID returns the "id" of a payload Decode refused, if it is a JSON
+// object with a string id of sane length: the leader answers such a payload
+// with a reject instead of leaving its sender to time out.
+func PeekID(payload []byte, max int) string {
+	if max <= 0 {
+		max = DefaultMaxSize
+	}
+	if len(payload) > max {
+		return ""
+	}
+	var p struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(payload, &p) != nil || len(p.ID) > 2*MaxIDLen {
+		return ""
+	}
+	return p.ID
+}
