@@ -9,6 +9,8 @@ type Link interface {
 	// its PUBACK) or ctx ends. That proves nothing about the receiver; the
 	// leader waits for application-level acks on top.
 	Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error
+	// Send hands payload to the client without waiting for the broker.
+	Send(topic string, qos byte, payload []byte) error
 	// Subscribe routes messages matching filter to h. h runs on the
 	// client's delivery goroutine: it must not block for long and must not
 	// call Publish.
