@@ -11,7 +11,7 @@
 //   - Relay: N partitions (FNV-1a of the receiver), each with its own AIMD
 //     limiter and loop; delivers through a Delivery, maps the typed errors of
 //     fleet/flow to ack, nack-with-backoff or dead letters.
-//   - TellReliable: try the direct path, fall back to the store.
+//   - Teller: try the direct path, fall back to the store (TellReliable).
 //
 // Usage:
 //
@@ -20,6 +20,10 @@
 //	defer st.Close()
 //	st.Enqueue(ctx, outbox.Message{Receiver: "w-17", Kind: "config", Payload: p,
 //		Key: "config", Seq: 3, Conflict: outbox.Overwrite})
-//	relay := outbox.NewRelay(st, delivery, outbox.RelayOptions{})
+//	relay, err := outbox.NewRelay(st, delivery, outbox.RelayOptions{})
+//	if err != nil { ... } // names the bad option
 //	err = relay.Run(ctx) // returns after in-flight deliveries settle
+//
+//	teller := outbox.NewTeller(st)
+//	path, err := teller.Tell(ctx, msg, ask) // outbox.Direct, or outbox.Stored for the relay
 package outbox

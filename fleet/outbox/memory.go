@@ -391,7 +391,8 @@ func (s *Memory) Stats() Stats {
 	return st
 }
 
-// Close empties the store; later calls return ErrClosed.
+// Close marks the store closed; later calls return ErrClosed. The messages
+// are dropped with the store (it is memory).
 func (s *Memory) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

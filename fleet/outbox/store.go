@@ -83,7 +83,7 @@ type Stats struct {
 	Depth        int           // queued messages, leased ones included
 	Leased       int           // messages handed out and not yet settled
 	DeadLetters  int           // messages in the dead letters now
-	OldestAge    time.Duration // age of the oldest queued message (0 if empty)
+	OldestAge    time.Duration // age of the first queued message in enqueue order (0 if empty); an overwrite refreshes its age, so after overwrites this can read young
 	Enqueued     uint64        // messages appended
 	Overwritten  uint64        // messages replaced in place by a newer version
 	Stale        uint64        // overwrites dropped for a lower Seq

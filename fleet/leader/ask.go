@@ -1,0 +1,124 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// ErrAskTimeout: the worker did not ack within Config.AskTimeout. The relay
+// retries it as a transient failure.
+var ErrAskTimeout = errors.New("leader: no ack before the ask timeout")
+
+// asks correlates outstanding deliveries with the acks that answer them.
+type asks struct {
+	mu      sync.Mutex
+	pending map[string]chan wire.Envelope
+}
+
+func (a *asks) init() { a.pending = make(map[string]chan wire.Envelope) }
+
+func (a *asks) register(id string) chan wire.Envelope {
+	ch := make(chan wire.Envelope, 1)
+	a.mu.Lock()
+	a.pending[id] = ch
+	a.mu.Unlock()
+	return ch
+}
+
+func (a *asks) remove(id string) {
+	a.mu.Lock()
+	delete(a.pending, id)
+	a.mu.Unlock()
+}
+
+// complete hands ack to the ask waiting for it; false if none is (it timed
+// out, or the ack is a duplicate).
+func (a *asks) complete(ref string, ack wire.Envelope) bool {
+	a.mu.Lock()
+	ch, ok := a.pending[ref]
+	delete(a.pending, ref)
+	a.mu.Unlock()
+	if ok {
+		ch <- ack // buffered, and only one ack is ever sent on it
+	}
+	return ok
+}
+
+// commandID names a command on the wire: its outbox id, the same on every
+// attempt, so a late ack of an earlier attempt still proves delivery.
+func commandID(m outbox.Message) string { return "m" + strconv.FormatUint(m.ID, 10) }
+
+// deliver is the relay's Delivery: an ask over MQTT. It publishes the
+// command and waits for the worker's ack, mapping the answer onto the typed
+// errors the relay steers by:
+//
+//	ack ok                       nil
+//	ack full, retry_after_ms     flow.Capacity(retry after)
+//	ack reject, reason           flow.Permanent
+//	no ack in time, publish err  flow.Transient
+//	a command that cannot be encoded  flow.Permanent (a poison message)
+func (l *Leader) deliver(ctx context.Context, m outbox.Message) error {
+	err := l.ask(ctx, m)
+	l.deploys.outcome(m.ID, err, l.clk.Now())
+	return err
+}
+
+func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
+	id := commandID(m)
+	env := wire.Envelope{
+		ID: id, Kind: wire.Kind(m.Kind), Key: m.Key, Seq: m.Seq,
+		TTLMs: m.TTL.Milliseconds(), Attempt: m.Attempts + 1,
+		SentMs: l.clk.Now().UnixMilli(), Body: m.Payload,
+	}
+	payload, err := wire.Encode(env)
+	if err != nil {
+		l.c.poison.Add(1)
+		return flow.Permanent(err)
+	}
+	ch := l.asks.register(id)
+	defer l.asks.remove(id)
+	// One deadline on the leader's clock covers the publish and the wait.
+	pubCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := l.clk.AfterFunc(l.cfg.AskTimeout, cancel)
+	defer timer.Stop()
+	l.c.asksSent.Add(1)
+	if err := l.cfg.Link.Publish(pubCtx, l.cfg.Topics.Down(m.Receiver), 1, false, payload); err != nil {
+		l.c.asksFailed.Add(1)
+		if pubCtx.Err() != nil && ctx.Err() == nil {
+			return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))
+		}
+		return flow.Transient(fmt.Errorf("ask %s to %s: publish: %w", id, m.Receiver, err))
+	}
+	select {
+	case ack := <-ch:
+		return l.answer(id, m.Receiver, ack)
+	case <-pubCtx.Done():
+		if ctx.Err() != nil {
+			return flow.Transient(ctx.Err())
+		}
+		l.c.asksTimedOut.Add(1)
+		return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))
+	}
+}
+
+func (l *Leader) answer(id, worker string, ack wire.Envelope) error {
+	switch ack.Result {
+	case wire.ResultOK:
+		l.c.acksOK.Add(1)
+		return nil
+	case wire.ResultFull:
+		l.c.acksFull.Add(1)
+		return flow.Capacity(ack.RetryAfter(), "worker "+worker+" mailbox full")
+	default:
+		l.c.acksReject.Add(1)
+		return flow.Permanent(fmt.Errorf("worker %s rejected %s: %s", worker, id, ack.Reason))
+	}
+}

@@ -1,0 +1,116 @@
+package leader
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// Config configures a Leader. Link and Store are required; every other zero
+// field takes the default noted.
+type Config struct {
+	// Link is the leader's MQTT session. Required.
+	Link Link
+	// Store is the outbox commands wait in (bbolt for a real leader).
+	// Required. The leader does not close it.
+	Store outbox.Store
+	// Clock is the one clock for everything the leader times. Default: wall.
+	Clock clock.Clock
+	// Topics names the topics. Default prefix "fleet".
+	Topics wire.Topics
+	// Seed drives the service-time samples and the relay's jitter.
+	Seed uint64
+	// Logger receives the leader's logs. Default: discard.
+	Logger *slog.Logger
+
+	// Mailbox bounds worker requests and telemetry waiting for the leader.
+	// Default capacity 1,000, policy reject (a full box answers "full,
+	// retry after").
+	Mailbox mailbox.Options
+	// Service is the leader's time per request or telemetry message.
+	// Default 1 ms.
+	Service dist.Dist
+	// HeartbeatInterval is the leader's own cadence for processing
+	// heartbeats; in between, a worker's newer heartbeat replaces its
+	// waiting one. Default 30 s.
+	HeartbeatInterval time.Duration
+	// HeartbeatSlots bounds the workers whose heartbeat can wait at once
+	// (one slot per worker). Default 1,000,000.
+	HeartbeatSlots int
+	// Relay configures the outbox relay; its Clock and Seed come from the
+	// leader's.
+	Relay outbox.RelayOptions
+	// AskTimeout is how long a delivery waits for the worker's ack before
+	// it counts as a transient failure. Default 5 s.
+	AskTimeout time.Duration
+	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
+	MaxPayload int
+	// ReplyQueue bounds answers waiting to be published; when it is full
+	// the MQTT delivery goroutine waits (backpressure on the session).
+	// Default 4,096.
+	ReplyQueue int
+}
+
+// Defaults for Config.
+const (
+	DefaultMailboxCapacity   = 1000
+	DefaultHeartbeatInterval = 30 * time.Second
+	DefaultHeartbeatSlots    = 1_000_000
+	DefaultAskTimeout        = 5 * time.Second
+	DefaultReplyQueue        = 4096
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Link == nil {
+		return c, errors.New("leader: config needs a Link")
+	}
+	if c.Store == nil {
+		return c, errors.New("leader: config needs a Store")
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Mailbox.Capacity == 0 {
+		c.Mailbox.Capacity = DefaultMailboxCapacity
+	}
+	c.Mailbox.Clock = c.Clock
+	if c.Service == (dist.Dist{}) {
+		c.Service = dist.Const(time.Millisecond)
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.HeartbeatSlots == 0 {
+		c.HeartbeatSlots = DefaultHeartbeatSlots
+	}
+	if c.AskTimeout == 0 {
+		c.AskTimeout = DefaultAskTimeout
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = wire.DefaultMaxSize
+	}
+	if c.ReplyQueue == 0 {
+		c.ReplyQueue = DefaultReplyQueue
+	}
+	c.Relay.Clock = c.Clock
+	c.Relay.Seed = c.Seed
+	switch {
+	case c.HeartbeatInterval < 0:
+		return c, fmt.Errorf("leader: heartbeat interval %v: must be positive", c.HeartbeatInterval)
+	case c.AskTimeout < 0:
+		return c, fmt.Errorf("leader: ask timeout %v: must be positive", c.AskTimeout)
+	case c.HeartbeatSlots < 0 || c.ReplyQueue < 0 || c.MaxPayload < 0:
+		return c, errors.New("leader: heartbeat slots, reply queue and max payload must be positive")
+	}
+	return c, nil
+}

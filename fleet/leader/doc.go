@@ -1,0 +1,27 @@
+// Package leader is the fleet's leader actor: the one process every worker
+// talks to, built to survive its fleet.
+//
+// What it does, and which mechanism keeps it alive while doing it:
+//
+//   - Worker requests and telemetry go into a bounded mailbox; when it is
+//     full the worker is answered "full, retry after" at once (the
+//     thundering-herd defence), never queued without bound.
+//   - Heartbeats coalesce: at most one per worker waits (a coalescing
+//     mailbox keyed by worker), processed on the leader's own cadence.
+//   - Commands (config, firmware, jobs) go through the durable outbox and
+//     the partitioned AIMD relay; a delivery is an ask over MQTT that ends
+//     with the worker's ack (ok, full, reject) or a timeout.
+//   - The fleet view follows each worker's retained status (and its last
+//     will): the relay spends no attempts on an offline worker, and its
+//     reconnect wakes its queue at once.
+//   - A deploy sends a version to a selection of workers in waves, each
+//     wave's messages due at its own time, so the plan survives a crash
+//     with the outbox.
+//
+// The leader speaks MQTT through a Link (fleet/transport provides one over
+// paho, against the embedded broker or any other).
+//
+//	l, err := leader.New(leader.Config{Link: link, Store: st, Clock: clk})
+//	go l.Run(ctx) // returns after everything it started has stopped
+//	l.Deploy(ctx, leader.DeployPlan{Version: "2.1.0", Workers: ids, WaveSize: 100, WaveInterval: 30 * time.Second})
+package leader

@@ -1,0 +1,102 @@
+package leader
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// fleetView is what the leader knows of each worker.
+type fleetView struct {
+	mu      sync.Mutex
+	workers map[string]*workerState
+}
+
+type workerState struct {
+	online        bool
+	since         time.Time // of the last online/offline change
+	version       string    // applied, as the last processed heartbeat said
+	lastHeartbeat time.Time // when the leader processed it
+	lastSeq       uint64
+	seen          bool // any status or heartbeat at all
+}
+
+func (f *fleetView) init() { f.workers = make(map[string]*workerState) }
+
+func (f *fleetView) get(id string) *workerState {
+	w := f.workers[id]
+	if w == nil {
+		w = &workerState{}
+		f.workers[id] = w
+	}
+	return w
+}
+
+// setOnline records a status change; it reports whether the worker came
+// back after having been seen offline.
+func (f *fleetView) setOnline(id string, online bool, now time.Time) (reconnected bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.get(id)
+	reconnected = online && w.seen && !w.online
+	if w.online != online || !w.seen {
+		w.since = now
+	}
+	w.online, w.seen = online, true
+	return reconnected
+}
+
+// heartbeat applies a processed heartbeat; false if it is stale (not newer
+// than one already processed).
+func (f *fleetView) heartbeat(hb heartbeat, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.get(hb.worker)
+	if w.seen && hb.seq != 0 && hb.seq <= w.lastSeq {
+		return false
+	}
+	w.lastSeq, w.lastHeartbeat, w.seen = hb.seq, now, true
+	if hb.body.Version != "" {
+		w.version = hb.body.Version
+	}
+	return true
+}
+
+// WorkerView is one worker as the leader sees it.
+type WorkerView struct {
+	ID            string
+	Online        bool
+	Since         time.Time // last online/offline change
+	Version       string    // from its last processed heartbeat
+	LastHeartbeat time.Time // zero if none processed yet
+}
+
+// FleetView is the leader's whole picture of the fleet.
+type FleetView struct {
+	Workers   []WorkerView   // sorted by id
+	Online    int            // workers whose last status is online
+	Offline   int            // workers whose last status is offline
+	ByVersion map[string]int // workers per reported version
+}
+
+// Fleet returns the fleet view. It copies every worker: cheap for
+// thousands, call it a few times a second at most for a million.
+func (l *Leader) Fleet() FleetView {
+	f := &l.fleet
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := FleetView{Workers: make([]WorkerView, 0, len(f.workers)), ByVersion: map[string]int{}}
+	for id, w := range f.workers {
+		v.Workers = append(v.Workers, WorkerView{ID: id, Online: w.online, Since: w.since, Version: w.version, LastHeartbeat: w.lastHeartbeat})
+		if w.online {
+			v.Online++
+		} else {
+			v.Offline++
+		}
+		if w.version != "" {
+			v.ByVersion[w.version]++
+		}
+	}
+	sort.Slice(v.Workers, func(i, j int) bool { return v.Workers[i].ID < v.Workers[j].ID })
+	return v
+}

@@ -1,0 +1,103 @@
+package leader
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// onStatus follows a worker's retained status (and its last will): the
+// fleet view, and the relay's idea of whom to try.
+func (l *Leader) onStatus(topic string, payload []byte) {
+	worker, _, err := l.cfg.Topics.Parse(topic)
+	if err != nil {
+		l.c.malformed.Add(1)
+		return
+	}
+	switch string(payload) {
+	case wire.StatusOnline:
+		if l.fleet.setOnline(worker, true, l.clk.Now()) {
+			l.c.reconnects.Add(1)
+		}
+		// Its queue, parked while it was away, is due now. The relay's
+		// store call cannot block on the network, so it is safe here.
+		_ = l.relay.Wake(contextBackground, worker)
+	case wire.StatusOffline:
+		l.fleet.setOnline(worker, false, l.clk.Now())
+		l.relay.SetOffline(worker)
+	case "": // a cleared retained message: nothing to learn
+	default:
+		l.c.malformed.Add(1)
+	}
+}
+
+// onUp handles everything a worker sends: acks complete asks, requests and
+// telemetry are admitted to the bounded mailbox or answered "full",
+// heartbeats coalesce. It runs on the MQTT delivery goroutine, so it never
+// publishes itself.
+func (l *Leader) onUp(topic string, payload []byte) {
+	worker, _, err := l.cfg.Topics.Parse(topic)
+	if err != nil {
+		l.c.malformed.Add(1)
+		return
+	}
+	env, err := wire.Decode(topic, payload, wire.Up, l.cfg.MaxPayload)
+	if err != nil {
+		l.c.malformed.Add(1)
+		l.cfg.Logger.Debug("refused payload", "err", err)
+		if id := wire.PeekID(payload, l.cfg.MaxPayload); id != "" {
+			l.c.rejectedMalformed.Add(1)
+			l.queueReply(worker, wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: id, Result: wire.ResultReject, Reason: err.Error()})
+		}
+		return
+	}
+	switch env.Kind {
+	case wire.KindAck:
+		if !l.asks.complete(env.Ref, env) {
+			l.c.lateAcks.Add(1) // its ask timed out; the worker has it all the same
+		}
+	case wire.KindHeartbeat:
+		var hb wire.Heartbeat
+		_ = jsonBody(&env, &hb) // Decode checked it
+		l.c.heartbeatsReceived.Add(1)
+		if err := l.heartbeats.OfferKey(contextBackground, worker, heartbeat{worker: worker, seq: env.Seq, body: hb}); err != nil {
+			l.c.heartbeatsDropped.Add(1)
+		}
+	case wire.KindRequest, wire.KindTelemetry:
+		l.admit(worker, env)
+	}
+}
+
+// admit offers a request or telemetry message to the bounded mailbox and
+// answers at once: ok when it is queued, full with the mailbox's retry-after
+// hint when it is not.
+func (l *Leader) admit(worker string, env wire.Envelope) {
+	if env.Kind == wire.KindRequest {
+		l.c.requestsReceived.Add(1)
+	} else {
+		l.c.telemetryReceived.Add(1)
+	}
+	ans := wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK}
+	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind})
+	var full *mailbox.FullError
+	switch {
+	case err == nil:
+	case errors.As(err, &full):
+		ans.Result, ans.RetryAfterMs = wire.ResultFull, max(full.RetryAfter.Milliseconds(), 1)
+		l.c.answeredFull.Add(1)
+	default: // closed: the leader is stopping; a restarted one will take it
+		ans.Result, ans.RetryAfterMs, ans.Reason = wire.ResultFull, 1000, fmt.Sprintf("leader stopping: %v", err)
+	}
+	l.queueReply(worker, ans)
+}
+
+// contextBackground is for calls from the MQTT delivery goroutine, which
+// has no context; none of them blocks (mailbox offers of non-blocking
+// policies, a store's Wake).
+var contextBackground = context.Background()
+
+func jsonBody(env *wire.Envelope, v any) error { return json.Unmarshal(env.Body, v) }

@@ -1,0 +1,212 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// Leader is the leader actor. Create it with New, start it with Run.
+// Methods other than Run are safe for concurrent use, before, during and
+// after Run.
+type Leader struct {
+	cfg   Config
+	clk   clock.Clock
+	relay *outbox.Relay
+
+	inbox      *mailbox.Mailbox[inbound]   // requests and telemetry, bounded
+	heartbeats *mailbox.Mailbox[heartbeat] // coalescing, one per worker
+	replies    chan reply                  // answers for the replier goroutine
+	stopped    chan struct{}               // closed when Run returns
+	asks       asks
+	fleet      fleetView
+	deploys    deployTracker
+	c          counters
+}
+
+// inbound is a request or telemetry message waiting for the leader.
+type inbound struct {
+	worker string
+	kind   wire.Kind
+}
+
+// heartbeat is a worker's latest heartbeat waiting to be processed.
+type heartbeat struct {
+	worker string
+	seq    uint64
+	body   wire.Heartbeat
+}
+
+// reply is an answer to publish on a worker's down topic.
+type reply struct {
+	worker string
+	env    wire.Envelope
+}
+
+// New checks cfg and builds a leader; nothing runs until Run.
+func New(cfg Config) (*Leader, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{})}
+	l.asks.init()
+	l.fleet.init()
+	l.deploys.init()
+	if l.inbox, err = mailbox.New[inbound](cfg.Mailbox); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	hbOpts := mailbox.Options{Capacity: cfg.HeartbeatSlots, Policy: mailbox.Coalesce, Clock: cfg.Clock}
+	if l.heartbeats, err = mailbox.New[heartbeat](hbOpts); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	if l.relay, err = outbox.NewRelay(cfg.Store, outbox.DeliveryFunc(l.deliver), cfg.Relay); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
+	}
+	return l, nil
+}
+
+// ErrStopped is returned by calls that need a running leader after Run has
+// returned.
+var ErrStopped = errors.New("leader: stopped")
+
+// Run subscribes to the fleet's topics, announces the leader online and
+// serves until ctx ends. It then announces the leader offline (best
+// effort), stops the relay (in-flight deliveries settle or are handed back
+// uncharged), and returns once every goroutine it started has returned. A
+// Leader runs once.
+func (l *Leader) Run(ctx context.Context) error {
+	tp := l.cfg.Topics
+	if err := l.cfg.Link.Subscribe(ctx, tp.AllStatus(), 1, l.onStatus); err != nil {
+		return fmt.Errorf("leader: subscribe %s: %w", tp.AllStatus(), err)
+	}
+	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 1, l.onUp); err != nil {
+		return fmt.Errorf("leader: subscribe %s: %w", tp.AllUp(), err)
+	}
+	if err := l.cfg.Link.Publish(ctx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil {
+		return fmt.Errorf("leader: announce online: %w", err)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 1)
+	wg.Go(func() {
+		if err := l.relay.Run(ctx); err != nil {
+			errc <- err
+		}
+	})
+	wg.Go(func() { l.serveRequests(ctx) })
+	wg.Go(func() { l.processHeartbeats(ctx) })
+	wg.Go(func() { l.publishReplies(ctx) })
+	wg.Wait()
+	close(l.stopped)
+	l.inbox.Close()
+	l.heartbeats.Close()
+	bye, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = l.cfg.Link.Publish(bye, tp.LeaderStatus(), 1, true, []byte(wire.StatusOffline))
+	select {
+	case err := <-errc:
+		return err
+	default:
+		return nil
+	}
+}
+
+// serveRequests is the leader's actor loop: one request or telemetry
+// message at a time. Service time is simulated by accounting: busyUntil
+// moves forward by each sampled service time and the loop sleeps only when
+// it is more than a millisecond ahead of the clock, so a short service time
+// under a fast clock costs no busy loop and stays exact on average.
+func (l *Leader) serveRequests(ctx context.Context) {
+	r := rand.New(rand.NewPCG(l.cfg.Seed, 0x1ead))
+	var busyUntil time.Time
+	for {
+		in, err := l.inbox.Take(ctx)
+		if err != nil {
+			return
+		}
+		now := l.clk.Now()
+		if busyUntil.Before(now) {
+			busyUntil = now
+		}
+		busyUntil = busyUntil.Add(l.cfg.Service.Sample(r))
+		if ahead := busyUntil.Sub(now); ahead > time.Millisecond {
+			if clock.Sleep(ctx, l.clk, ahead) != nil {
+				return
+			}
+		}
+		switch in.kind {
+		case wire.KindRequest:
+			l.c.requestsServed.Add(1)
+		case wire.KindTelemetry:
+			l.c.telemetryServed.Add(1)
+		}
+	}
+}
+
+// processHeartbeats wakes every HeartbeatInterval and takes every waiting
+// heartbeat: the newest of each worker, the older ones having been
+// coalesced away in the mailbox.
+func (l *Leader) processHeartbeats(ctx context.Context) {
+	t := l.clk.NewTicker(l.cfg.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		now := l.clk.Now()
+		for {
+			hb, ok := l.heartbeats.TryTake()
+			if !ok {
+				break
+			}
+			if !l.fleet.heartbeat(hb, now) {
+				l.c.heartbeatsStale.Add(1)
+				continue
+			}
+			l.c.heartbeatsProcessed.Add(1)
+		}
+		l.c.heartbeatRounds.Add(1)
+	}
+}
+
+// publishReplies publishes answers queued by the MQTT delivery goroutine,
+// which must not publish itself.
+func (l *Leader) publishReplies(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case r := <-l.replies:
+			b, err := wire.Encode(r.env)
+			if err != nil { // a bug: the leader built a bad answer
+				l.cfg.Logger.Error("encode reply", "worker", r.worker, "err", err)
+				continue
+			}
+			if err := l.cfg.Link.Publish(ctx, l.cfg.Topics.Down(r.worker), 1, false, b); err != nil {
+				l.c.replyErrors.Add(1)
+				continue
+			}
+			l.c.repliesSent.Add(1)
+		}
+	}
+}
+
+// queueReply hands an answer to the replier; it waits when the queue is
+// full, so a flood slows the leader's session instead of growing memory.
+func (l *Leader) queueReply(worker string, env wire.Envelope) {
+	select {
+	case l.replies <- reply{worker: worker, env: env}:
+	case <-l.stopped:
+		l.c.replyErrors.Add(1)
+	}
+}

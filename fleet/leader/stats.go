@@ -1,0 +1,77 @@
+package leader
+
+import (
+	"sync/atomic"
+
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+)
+
+type counters struct {
+	malformed, rejectedMalformed                   atomic.Uint64
+	reconnects                                     atomic.Uint64
+	requestsReceived, requestsServed               atomic.Uint64
+	telemetryReceived, telemetryServed             atomic.Uint64
+	answeredFull                                   atomic.Uint64
+	repliesSent, replyErrors                       atomic.Uint64
+	heartbeatsReceived, heartbeatsProcessed        atomic.Uint64
+	heartbeatsStale, heartbeatsDropped             atomic.Uint64
+	heartbeatRounds                                atomic.Uint64
+	asksSent, asksFailed, asksTimedOut             atomic.Uint64
+	acksOK, acksFull, acksReject, lateAcks, poison atomic.Uint64
+}
+
+// Stats is everything the leader counts, for the dashboard, the reports and
+// /metrics. Counters count since New.
+type Stats struct {
+	// Mailbox is the bounded mailbox of requests and telemetry.
+	Mailbox mailbox.Stats
+	// Heartbeats is the coalescing mailbox: DroppedCoalesced counts the
+	// heartbeats replaced by a newer one before the leader looked, and
+	// Wait is the age of what it processed.
+	Heartbeats mailbox.Stats
+	Relay      outbox.RelayStats
+	Outbox     outbox.Stats
+
+	Malformed         uint64 // payloads refused (bad topic, envelope or status)
+	RejectedMalformed uint64 // of those, answered with a reject
+	Reconnects        uint64 // workers back online after being offline
+
+	RequestsReceived, RequestsServed   uint64
+	TelemetryReceived, TelemetryServed uint64
+	AnsweredFull                       uint64 // requests and telemetry answered "full, retry after"
+	RepliesSent, ReplyErrors           uint64
+
+	HeartbeatsReceived  uint64
+	HeartbeatsProcessed uint64
+	HeartbeatsStale     uint64 // processed ones not newer than the last (seq)
+	HeartbeatsDropped   uint64 // refused by a full heartbeat mailbox (more workers than slots)
+	HeartbeatRounds     uint64
+
+	AsksSent, AsksFailed, AsksTimedOut uint64 // deliveries published, failed to publish, unanswered
+	AcksOK, AcksFull, AcksReject       uint64
+	LateAcks                           uint64 // acks after their ask gave up (delivered all the same)
+	Poison                             uint64 // commands that could not be encoded (dead-lettered)
+}
+
+// Stats returns a snapshot of the leader's counters and its mechanisms'
+// stats.
+func (l *Leader) Stats() Stats {
+	c := &l.c
+	return Stats{
+		Mailbox: l.inbox.Stats(), Heartbeats: l.heartbeats.Stats(),
+		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(),
+		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
+		Reconnects:       c.reconnects.Load(),
+		RequestsReceived: c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
+		TelemetryReceived: c.telemetryReceived.Load(), TelemetryServed: c.telemetryServed.Load(),
+		AnsweredFull: c.answeredFull.Load(),
+		RepliesSent:  c.repliesSent.Load(), ReplyErrors: c.replyErrors.Load(),
+		HeartbeatsReceived: c.heartbeatsReceived.Load(), HeartbeatsProcessed: c.heartbeatsProcessed.Load(),
+		HeartbeatsStale: c.heartbeatsStale.Load(), HeartbeatsDropped: c.heartbeatsDropped.Load(),
+		HeartbeatRounds: c.heartbeatRounds.Load(),
+		AsksSent:        c.asksSent.Load(), AsksFailed: c.asksFailed.Load(), AsksTimedOut: c.asksTimedOut.Load(),
+		AcksOK: c.acksOK.Load(), AcksFull: c.acksFull.Load(), AcksReject: c.acksReject.Load(),
+		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(),
+	}
+}

@@ -1,0 +1,404 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/flow"
+)
+
+// Delivery hands one message to its receiver (an ask over MQTT, a mailbox
+// offer in a test). It returns nil when the receiver took the message, or an
+// error the relay sorts with flow.Classify: a *flow.CapacityError (receiver
+// full), a *flow.PermanentError (never retry), or anything else (retried with
+// backoff). Deliver is called from many goroutines at once and must return
+// soon after ctx ends. The store hands out only a receiver's head, so a
+// receiver sees one message at a time, unless a Deliver call outlives the
+// store's LeaseTimeout and the message is handed out again beside it.
+type Delivery interface {
+	Deliver(ctx context.Context, m Message) error
+}
+
+// DeliveryFunc adapts a function to Delivery.
+type DeliveryFunc func(ctx context.Context, m Message) error
+
+// Deliver calls f(ctx, m).
+func (f DeliveryFunc) Deliver(ctx context.Context, m Message) error { return f(ctx, m) }
+
+// RelayOptions configures a Relay. The zero value of each field takes the
+// default shown in DefaultRelayOptions.
+type RelayOptions struct {
+	// Clock must be the store's clock: the relay computes offline parking
+	// times and limit samples on it. Default: wall clock.
+	Clock clock.Clock
+	// Interval is how often each partition polls its store when nothing
+	// wakes it sooner. A settled delivery and Wake both wake the partition
+	// at once, so the interval bounds only the latency of newly due
+	// messages (enqueued, or out of backoff). Default 5 ms.
+	Interval time.Duration
+	// Batch bounds the messages one poll leases. A poll never leases more
+	// than the limiter has permits for. Default 20.
+	Batch int
+	// Limiter configures each partition's AIMD limiter; zero fields take
+	// flow.DefaultLimiterOptions (10 / 1 / 50, AIMD).
+	Limiter flow.LimiterOptions
+	// Backoff spaces retries after failures: full jitter over
+	// [0, min(Cap, Base × 2^Attempts)]. Zero fields take flow.DefaultBackoff.
+	Backoff flow.Backoff
+	// Seed drives the jitter. Partition i draws from its own PCG seeded with
+	// (Seed, i), so a run can be repeated.
+	Seed uint64
+	// OfflineRecheck is how far ahead an offline receiver's head message is
+	// parked when the relay meets it. It only bounds the work spent on a
+	// receiver that went away without anyone calling Wake: Wake makes the
+	// head due again at once. No attempt is charged. Default 1 minute.
+	OfflineRecheck time.Duration
+	// History bounds the limit samples kept per partition (the newest are
+	// kept). Default 256.
+	History int
+}
+
+// DefaultRelayOptions lists the defaults (the seed's relay settings).
+var DefaultRelayOptions = RelayOptions{
+	Clock:          clock.Real{},
+	Interval:       5 * time.Millisecond,
+	Batch:          20,
+	Limiter:        flow.DefaultLimiterOptions,
+	Backoff:        flow.DefaultBackoff,
+	OfflineRecheck: time.Minute,
+	History:        256,
+}
+
+// withDefaults fills zero fields from DefaultRelayOptions and checks the rest.
+func (o RelayOptions) withDefaults() (RelayOptions, error) {
+	d := DefaultRelayOptions
+	if o.Clock == nil {
+		o.Clock = d.Clock
+	}
+	if o.Interval == 0 {
+		o.Interval = d.Interval
+	}
+	if o.Batch == 0 {
+		o.Batch = d.Batch
+	}
+	if o.Limiter.Initial == 0 {
+		o.Limiter.Initial = d.Limiter.Initial
+	}
+	if o.Limiter.Min == 0 {
+		o.Limiter.Min = d.Limiter.Min
+	}
+	if o.Limiter.Max == 0 {
+		o.Limiter.Max = max(d.Limiter.Max, o.Limiter.Initial)
+	}
+	if o.OfflineRecheck == 0 {
+		o.OfflineRecheck = d.OfflineRecheck
+	}
+	if o.History == 0 {
+		o.History = d.History
+	}
+	switch {
+	case o.Interval < 0:
+		return o, fmt.Errorf("outbox: relay interval %v: must be positive", o.Interval)
+	case o.Batch < 0:
+		return o, fmt.Errorf("outbox: relay batch %d: must be positive", o.Batch)
+	case o.Backoff.Base < 0 || o.Backoff.Cap < 0:
+		return o, fmt.Errorf("outbox: relay backoff base %v, cap %v: must be 0 (default) or positive", o.Backoff.Base, o.Backoff.Cap)
+	case o.OfflineRecheck < 0:
+		return o, fmt.Errorf("outbox: relay offline recheck %v: must be positive", o.OfflineRecheck)
+	case o.History < 0:
+		return o, fmt.Errorf("outbox: relay history %d: must be positive", o.History)
+	}
+	if err := o.Limiter.Validate(); err != nil {
+		return o, fmt.Errorf("outbox: relay %w", err)
+	}
+	return o, nil
+}
+
+// ErrRelayRunning is returned by Run while another Run of the same Relay has
+// not returned: two loops per partition would fight over one limiter.
+var ErrRelayRunning = errors.New("outbox: relay already running")
+
+// Relay drains a Store: one loop per store partition, each with its own
+// AIMD limiter, delivers due messages through a Delivery and settles each by
+// its outcome (seed 000 section 2.4):
+//
+//	nil               Ack                                   limit +1
+//	capacity error    Nack, delay max(RetryAfter, backoff)  limit /2
+//	other error       Nack, delay backoff                   limit unchanged
+//	permanent error   DeadLetter                            limit unchanged
+//
+// A Nack at the store's MaxAttempts dead-letters the message. Receivers
+// marked offline are not tried. Methods are safe for concurrent use.
+type Relay struct {
+	st    Store
+	d     Delivery
+	o     RelayOptions
+	parts []*partition
+
+	running atomic.Bool
+
+	mu      sync.RWMutex
+	offline map[string]struct{}
+}
+
+// NewRelay returns a relay over st that delivers through d. It fails on a
+// nil store or delivery and on options that cannot work, naming the option.
+func NewRelay(st Store, d Delivery, o RelayOptions) (*Relay, error) {
+	if st == nil {
+		return nil, errors.New("outbox: relay needs a store")
+	}
+	if d == nil {
+		return nil, errors.New("outbox: relay needs a delivery")
+	}
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Relay{st: st, d: d, o: o, offline: make(map[string]struct{})}
+	n := st.Partitions()
+	if n < 1 {
+		return nil, fmt.Errorf("outbox: relay: store reports %d partitions", n)
+	}
+	r.parts = make([]*partition, n)
+	for i := range r.parts {
+		r.parts[i] = newPartition(r, i)
+	}
+	return r, nil
+}
+
+// Run polls every partition and delivers until ctx ends. On shutdown it
+// stops polling, lets in-flight Deliver calls see the canceled ctx, hands
+// back without an attempt charged every message whose delivery failed
+// because of the shutdown, and returns nil only after every goroutine it
+// started has returned. Settling store calls use a context that shutdown
+// does not cancel, so a message is never left leased by a clean stop.
+// Run returns ErrRelayRunning if the relay is already running; it may be
+// run again after it returns.
+func (r *Relay) Run(ctx context.Context) error {
+	if !r.running.CompareAndSwap(false, true) {
+		return ErrRelayRunning
+	}
+	defer r.running.Store(false)
+	var wg sync.WaitGroup // loops and deliveries alike
+	for _, p := range r.parts {
+		p.sample() // where each chart starts
+		wg.Go(func() { p.loop(ctx, &wg) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// SetOffline marks receiver offline: its messages stay queued, parked for
+// OfflineRecheck at a time, and no Deliver call or attempt is spent on them
+// until Wake. A delivery already in flight is not recalled.
+func (r *Relay) SetOffline(receiver string) {
+	r.mu.Lock()
+	r.offline[receiver] = struct{}{}
+	r.mu.Unlock()
+}
+
+// Wake marks receiver online again, makes its head message due now in the
+// store and wakes its partition at once rather than at the next Interval.
+// The error is the store's (ErrClosed); the receiver is online regardless.
+func (r *Relay) Wake(ctx context.Context, receiver string) error {
+	r.mu.Lock()
+	delete(r.offline, receiver)
+	r.mu.Unlock()
+	err := r.st.Wake(ctx, receiver)
+	r.parts[PartitionOf(receiver, len(r.parts))].poke()
+	if err != nil {
+		return fmt.Errorf("outbox: wake %q: %w", receiver, err)
+	}
+	return nil
+}
+
+func (r *Relay) isOffline(receiver string) bool {
+	r.mu.RLock()
+	_, ok := r.offline[receiver]
+	r.mu.RUnlock()
+	return ok
+}
+
+// partition is one relay loop with its own limiter, jitter source and
+// counters.
+type partition struct {
+	r    *Relay
+	idx  int
+	lim  *flow.Limiter
+	wake chan struct{} // buffer 1: pokes coalesce
+
+	rngMu sync.Mutex // deliveries settle concurrently; rand.Rand is not safe
+	rng   *rand.Rand
+
+	c    relayCounters
+	hist history
+}
+
+func newPartition(r *Relay, i int) *partition {
+	return &partition{
+		r:    r,
+		idx:  i,
+		lim:  flow.NewLimiter(r.o.Limiter),
+		wake: make(chan struct{}, 1),
+		rng:  rand.New(rand.NewPCG(r.o.Seed, uint64(i))),
+		hist: newHistory(r.o.History),
+	}
+}
+
+// poke wakes the loop without blocking; a poke already pending suffices.
+func (p *partition) poke() {
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
+	t := p.r.o.Clock.NewTicker(p.r.o.Interval)
+	defer t.Stop()
+	for {
+		p.poll(ctx, wg)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		case <-p.wake:
+		}
+	}
+}
+
+// poll leases due messages and starts their deliveries. It polls again at
+// once while full batches keep coming and permits remain, so a backlog
+// drains at the limiter's pace rather than Batch per Interval.
+func (p *partition) poll(ctx context.Context, wg *sync.WaitGroup) {
+	settle := context.WithoutCancel(ctx)
+	for ctx.Err() == nil {
+		// Leasing a message only to hand it back for want of a permit is
+		// wasted store work (a write transaction on bbolt).
+		n := min(p.r.o.Batch, p.lim.Limit()-p.lim.InFlight())
+		if n <= 0 {
+			return // a settling delivery pokes the loop
+		}
+		msgs, err := p.r.st.Dequeue(ctx, p.idx, n)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.c.storeErrors.Add(1)
+			}
+			return
+		}
+		again := len(msgs) == n
+		for i, m := range msgs {
+			now := p.r.o.Clock.Now()
+			if ctx.Err() != nil {
+				for _, m := range msgs[i:] {
+					p.release(settle, m.ID, now)
+				}
+				return
+			}
+			if p.r.isOffline(m.Receiver) {
+				p.park(settle, m, now)
+				continue
+			}
+			permit, ok := p.lim.TryAcquire()
+			if !ok { // the limit fell since we counted: stays due, no attempt
+				p.c.deferred.Add(1)
+				p.release(settle, m.ID, now)
+				again = false
+				continue
+			}
+			wg.Go(func() { p.deliver(ctx, m, permit) })
+		}
+		if !again {
+			return
+		}
+	}
+}
+
+// park hands an offline receiver's head back for OfflineRecheck.
+func (p *partition) park(ctx context.Context, m Message, now time.Time) {
+	p.c.offlineSkips.Add(1)
+	p.release(ctx, m.ID, now.Add(p.r.o.OfflineRecheck))
+	// Wake may have run between our check and the release, found the head
+	// leased and left it alone; make it due again ourselves.
+	if !p.r.isOffline(m.Receiver) {
+		if err := p.r.st.Wake(ctx, m.Receiver); err != nil {
+			p.c.storeErrors.Add(1)
+		}
+		p.poke()
+	}
+}
+
+func (p *partition) release(ctx context.Context, id uint64, sendAt time.Time) {
+	if err := p.r.st.Release(ctx, id, sendAt); err != nil {
+		p.c.storeErrors.Add(1)
+	}
+}
+
+// deliver runs one delivery and settles it. It owns permit.
+func (p *partition) deliver(ctx context.Context, m Message, permit flow.Permit) {
+	err := p.r.d.Deliver(ctx, m)
+	settle := context.WithoutCancel(ctx)
+	// The poke comes after the store call: the receiver's next message is
+	// visible only once this one is settled.
+	defer p.poke()
+	if err != nil && ctx.Err() != nil {
+		// Failed because we are stopping (or at least while we are): not the
+		// receiver's fault, so no attempt and no limit change.
+		permit.Release()
+		p.c.abandoned.Add(1)
+		p.release(settle, m.ID, p.r.o.Clock.Now())
+		return
+	}
+	permit.Done(err) // +1, /2 or unchanged, by flow.Classify
+	switch flow.Classify(err) {
+	case flow.OK:
+		p.sample()
+		p.c.delivered.Add(1)
+		if err := p.r.st.Ack(settle, m.ID); err != nil {
+			p.c.storeErrors.Add(1)
+		}
+	case flow.Backpressure:
+		p.sample()
+		p.c.backpressure.Add(1)
+		retryAfter, _ := flow.RetryAfter(err)
+		p.nack(settle, m, max(retryAfter, p.backoff(m.Attempts)), err)
+	case flow.Retry:
+		p.c.errors.Add(1)
+		p.nack(settle, m, p.backoff(m.Attempts), err)
+	case flow.Reject:
+		if err := p.r.st.DeadLetter(settle, m.ID, err.Error()); err != nil {
+			p.c.storeErrors.Add(1)
+			return
+		}
+		p.c.deadLettered.Add(1)
+	}
+}
+
+func (p *partition) nack(ctx context.Context, m Message, delay time.Duration, cause error) {
+	res, err := p.r.st.Nack(ctx, m.ID, delay, cause.Error())
+	switch {
+	case err != nil:
+		p.c.storeErrors.Add(1)
+	case res == DeadLettered:
+		p.c.deadLettered.Add(1)
+	default:
+		p.c.retries.Add(1)
+	}
+}
+
+func (p *partition) backoff(attempt int) time.Duration {
+	p.rngMu.Lock()
+	defer p.rngMu.Unlock()
+	return p.r.o.Backoff.Delay(attempt, p.rng)
+}
+
+// sample records the limit if it moved since the last sample.
+func (p *partition) sample() {
+	p.hist.add(p.r.o.Clock, p.lim)
+}

@@ -1,0 +1,156 @@
+package outbox
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/flow"
+)
+
+// RelayStats is a point-in-time view of a Relay, one entry per store
+// partition. The metric names in the field comments are the ones the
+// Prometheus endpoint will export (seed 000), each labelled by partition.
+type RelayStats struct {
+	Partitions []PartitionStats
+}
+
+// PartitionStats is one partition's limiter and counters. Counters count
+// since NewRelay. Fields are read one by one, so under load they may be a
+// few operations apart.
+type PartitionStats struct {
+	// Limit is the AIMD limit now (fleetsim_outbox_limiter_current_limit).
+	Limit int
+	// InFlight is the number of deliveries running now.
+	InFlight int
+	// Delivered counts deliveries the receiver took
+	// (fleetsim_outbox_relay_delivered_total).
+	Delivered uint64
+	// Backpressure counts capacity answers: each halved the limit
+	// (fleetsim_outbox_relay_backpressure_total).
+	Backpressure uint64
+	// Retries counts failed attempts requeued with a delay, after a capacity
+	// or a transient answer (fleetsim_outbox_relay_retries_total).
+	Retries uint64
+	// Errors counts transient (or unclassified) failures, which leave the
+	// limit alone (fleetsim_outbox_relay_errors_total).
+	Errors uint64
+	// DeadLettered counts messages moved to the dead letters, for a
+	// permanent error or at the store's MaxAttempts
+	// (fleetsim_outbox_relay_dead_lettered_total).
+	DeadLettered uint64
+	// OfflineSkips counts head messages parked because their receiver was
+	// offline; no attempt was charged.
+	OfflineSkips uint64
+	// Deferred counts leased messages handed back for want of a permit (the
+	// limit fell during the poll); they stay due and are not charged.
+	Deferred uint64
+	// Abandoned counts deliveries that failed during shutdown; their
+	// messages were handed back uncharged.
+	Abandoned uint64
+	// StoreErrors counts failed store calls (a poll, or a settle whose lease
+	// had expired). The relay keeps going; a message whose settle failed
+	// is delivered again when its lease runs out.
+	StoreErrors uint64
+	// LimitHistory holds the limit each time a partition saw it move, oldest
+	// first, at most RelayOptions.History samples. Under concurrency two
+	// quick moves may show as one; every sample is a value the limit had.
+	LimitHistory []LimitSample
+}
+
+// LimitSample is the AIMD limit at one moment.
+type LimitSample struct {
+	At    time.Time
+	Limit int
+}
+
+// Total sums the partitions: the limits and in-flight counts add up to
+// the relay's total concurrency. LimitHistory is left empty.
+func (s RelayStats) Total() PartitionStats {
+	var t PartitionStats
+	for _, p := range s.Partitions {
+		t.Limit += p.Limit
+		t.InFlight += p.InFlight
+		t.Delivered += p.Delivered
+		t.Backpressure += p.Backpressure
+		t.Retries += p.Retries
+		t.Errors += p.Errors
+		t.DeadLettered += p.DeadLettered
+		t.OfflineSkips += p.OfflineSkips
+		t.Deferred += p.Deferred
+		t.Abandoned += p.Abandoned
+		t.StoreErrors += p.StoreErrors
+	}
+	return t
+}
+
+// Stats returns the relay's per-partition view. Safe to call at any time,
+// from any goroutine.
+func (r *Relay) Stats() RelayStats {
+	out := RelayStats{Partitions: make([]PartitionStats, len(r.parts))}
+	for i, p := range r.parts {
+		c := &p.c
+		out.Partitions[i] = PartitionStats{
+			Limit:        p.lim.Limit(),
+			InFlight:     p.lim.InFlight(),
+			Delivered:    c.delivered.Load(),
+			Backpressure: c.backpressure.Load(),
+			Retries:      c.retries.Load(),
+			Errors:       c.errors.Load(),
+			DeadLettered: c.deadLettered.Load(),
+			OfflineSkips: c.offlineSkips.Load(),
+			Deferred:     c.deferred.Load(),
+			Abandoned:    c.abandoned.Load(),
+			StoreErrors:  c.storeErrors.Load(),
+			LimitHistory: p.hist.snapshot(),
+		}
+	}
+	return out
+}
+
+type relayCounters struct {
+	delivered, backpressure, retries, errors, deadLettered atomic.Uint64
+	offlineSkips, deferred, abandoned, storeErrors         atomic.Uint64
+}
+
+// history is a ring of the newest limit samples: bounded memory however
+// long the relay runs.
+type history struct {
+	mu    sync.Mutex
+	buf   []LimitSample
+	next  int // where the next sample goes once buf is full
+	last  int // the limit in the newest sample
+	empty bool
+}
+
+func newHistory(n int) history {
+	return history{buf: make([]LimitSample, 0, n), empty: true}
+}
+
+// add samples lim's limit if it differs from the newest sample. The limit
+// is read under the lock so samples are stored in the order they were read.
+func (h *history) add(c clock.Clock, lim *flow.Limiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := lim.Limit()
+	if !h.empty && v == h.last {
+		return
+	}
+	h.empty, h.last = false, v
+	s := LimitSample{At: c.Now(), Limit: v}
+	if len(h.buf) < cap(h.buf) {
+		h.buf = append(h.buf, s)
+		return
+	}
+	h.buf[h.next] = s
+	h.next = (h.next + 1) % len(h.buf)
+}
+
+func (h *history) snapshot() []LimitSample {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]LimitSample, 0, len(h.buf))
+	out = append(out, h.buf[h.next:]...)
+	return append(out, h.buf[:h.next]...)
+}

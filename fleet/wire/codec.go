@@ -1,0 +1,231 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Errors matched by errors.Is on a *DecodeError.
+var (
+	// ErrTooLarge: the payload is over the size limit.
+	ErrTooLarge = errors.New("payload too large")
+	// ErrMalformed: not a valid envelope (bad JSON, unknown or missing
+	// field, wrong type, bad value).
+	ErrMalformed = errors.New("malformed envelope")
+	// ErrUnknownKind: the kind is not one this version knows.
+	ErrUnknownKind = errors.New("unknown kind")
+	// ErrVersion: "v" is not Version.
+	ErrVersion = errors.New("unsupported envelope version")
+	// ErrWrongTopic: the kind does not travel in this direction.
+	ErrWrongTopic = errors.New("kind not allowed on this topic")
+)
+
+// DecodeError says what was wrong with a payload and where it came from.
+type DecodeError struct {
+	Topic  string
+	Kind   error  // one of the sentinels above
+	Detail string // what was wrong and what would be valid
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("%s: %v: %s", e.Topic, e.Kind, e.Detail)
+}
+
+// Is matches the sentinel in Kind.
+func (e *DecodeError) Is(target error) bool { return target == e.Kind }
+
+// Decode parses and checks payload received on topic. It accepts only a
+// complete, known envelope of at most max bytes (max <= 0: DefaultMaxSize)
+// whose kind may travel in dir; the body of a known kind is checked too.
+// Every failure is a *DecodeError.
+func Decode(topic string, payload []byte, dir Direction, max int) (Envelope, error) {
+	var env Envelope
+	if max <= 0 {
+		max = DefaultMaxSize
+	}
+	fail := func(kind error, format string, a ...any) (Envelope, error) {
+		return Envelope{}, &DecodeError{Topic: topic, Kind: kind, Detail: fmt.Sprintf(format, a...)}
+	}
+	if len(payload) > max {
+		return fail(ErrTooLarge, "%d bytes, limit %d", len(payload), max)
+	}
+	if err := strictUnmarshal(payload, &env); err != nil {
+		return fail(ErrMalformed, "%v (want a JSON envelope, see docs/PROTOCOL.md)", err)
+	}
+	if env.V != Version {
+		return fail(ErrVersion, "v = %d, this leader speaks v %d", env.V, Version)
+	}
+	d, known := kinds[env.Kind]
+	if !known {
+		return fail(ErrUnknownKind, "kind %q (valid: config, firmware, job, ping, reply down; ack, request, heartbeat, telemetry up)", env.Kind)
+	}
+	if d != dir {
+		return fail(ErrWrongTopic, "kind %q travels %s, not %s", env.Kind, dirName(d), dirName(dir))
+	}
+	if err := env.check(); err != nil {
+		return fail(ErrMalformed, "%v", err)
+	}
+	return env, nil
+}
+
+func dirName(d Direction) string {
+	if d == Down {
+		return "down (leader to worker)"
+	}
+	return "up (worker to leader)"
+}
+
+// check validates the fields each kind needs.
+func (e *Envelope) check() error {
+	if e.Kind.IsAnswer() {
+		if e.Ref == "" {
+			return fmt.Errorf("%s: field \"ref\" is required (the id of the envelope answered)", e.Kind)
+		}
+		if len(e.Ref) > 2*MaxIDLen {
+			return fmt.Errorf("%s: field \"ref\" is %d characters, limit %d", e.Kind, len(e.Ref), 2*MaxIDLen)
+		}
+		switch e.Result {
+		case ResultOK:
+		case ResultFull:
+			if e.RetryAfterMs < 0 {
+				return fmt.Errorf("%s: \"retry_after_ms\" = %d, must be >= 0", e.Kind, e.RetryAfterMs)
+			}
+		case ResultReject:
+			if e.Reason == "" {
+				return fmt.Errorf("%s: a reject needs a \"reason\"", e.Kind)
+			}
+		default:
+			return fmt.Errorf("%s: \"result\" = %q, must be ok, full or reject", e.Kind, e.Result)
+		}
+		return nil
+	}
+	if e.ID == "" {
+		return fmt.Errorf("%s: field \"id\" is required", e.Kind)
+	}
+	if len(e.ID) > 2*MaxIDLen {
+		return fmt.Errorf("%s: field \"id\" is %d characters, limit %d", e.Kind, len(e.ID), 2*MaxIDLen)
+	}
+	if e.Result != "" || e.Ref != "" {
+		return fmt.Errorf("%s: \"result\" and \"ref\" belong on ack and reply only", e.Kind)
+	}
+	if e.TTLMs < 0 || e.Attempt < 0 {
+		return fmt.Errorf("%s: \"ttl_ms\" and \"attempt\" must be >= 0", e.Kind)
+	}
+	switch e.Kind {
+	case KindConfig, KindFirmware:
+		var b Apply
+		if err := e.body(&b, true); err != nil {
+			return err
+		}
+		if b.Version == "" {
+			return fmt.Errorf("%s: body \"version\" is required", e.Kind)
+		}
+	case KindJob:
+		var b Job
+		if err := e.body(&b, false); err != nil {
+			return err
+		}
+		if b.WorkMs < 0 {
+			return fmt.Errorf("job: body \"work_ms\" must be >= 0")
+		}
+	case KindRequest:
+		var b Request
+		if err := e.body(&b, true); err != nil {
+			return err
+		}
+		if b.What == "" {
+			return fmt.Errorf("request: body \"what\" is required")
+		}
+	case KindHeartbeat:
+		var b Heartbeat
+		return e.body(&b, false)
+	case KindTelemetry:
+		var b Telemetry
+		return e.body(&b, true)
+	}
+	return nil
+}
+
+// body decodes e.Body strictly into v.
+func (e *Envelope) body(v any, required bool) error {
+	if len(e.Body) == 0 || string(e.Body) == "null" {
+		if required {
+			return fmt.Errorf("%s: \"body\" is required", e.Kind)
+		}
+		return nil
+	}
+	if err := strictUnmarshal(e.Body, v); err != nil {
+		return fmt.Errorf("%s body: %v", e.Kind, err)
+	}
+	return nil
+}
+
+// strictUnmarshal is json.Unmarshal that refuses unknown fields and
+// trailing data.
+func strictUnmarshal(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return cleanJSONError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data after the JSON value")
+	}
+	return nil
+}
+
+func cleanJSONError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return fmt.Errorf("field %q: got JSON %s, want %s", te.Field, te.Value, te.Type)
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	return errors.New(msg)
+}
+
+// Encode checks env as Decode would and returns its JSON. A message this
+// package would refuse to decode is never sent.
+func Encode(env Envelope) ([]byte, error) {
+	if env.V == 0 {
+		env.V = Version
+	}
+	if _, ok := kinds[env.Kind]; !ok {
+		return nil, fmt.Errorf("encode: unknown kind %q", env.Kind)
+	}
+	if err := env.check(); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return json.Marshal(env)
+}
+
+// Body marshals v for an envelope's Body.
+func Body(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil { // only the body types above are passed here
+		panic("wire: body: " + err.Error())
+	}
+	return b
+}
+
+// PeekID returns the "id" of a payload Decode refused, if it is a JSON
+// object with a string id of sane length: the leader answers such a payload
+// with a reject instead of leaving its sender to time out.
+func PeekID(payload []byte, max int) string {
+	if max <= 0 {
+		max = DefaultMaxSize
+	}
+	if len(payload) > max {
+		return ""
+	}
+	var p struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(payload, &p) != nil || len(p.ID) > 2*MaxIDLen {
+		return ""
+	}
+	return p.ID
+}

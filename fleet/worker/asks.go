@@ -1,0 +1,282 @@
+package worker
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// ask is a message to the leader waiting for its reply.
+type ask struct {
+	kind     wire.Kind
+	deadline time.Time
+	body     []byte // telemetry sent directly: stored locally if it fails
+	storeID  uint64 // sent from the local outbox: settled there
+}
+
+const leaderID = "leader" // the local outbox's receiver
+
+func (w *Worker) newID(prefix string) string {
+	w.nextID++
+	return prefix + strconv.FormatUint(w.nextID, 10)
+}
+
+// sendAsk sends env and waits for the reply in the loop (onReply or a
+// deadline in housekeeping). It reports false if nothing could be sent.
+func (w *Worker) sendAsk(env wire.Envelope, a *ask) bool {
+	if w.sess == nil {
+		return false
+	}
+	b, err := wire.Encode(env)
+	if err == nil {
+		err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
+	}
+	if err != nil {
+		w.update(func(s *Stats) { s.SendErrors++ })
+		return false
+	}
+	a.kind, a.deadline = env.Kind, w.clk.Now().Add(w.cfg.AskTimeout)
+	w.asks[env.ID] = a
+	return true
+}
+
+// sendTelemetry tells the leader a measurement: directly when online, into
+// the local outbox when not (or when the leader says full, or does not
+// answer).
+func (w *Worker) sendTelemetry() {
+	body := wire.Body(wire.Telemetry{Metrics: map[string]float64{
+		"mailbox_depth": float64(w.mb.Len()),
+		"busy":          b2f(w.busy),
+	}})
+	w.update(func(s *Stats) { s.TelemetryGenerated++ })
+	env := wire.Envelope{V: wire.Version, ID: w.newID("t"), Kind: wire.KindTelemetry, SentMs: w.clk.Now().UnixMilli(), Body: body}
+	if !w.sendAsk(env, &ask{body: body}) {
+		w.store(wire.KindTelemetry, body, "", 0)
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// sendHeartbeat tells the leader the worker is alive; while offline the
+// latest heartbeat waits in the local outbox (an overwrite by key: one).
+func (w *Worker) sendHeartbeat() {
+	w.hbSeq++
+	body := wire.Body(wire.Heartbeat{Version: w.version, MailboxDepth: w.mb.Len(), Busy: w.busy})
+	env := wire.Envelope{V: wire.Version, ID: w.newID("h"), Kind: wire.KindHeartbeat, Key: "hb", Seq: w.hbSeq, SentMs: w.clk.Now().UnixMilli(), Body: body}
+	if w.sess != nil {
+		if b, err := wire.Encode(env); err == nil && w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b) == nil {
+			w.update(func(s *Stats) { s.HeartbeatsSent++ })
+			return
+		}
+	}
+	w.store(wire.KindHeartbeat, body, "hb", w.hbSeq)
+}
+
+// store keeps a message for the leader in the local outbox. Telemetry
+// appends; a heartbeat overwrites the one waiting.
+func (w *Worker) store(kind wire.Kind, body []byte, key string, seq uint64) {
+	m := outbox.Message{Receiver: leaderID, Kind: string(kind), Payload: body, Key: key, Seq: seq}
+	if key != "" {
+		m.Conflict = outbox.Overwrite
+	}
+	r, err := w.local.Enqueue(ctxBackground, m)
+	w.update(func(s *Stats) {
+		switch {
+		case err != nil: // the local outbox is full: this is loss, and it is counted
+			if kind == wire.KindTelemetry {
+				s.TelemetryDropped++
+			} else {
+				s.HeartbeatsDropped++
+			}
+		case kind == wire.KindTelemetry:
+			s.TelemetryStored++
+		case r[0].Outcome == outbox.Replaced:
+			s.HeartbeatsCoalesced++
+		default:
+			s.HeartbeatsStored++
+		}
+	})
+}
+
+// onReply settles the ask a leader's reply answers.
+func (w *Worker) onReply(env wire.Envelope) {
+	a, ok := w.asks[env.Ref]
+	if !ok {
+		w.update(func(s *Stats) { s.LateReplies++ })
+		return
+	}
+	delete(w.asks, env.Ref)
+	switch a.kind {
+	case wire.KindRequest:
+		w.syncReply(env)
+	case wire.KindTelemetry:
+		w.telemetryReply(a, env)
+	}
+}
+
+func (w *Worker) syncReply(env wire.Envelope) {
+	switch env.Result {
+	case wire.ResultOK:
+		w.syncTries = 0
+		w.update(func(s *Stats) { s.SyncOK++ })
+	case wire.ResultFull:
+		w.syncTries++
+		w.syncDue = w.clk.Now().Add(w.retryDelay(env.RetryAfter(), w.syncTries))
+		w.update(func(s *Stats) { s.SyncFull++ })
+	default:
+		w.update(func(s *Stats) { s.SyncRejected++ })
+	}
+}
+
+// retryDelay is how long to wait before asking the leader again: no less
+// than its retry-after hint, and a full-jitter backoff on top of repeated
+// refusals — unless the policy is Immediate (the herd).
+func (w *Worker) retryDelay(retryAfter time.Duration, tries int) time.Duration {
+	if w.cfg.Reconnect.Immediate {
+		return 0
+	}
+	return max(retryAfter, w.cfg.Reconnect.Backoff.Delay(tries-1, w.rnd))
+}
+
+func (w *Worker) telemetryReply(a *ask, env wire.Envelope) {
+	if a.storeID != 0 { // from the local outbox
+		w.flushing = false
+		w.settleStored(a.storeID, env)
+		return
+	}
+	switch env.Result {
+	case wire.ResultOK:
+		w.update(func(s *Stats) { s.TelemetryDirect++ })
+	case wire.ResultFull:
+		w.store(wire.KindTelemetry, a.body, "", 0)
+	default:
+		w.update(func(s *Stats) { s.TelemetryRejected++ })
+	}
+}
+
+// settleStored settles a local-outbox message by the leader's answer.
+func (w *Worker) settleStored(id uint64, env wire.Envelope) {
+	switch env.Result {
+	case wire.ResultOK:
+		if w.local.Ack(ctxBackground, id) == nil {
+			w.update(func(s *Stats) { s.TelemetryForwarded++ })
+		}
+	case wire.ResultFull:
+		m := w.clk.Now()
+		d := w.retryDelay(env.RetryAfter(), 1)
+		_, _ = w.local.Nack(ctxBackground, id, d, "leader full")
+		w.flushAfter = m.Add(d)
+	default:
+		if w.local.DeadLetter(ctxBackground, id, env.Reason) == nil {
+			w.update(func(s *Stats) { s.TelemetryRejected++ })
+		}
+	}
+}
+
+// flush sends the local outbox's next message when the worker is online
+// and nothing of it is in flight.
+func (w *Worker) flush(now time.Time) {
+	if w.sess == nil || w.flushing || now.Before(w.flushAfter) {
+		return
+	}
+	msgs, err := w.local.Dequeue(ctxBackground, 0, 1)
+	if err != nil || len(msgs) == 0 {
+		return
+	}
+	m := msgs[0]
+	kind := wire.Kind(m.Kind)
+	env := wire.Envelope{V: wire.Version, ID: w.newID("o"), Kind: kind, Key: m.Key, Seq: m.Seq, SentMs: now.UnixMilli(), Body: m.Payload}
+	if kind == wire.KindHeartbeat { // the leader does not answer heartbeats
+		b, err := wire.Encode(env)
+		if err == nil {
+			err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
+		}
+		if err != nil {
+			_ = w.local.Release(ctxBackground, m.ID, now)
+			return
+		}
+		_ = w.local.Ack(ctxBackground, m.ID)
+		w.update(func(s *Stats) { s.HeartbeatsSent++ })
+		return
+	}
+	if !w.sendAsk(env, &ask{storeID: m.ID}) {
+		_ = w.local.Release(ctxBackground, m.ID, now)
+		return
+	}
+	w.flushing = true
+}
+
+// failAsks ends every ask when the session goes: direct telemetry is kept
+// locally, local-outbox messages go back uncharged.
+func (w *Worker) failAsks() {
+	now := w.clk.Now()
+	for id, a := range w.asks {
+		w.expire(a, now)
+		delete(w.asks, id)
+	}
+}
+
+// expire handles an ask that got no reply.
+func (w *Worker) expire(a *ask, now time.Time) {
+	switch {
+	case a.kind == wire.KindRequest:
+		w.syncTries++
+		w.syncDue = now.Add(w.retryDelay(0, w.syncTries))
+		w.update(func(s *Stats) { s.SyncTimeouts++ })
+	case a.storeID != 0:
+		w.flushing = false
+		d := w.retryDelay(0, 1)
+		_, _ = w.local.Nack(ctxBackground, a.storeID, d, "no reply")
+		w.flushAfter = now.Add(d)
+	default:
+		w.store(wire.KindTelemetry, a.body, "", 0)
+	}
+}
+
+// housekeeping runs after every loop event: expire asks, send a due sync,
+// flush the local outbox, and arm the wake timer for the next of these.
+func (w *Worker) housekeeping() {
+	now := w.clk.Now()
+	var next time.Time
+	earliest := func(t time.Time) {
+		if !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	syncInFlight := false
+	for id, a := range w.asks {
+		if !now.Before(a.deadline) {
+			delete(w.asks, id)
+			w.expire(a, now)
+			continue
+		}
+		if a.kind == wire.KindRequest {
+			syncInFlight = true
+		}
+		earliest(a.deadline)
+	}
+	if w.sess != nil && !w.syncDue.IsZero() && !syncInFlight {
+		if now.Before(w.syncDue) {
+			earliest(w.syncDue)
+		} else {
+			env := wire.Envelope{V: wire.Version, ID: w.newID("s"), Kind: wire.KindRequest, SentMs: now.UnixMilli(), Body: wire.Body(wire.Request{What: "sync"})}
+			if w.sendAsk(env, &ask{}) {
+				w.syncDue = time.Time{}
+				w.update(func(s *Stats) { s.SyncSent++ })
+				earliest(w.asks[env.ID].deadline)
+			}
+		}
+	}
+	w.flush(now)
+	if w.sess != nil && !w.flushing && w.local.Stats().Depth > 0 {
+		earliest(w.flushAfter)
+	}
+	w.timers.wakeBy(next)
+}

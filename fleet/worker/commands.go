@@ -1,0 +1,141 @@
+package worker
+
+import (
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// onMessage handles one message on the worker's down topic.
+func (w *Worker) onMessage(topic string, payload []byte) {
+	env, err := wire.Decode(topic, payload, wire.Down, w.cfg.MaxPayload)
+	if err != nil {
+		w.update(func(s *Stats) { s.Malformed++ })
+		if id := wire.PeekID(payload, w.cfg.MaxPayload); id != "" {
+			w.answer(wire.Envelope{V: wire.Version, Kind: wire.KindAck, Ref: id, Result: wire.ResultReject, Reason: err.Error()})
+		}
+		return
+	}
+	if env.Kind == wire.KindReply {
+		w.onReply(env)
+		return
+	}
+	w.onCommand(env)
+}
+
+// onCommand answers a command at once — ok if the mailbox took it, full
+// with the mailbox's retry-after hint if not — and starts work if idle.
+func (w *Worker) onCommand(env wire.Envelope) {
+	ack := wire.Ack(&env, wire.ResultOK)
+	err := w.mb.Offer(ctxBackground, command{env: env, at: w.clk.Now()})
+	var full *mailbox.FullError
+	switch {
+	case err == nil:
+		w.update(func(s *Stats) { s.AckedOK++ })
+	case errors.As(err, &full):
+		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(full.RetryAfter.Milliseconds(), 1)
+		w.update(func(s *Stats) { s.AckedFull++ })
+	default: // dropped by policy, or closed: say full so the leader tries again
+		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(w.mb.RetryAfter().Milliseconds(), 1)
+		w.update(func(s *Stats) { s.AckedFull++ })
+	}
+	w.answer(ack)
+	w.startNext()
+}
+
+// answer sends an ack without waiting for the broker.
+func (w *Worker) answer(env wire.Envelope) {
+	if w.sess == nil {
+		return
+	}
+	b, err := wire.Encode(env)
+	if err == nil {
+		err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
+	}
+	if err != nil {
+		w.update(func(s *Stats) { s.SendErrors++ })
+	}
+}
+
+// startNext takes the next command if the worker is idle. Service time is
+// accounted, not burnt: a command shorter than a millisecond completes at
+// once; a longer one arms the service timer.
+func (w *Worker) startNext() {
+	for i := 0; !w.busy && i < 64; i++ {
+		cmd, ok := w.mb.TryTake()
+		if !ok {
+			return
+		}
+		d := w.cfg.Service.Sample(w.rnd)
+		if wm := jobWork(cmd.env); wm > 0 {
+			d = wm
+		}
+		if d < time.Millisecond {
+			w.apply(cmd.env)
+			continue
+		}
+		w.busy = true
+		w.current = cmd.env
+		w.timers.service.Reset(d)
+		w.update(func(s *Stats) { s.Busy = true })
+	}
+}
+
+func (w *Worker) finishCommand() {
+	if !w.busy {
+		return
+	}
+	w.busy = false
+	w.update(func(s *Stats) { s.Busy = false })
+	w.apply(w.current)
+	w.startNext()
+}
+
+func jobWork(env wire.Envelope) time.Duration {
+	if env.Kind != wire.KindJob || len(env.Body) == 0 {
+		return 0
+	}
+	var j wire.Job
+	if json.Unmarshal(env.Body, &j) != nil {
+		return 0
+	}
+	return time.Duration(j.WorkMs) * time.Millisecond
+}
+
+// apply carries out a command's effect — once per idempotency key and
+// sequence number, however many times it was delivered.
+func (w *Worker) apply(env wire.Envelope) {
+	now := w.clk.Now()
+	if env.TTLMs > 0 && env.SentMs > 0 && now.UnixMilli() > env.SentMs+env.TTLMs {
+		w.update(func(s *Stats) { s.Expired++ })
+		return
+	}
+	if env.Key != "" {
+		if seq, ok := w.applied[env.Key]; ok && env.Seq <= seq {
+			w.update(func(s *Stats) { s.Duplicates++ })
+			return
+		}
+		w.applied[env.Key] = env.Seq
+	}
+	switch env.Kind {
+	case wire.KindConfig, wire.KindFirmware:
+		var a wire.Apply
+		_ = json.Unmarshal(env.Body, &a) // Decode checked it
+		w.version = a.Version
+		w.update(func(s *Stats) {
+			s.Applied++
+			s.Version = a.Version
+			if s.AppliedVersions == nil {
+				s.AppliedVersions = map[string]int{}
+			}
+			s.AppliedVersions[a.Version]++
+		})
+	case wire.KindJob:
+		w.update(func(s *Stats) { s.Jobs++ })
+	case wire.KindPing:
+		w.update(func(s *Stats) { s.Pings++ })
+	}
+}

@@ -1,0 +1,124 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// Reconnect is how a worker comes back after losing its connection.
+type Reconnect struct {
+	// Immediate retries at once, ignoring backoff and the leader's
+	// retry-after: the thundering herd, for comparison runs.
+	Immediate bool
+	// Backoff spaces reconnect attempts and request retries: full jitter
+	// over [0, min(Cap, Base × 2^attempt)]. Default base 1 s, cap 60 s.
+	Backoff flow.Backoff
+}
+
+// Config configures a Worker. ID is required; zero fields take the
+// defaults noted.
+type Config struct {
+	// ID is the worker's id, MQTT client id and topic level (see
+	// wire.ValidWorkerID). Required.
+	ID string
+	// Topics names the topics. Default prefix "fleet".
+	Topics wire.Topics
+	// Clock times everything. Default: wall.
+	Clock clock.Clock
+	// Seed and Index seed this worker's randomness (PCG(Seed, Index)), so
+	// a fleet's run repeats and no two workers draw alike.
+	Seed, Index uint64
+	// Mailbox for commands. Default capacity 16, policy reject. Block is
+	// refused: the worker's loop must never wait.
+	Mailbox mailbox.Options
+	// Service is the time per command. Default 1 ms.
+	Service dist.Dist
+	// Heartbeat is the heartbeat interval; 0: none.
+	Heartbeat time.Duration
+	// Telemetry is the telemetry interval; 0: none.
+	Telemetry time.Duration
+	// Reconnect policy.
+	Reconnect Reconnect
+	// KeepAlive is the MQTT keepalive (wall time, whole seconds on the
+	// wire). Default 5 s.
+	KeepAlive time.Duration
+	// AskTimeout bounds the wait for the leader's reply to a request or
+	// telemetry message. Default 5 s.
+	AskTimeout time.Duration
+	// Version is the version the worker starts at. Default "1.0.0".
+	Version string
+	// LocalOutbox bounds the messages kept while the leader cannot take
+	// them (telemetry, the latest heartbeat). Default 1,000.
+	LocalOutbox int
+	// NoSync turns off the "sync" request a worker sends on every
+	// (re)connect.
+	NoSync bool
+	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
+	MaxPayload int
+	// Logger for the worker's own logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// Defaults for Config.
+const (
+	DefaultMailboxCapacity = 16
+	DefaultKeepAlive       = 5 * time.Second
+	DefaultAskTimeout      = 5 * time.Second
+	DefaultVersion         = "1.0.0"
+	DefaultLocalOutbox     = 1000
+)
+
+// DefaultReconnectBackoff is the reconnect backoff when none is given.
+var DefaultReconnectBackoff = flow.Backoff{Base: time.Second, Cap: time.Minute}
+
+func (c Config) withDefaults() (Config, error) {
+	if err := wire.ValidWorkerID(c.ID); err != nil {
+		return c, fmt.Errorf("worker: %w", err)
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Mailbox.Capacity == 0 {
+		c.Mailbox.Capacity = DefaultMailboxCapacity
+	}
+	if c.Mailbox.Policy == mailbox.Block {
+		return c, fmt.Errorf("worker %s: mailbox policy block: a worker answers at once, choose reject, drop-oldest, drop-newest, coalesce or unbounded", c.ID)
+	}
+	c.Mailbox.Clock = c.Clock
+	if c.Service == (dist.Dist{}) {
+		c.Service = dist.Const(time.Millisecond)
+	}
+	if c.Reconnect.Backoff == (flow.Backoff{}) {
+		c.Reconnect.Backoff = DefaultReconnectBackoff
+	}
+	if c.KeepAlive == 0 {
+		c.KeepAlive = DefaultKeepAlive
+	}
+	if c.AskTimeout == 0 {
+		c.AskTimeout = DefaultAskTimeout
+	}
+	if c.Version == "" {
+		c.Version = DefaultVersion
+	}
+	if c.LocalOutbox == 0 {
+		c.LocalOutbox = DefaultLocalOutbox
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = wire.DefaultMaxSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Heartbeat < 0 || c.Telemetry < 0 || c.KeepAlive < time.Second || c.AskTimeout < 0 || c.LocalOutbox < 0 {
+		return c, errors.New("worker: heartbeat, telemetry and ask timeout must not be negative; keepalive at least 1s")
+	}
+	return c, nil
+}

@@ -1,0 +1,22 @@
+// Package worker simulates a fleet's workers: each one an actor with its
+// own MQTT session, a bounded mailbox, a service-time distribution,
+// heartbeat and telemetry schedules, and a way of going away and coming
+// back. A Pool runs thousands of them in one process.
+//
+// A worker answers every command the moment it arrives: "ok" when its
+// mailbox took it, "full" with a retry-after hint when not, "reject" when
+// it never will. It then applies commands one at a time, each taking a
+// sampled service time (simulated by accounting on the clock, not by
+// burning CPU), and applies a config or firmware version once per
+// idempotency key and sequence number, however often it is delivered.
+//
+// Going away: Disconnect (clean, status offline), Partition (the connection
+// goes silent; the broker's keepalive and the last will tell the leader),
+// Crash (the connection drops without a word). Coming back: reconnect with
+// exponential backoff and full jitter, or immediately (to show the herd).
+//
+//	w, _ := worker.New(worker.Config{ID: "w-1", Clock: clk}, dialer)
+//	go w.Run(ctx)
+//	w.Partition() // ... later
+//	w.Heal()
+package worker

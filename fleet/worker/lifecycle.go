@@ -1,0 +1,128 @@
+package worker
+
+import (
+	"context"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// scheduleReconnect arms the next connection attempt: at once for the
+// first, then by the reconnect policy.
+func (w *Worker) scheduleReconnect(attempt int) {
+	var d time.Duration
+	if attempt > 0 && !w.cfg.Reconnect.Immediate {
+		d = w.cfg.Reconnect.Backoff.Delay(attempt-1, w.rnd)
+	}
+	w.timers.reconnect.Reset(d)
+}
+
+// tryConnect dials, announces the worker online and subscribes to its
+// commands. A failure schedules the next attempt.
+func (w *Worker) tryConnect(ctx context.Context) {
+	if w.sess != nil || w.down {
+		return
+	}
+	w.update(func(s *Stats) { s.ConnectAttempts++ })
+	if w.partition {
+		w.attempt++
+		w.scheduleReconnect(w.attempt)
+		return
+	}
+	tp := w.cfg.Topics
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	sess, err := w.dial.Dial(dctx, DialOptions{
+		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: []byte(wire.StatusOffline),
+		KeepAlive: w.cfg.KeepAlive,
+	})
+	if err == nil {
+		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, w.deliver(sess)); err == nil {
+			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, []byte(wire.StatusOnline))
+		}
+		if err != nil {
+			sess.Close(false)
+		}
+	}
+	if err != nil {
+		w.cfg.Logger.Debug("connect failed", "worker", w.cfg.ID, "err", err)
+		w.attempt++
+		w.scheduleReconnect(w.attempt)
+		return
+	}
+	w.sess, w.lost = sess, sess.Lost()
+	reconnect := w.attempt > 0 || w.st.Connects > 0
+	w.attempt = 0
+	w.update(func(s *Stats) {
+		s.Online = true
+		s.Connects++
+		if reconnect {
+			s.Reconnects++
+		}
+	})
+	if !w.cfg.NoSync {
+		w.syncDue, w.syncTries = w.clk.Now(), 0
+	}
+	w.flushAfter = time.Time{}
+}
+
+// onLost handles a connection that dropped under the worker.
+func (w *Worker) onLost() {
+	w.closeSession(false)
+	w.update(func(s *Stats) { s.ConnectionsLost++ })
+	if !w.down {
+		w.attempt = 1
+		w.scheduleReconnect(w.attempt)
+	}
+}
+
+// closeSession ends the session (clean: with a DISCONNECT, after
+// announcing offline) and fails every ask in flight.
+func (w *Worker) closeSession(clean bool) {
+	if w.sess == nil {
+		return
+	}
+	if clean {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = w.sess.Publish(ctx, w.cfg.Topics.Status(w.cfg.ID), 1, true, []byte(wire.StatusOffline))
+		cancel()
+	}
+	w.sess.Close(clean)
+	w.sess, w.lost = nil, nil
+	w.failAsks()
+	w.update(func(s *Stats) { s.Online = false })
+}
+
+func (w *Worker) onControl(c control) {
+	switch c {
+	case ctlDisconnect:
+		w.down = true
+		w.timers.reconnect.Stop()
+		w.closeSession(true)
+	case ctlPartition:
+		w.partition = true
+		if w.sess != nil {
+			w.sess.Silence() // Lost fires once the client notices
+		}
+	case ctlHeal:
+		w.partition = false
+		if w.sess == nil && !w.down {
+			w.attempt = max(w.attempt, 1)
+			w.scheduleReconnect(w.attempt)
+		}
+	case ctlCrash:
+		if w.sess != nil {
+			w.closeSession(false)
+			w.update(func(s *Stats) { s.Crashes++ })
+			if !w.down {
+				w.attempt = 1
+				w.scheduleReconnect(w.attempt)
+			}
+		}
+	case ctlReconnect:
+		w.down = false
+		if w.sess == nil {
+			w.timers.reconnect.Reset(0)
+		}
+	}
+}

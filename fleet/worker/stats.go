@@ -1,0 +1,53 @@
+package worker
+
+import (
+	"maps"
+
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+)
+
+// Stats is what a worker counts.
+type Stats struct {
+	Online  bool
+	Busy    bool
+	Version string // applied
+
+	ConnectAttempts, Connects, Reconnects, ConnectionsLost, Crashes uint64
+
+	AckedOK, AckedFull uint64 // commands answered ok / full
+	Malformed          uint64 // down payloads refused
+	Applied            uint64 // config/firmware effects applied
+	AppliedVersions    map[string]int
+	Duplicates         uint64 // deliveries of an already-applied key and seq
+	Expired            uint64 // commands past their TTL when served
+	Jobs, Pings        uint64
+
+	SyncSent, SyncOK, SyncFull, SyncTimeouts, SyncRejected uint64
+
+	HeartbeatsSent, HeartbeatsStored, HeartbeatsCoalesced, HeartbeatsDropped uint64
+
+	TelemetryGenerated uint64
+	TelemetryDirect    uint64 // accepted by the leader on the first try
+	TelemetryStored    uint64 // kept in the local outbox (offline, leader full, no answer)
+	TelemetryForwarded uint64 // later accepted from the local outbox
+	TelemetryRejected  uint64
+	TelemetryDropped   uint64 // the local outbox was full: lost, counted
+
+	LateReplies, SendErrors uint64
+
+	// MailboxDepth is the commands queued now. The mailbox's wait times go
+	// to the histogram in Config.Mailbox.Wait (a pool shares one per group).
+	MailboxDepth int
+	Local        outbox.Stats
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() Stats {
+	w.mu.Lock()
+	s := w.st
+	s.AppliedVersions = maps.Clone(w.st.AppliedVersions)
+	w.mu.Unlock()
+	s.MailboxDepth = w.mb.Len()
+	s.Local = w.local.Stats()
+	return s
+}

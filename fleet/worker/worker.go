@@ -1,0 +1,187 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// Worker is one simulated worker. Create it with New and start it with
+// Run; the control methods (Disconnect, Partition, Heal, Crash, Reconnect)
+// and Stats are safe from any goroutine.
+type Worker struct {
+	cfg   Config
+	clk   clock.Clock
+	rnd   *rand.Rand // owned by the loop
+	dial  Dialer
+	mb    *mailbox.Mailbox[command]
+	local *outbox.Memory // store-and-forward while the leader cannot take it
+
+	incoming chan incoming
+	control  chan control
+	done     chan struct{} // closed when Run returns
+
+	// Owned by the loop goroutine.
+	sess       Session
+	lost       <-chan struct{}
+	down       bool // Disconnect: stay offline until Reconnect
+	partition  bool // the network is cut: dials fail until Heal
+	attempt    int  // reconnect attempts since the last success
+	busy       bool
+	current    wire.Envelope     // the command being served while busy
+	applied    map[string]uint64 // idempotency key -> highest seq applied
+	version    string
+	nextID     uint64
+	asks       map[string]*ask
+	syncDue    time.Time // zero: no sync to send
+	syncTries  int
+	flushing   bool // one local-outbox message in flight
+	flushAfter time.Time
+	hbSeq      uint64
+
+	timers timers
+
+	mu sync.Mutex // guards st
+	st Stats
+}
+
+// command is a command waiting in the mailbox.
+type command struct {
+	env wire.Envelope
+	at  time.Time
+}
+
+// incoming is a message from the session's delivery goroutine.
+type incoming struct {
+	sess    Session
+	topic   string
+	payload []byte
+}
+
+type control int
+
+const (
+	ctlDisconnect control = iota
+	ctlPartition
+	ctlHeal
+	ctlCrash
+	ctlReconnect
+)
+
+// New checks cfg and builds a worker; nothing runs until Run.
+func New(cfg Config, dial Dialer) (*Worker, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{
+		cfg: cfg, clk: cfg.Clock, dial: dial,
+		rnd:      rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
+		incoming: make(chan incoming, 64),
+		control:  make(chan control, 8),
+		done:     make(chan struct{}),
+		applied:  make(map[string]uint64),
+		version:  cfg.Version,
+		asks:     make(map[string]*ask),
+	}
+	if w.mb, err = mailbox.New[command](cfg.Mailbox); err != nil {
+		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
+	}
+	if w.local, err = outbox.NewMemory(outbox.Options{Clock: cfg.Clock, MaxDepth: cfg.LocalOutbox, MaxAttempts: 1 << 30}); err != nil {
+		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
+	}
+	w.st.Version = cfg.Version
+	return w, nil
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Run connects and serves until ctx ends, then disconnects cleanly and
+// returns once the session is closed. A Worker runs once.
+func (w *Worker) Run(ctx context.Context) error {
+	defer close(w.done)
+	w.timers.init(w.clk, w.cfg.Heartbeat, w.cfg.Telemetry)
+	defer w.timers.stop()
+	w.scheduleReconnect(0)
+	for {
+		select {
+		case <-ctx.Done():
+			w.closeSession(true)
+			w.mb.Close()
+			return nil
+		case in := <-w.incoming:
+			if in.sess == w.sess && w.sess != nil {
+				w.onMessage(in.topic, in.payload)
+			}
+		case <-w.lost:
+			w.onLost()
+		case <-w.timers.reconnect.C():
+			w.tryConnect(ctx)
+		case <-w.timers.service.C():
+			w.finishCommand()
+		case <-w.timers.heartbeat():
+			w.sendHeartbeat()
+		case <-w.timers.telemetry():
+			w.sendTelemetry()
+		case <-w.timers.wake.C():
+		case c := <-w.control:
+			w.onControl(c)
+		}
+		w.housekeeping()
+	}
+}
+
+// Disconnect leaves cleanly (status offline) and stays away until
+// Reconnect.
+func (w *Worker) Disconnect() { w.send(ctlDisconnect) }
+
+// Partition cuts the network: the connection goes silent and reconnects
+// fail until Heal.
+func (w *Worker) Partition() { w.send(ctlPartition) }
+
+// Heal restores the network; the worker reconnects by its policy.
+func (w *Worker) Heal() { w.send(ctlHeal) }
+
+// Crash drops the connection without a word; the worker reconnects by its
+// policy.
+func (w *Worker) Crash() { w.send(ctlCrash) }
+
+// Reconnect ends a Disconnect (or a wait between attempts): the worker
+// connects at once.
+func (w *Worker) Reconnect() { w.send(ctlReconnect) }
+
+func (w *Worker) send(c control) {
+	select {
+	case w.control <- c:
+	case <-w.done:
+	}
+}
+
+// deliver is the session's message handler. It runs on the client's
+// delivery goroutine and waits while the worker's loop is behind, which
+// slows the session rather than dropping anything.
+func (w *Worker) deliver(s Session) func(topic string, payload []byte) {
+	return func(topic string, payload []byte) {
+		select {
+		case w.incoming <- incoming{sess: s, topic: topic, payload: payload}:
+		case <-w.done:
+		}
+	}
+}
+
+// ctxBackground is for mailbox and store calls that cannot block.
+var ctxBackground = context.Background()
+
+func (w *Worker) update(f func(*Stats)) {
+	w.mu.Lock()
+	f(&w.st)
+	w.mu.Unlock()
+}
