@@ -31,7 +31,9 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 		return nil, err
 	}
 	var out []Message
-	err := b.update(func(tx *bolt.Tx) error {
+	// One partition has one relay loop, so its Dequeues have no one to
+	// share a group commit with (see update).
+	err := b.update(b.o.Partitions > 1, func(tx *bolt.Tx) error {
 		out = out[:0]
 		bk, err := bucketsOf(tx)
 		if err != nil {
@@ -166,7 +168,7 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	if err != nil || !wait {
 		return err
 	}
-	return b.update(func(tx *bolt.Tx) error {
+	return b.update(true, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err

@@ -84,7 +84,7 @@ func (b *Bolt) settle(ctx context.Context, id uint64, fn func(bk buckets, r *rec
 	}
 	defer b.mu.RUnlock()
 	now := unixNano(b.o.Clock.Now())
-	return b.update(func(tx *bolt.Tx) error {
+	return b.update(true, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err
