@@ -155,50 +155,42 @@ func BenchmarkEnqueueMulti1000(b *testing.B) {
 	reportRate(b, b.N*1000)
 }
 
-// BenchmarkDeliver: relay-shaped consumers, each Dequeue of up to 8 heads
-// followed by one Ack per message, from a store pre-filled with one message
-// per receiver (so every message is a head). One op is one delivered
-// message.
-func BenchmarkDeliver(b *testing.B) {
+// BenchmarkAck: concurrent settles, as a relay partition's deliveries
+// finish (its AIMD limiter allows up to 50 in flight by default; here 32
+// goroutines). b.N messages, one per receiver, are enqueued and leased
+// untimed; the timed part acks them. One op is one Ack.
+func BenchmarkAck(b *testing.B) {
 	for _, d := range []outbox.Durability{outbox.Sync, outbox.Batch} {
 		b.Run(d.String(), func(b *testing.B) {
 			s := benchStore(b, d)
-			fill := make([]outbox.Message, 0, 1000)
-			var names atomic.Int64
-			refill := func(n int) {
-				for n > 0 {
-					fill = fill[:0]
-					for range min(n, cap(fill)) {
-						fill = append(fill, outbox.Message{Receiver: fmt.Sprint("r", names.Add(1)), Kind: "job", Payload: payload256})
-					}
-					if _, err := s.Enqueue(ctx, fill...); err != nil {
-						b.Fatal(err)
-					}
-					n -= len(fill)
+			ids := make(chan uint64, b.N)
+			msgs := make([]outbox.Message, 0, 1000)
+			for n := 0; n < b.N; n += len(msgs) {
+				msgs = msgs[:0]
+				for i := n; i < min(b.N, n+cap(msgs)); i++ {
+					msgs = append(msgs, outbox.Message{Receiver: fmt.Sprint("r", i), Kind: "job", Payload: payload256})
+				}
+				if _, err := s.Enqueue(ctx, msgs...); err != nil {
+					b.Fatal(err)
+				}
+				ms, err := s.Dequeue(ctx, 0, len(msgs))
+				if err != nil || len(ms) != len(msgs) {
+					b.Fatalf("Dequeue = %d, %v", len(ms), err)
+				}
+				for _, m := range ms {
+					ids <- m.ID
 				}
 			}
-			refill(b.N + 8*benchParallelism*runtime.GOMAXPROCS(0))
+			close(ids)
 			b.ReportAllocs()
-			b.SetParallelism(benchParallelism / 8)
+			b.SetParallelism(16)
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
-				var ms []outbox.Message
 				for pb.Next() {
-					if len(ms) == 0 {
-						var err error
-						if ms, err = s.Dequeue(ctx, 0, 8); err != nil || len(ms) == 0 {
-							b.Errorf("Dequeue = %d, %v", len(ms), err)
-							return
-						}
-					}
-					if err := s.Ack(ctx, ms[0].ID); err != nil {
+					if err := s.Ack(ctx, <-ids); err != nil {
 						b.Error(err)
 						return
 					}
-					ms = ms[1:]
-				}
-				for _, m := range ms { // leave nothing leased
-					s.Release(ctx, m.ID, m.SendAt)
 				}
 			})
 			reportRate(b, b.N)
