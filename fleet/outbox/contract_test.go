@@ -276,11 +276,6 @@ func runContract(t *testing.T, open opener) {
 
 	t.Run("overwrite keeps the attempts of the message it replaces", func(t *testing.T) {
 		e := newEnv(t, open, outbox.Options{MaxAttempts: 3})
-		if _, ok := e.s.(*outbox.Memory); ok {
-			// Reported to the lead: memory.go resets Attempts and
-			// LastError on an in-place overwrite.
-			t.Skip("known divergence: the memory store resets Attempts on overwrite")
-		}
 		e.enq(over("a", "hb", 1, "hb1"))
 		for i := 1; i <= 2; i++ {
 			m := e.want(10, fmt.Sprintf("hb%d", i))[0]

@@ -79,34 +79,52 @@ func (s *Memory) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error
 		return nil, ErrClosed
 	}
 	if s.opts.MaxDepth > 0 {
-		if need := len(s.msgs) + s.appendsLocked(msgs); need > s.opts.MaxDepth {
-			return nil, fmt.Errorf("%w: %d queued, %d more would pass max depth %d", ErrFull, len(s.msgs), need-len(s.msgs), s.opts.MaxDepth)
+		// A replay may have taken the store past MaxDepth; that only stops
+		// new slots, not overwrites.
+		if n := s.appendsLocked(msgs); n > 0 && len(s.msgs)+n > s.opts.MaxDepth {
+			return nil, fmt.Errorf("%w: %d queued, %d more would pass max depth %d", ErrFull, len(s.msgs), n, s.opts.MaxDepth)
 		}
 	}
 	now := s.opts.Clock.Now()
 	out := make([]Receipt, len(msgs))
 	for i := range msgs {
-		out[i] = s.enqueueLocked(msgs[i], now)
+		out[i] = s.enqueueLocked(msgs[i], now, true)
 	}
 	return out, nil
 }
 
-// appendsLocked counts how many of msgs would take a new slot (an upper
-// bound: two overwrites of one new key in one call count twice).
+// appendsLocked counts how many of msgs would take a new slot, taking them
+// in order as enqueueLocked will: an Overwrite that replaces a queued
+// version (one queued before or earlier in this call) or is stale takes
+// none.
 func (s *Memory) appendsLocked(msgs []Message) int {
 	n := 0
+	batch := map[recvKey]uint64{} // keys appended earlier in this call -> their seq
 	for i := range msgs {
-		if id, ok := s.keys[recvKey{msgs[i].Receiver, msgs[i].Key}]; ok && msgs[i].Conflict == Overwrite {
-			if e := s.msgs[id]; e != nil && e.until.IsZero() {
+		m := &msgs[i]
+		rk := recvKey{m.Receiver, m.Key}
+		if m.Conflict == Overwrite {
+			if seq, ok := batch[rk]; ok {
+				batch[rk] = max(seq, m.Seq)
 				continue
+			}
+			if id, ok := s.keys[rk]; ok {
+				if e := s.msgs[id]; e.until.IsZero() || m.Seq < e.m.Seq {
+					continue
+				}
 			}
 		}
 		n++
+		if m.Key != "" {
+			batch[rk] = m.Seq
+		}
 	}
 	return n
 }
 
-func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
+// enqueueLocked stores m; count says whether an append counts as Enqueued
+// (a replay does not).
+func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
 	m.Payload = bytes.Clone(m.Payload)
 	m.Attempts, m.LastError, m.CreatedAt = 0, "", now
 	if m.SendAt.IsZero() {
@@ -122,7 +140,11 @@ func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 			}
 			if e.until.IsZero() { // queued, not in flight: replace in place
 				m.ID = id
-				m.SendAt = maxTime(m.SendAt, e.m.SendAt) // a backoff in progress holds
+				// The receiver's failures so far still count: a backoff in
+				// progress holds, and a receiver that keeps failing still
+				// reaches the dead letters however often it is overwritten.
+				m.SendAt = maxTime(m.SendAt, e.m.SendAt)
+				m.Attempts, m.LastError = e.m.Attempts, e.m.LastError
 				e.m = m
 				if e.hidx >= 0 {
 					heap.Fix(&s.ready[e.part], e.hidx)
@@ -145,7 +167,9 @@ func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 	if m.Key != "" {
 		s.keys[rk] = m.ID
 	}
-	s.c.Enqueued++
+	if count {
+		s.c.Enqueued++
+	}
 	return Receipt{ID: m.ID, Outcome: Appended}
 }
 
@@ -162,7 +186,7 @@ func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, er
 		return nil, err
 	}
 	if partition < 0 || partition >= s.opts.Partitions {
-		return nil, fmt.Errorf("outbox: partition %d: must be 0..%d", partition, s.opts.Partitions-1)
+		return nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, s.opts.Partitions-1)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -219,8 +243,11 @@ func (s *Memory) Nack(ctx context.Context, id uint64, delay time.Duration, cause
 
 // Release returns a leased message without charging an attempt.
 func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error {
-	return s.settle(id, func(e *memEntry, _ time.Time) {
+	return s.settle(id, func(e *memEntry, now time.Time) {
 		s.c.Released++
+		if sendAt.IsZero() {
+			sendAt = now
+		}
 		e.m.SendAt = sendAt
 		s.unleaseLocked(e)
 	})
@@ -353,8 +380,7 @@ func (s *Memory) Replay(ctx context.Context, ids ...uint64) (int, error) {
 		m := *s.dead[id]
 		delete(s.dead, id)
 		m.SendAt = time.Time{}
-		s.enqueueLocked(m, now) // an Overwrite may find a newer version queued
-		s.c.Enqueued--          // a replay is not a new enqueue
+		s.enqueueLocked(m, now, false) // an Overwrite may find a newer version queued
 		n++
 	}
 	s.c.Replayed += uint64(n)

@@ -39,18 +39,6 @@ type model struct {
 	dead   map[uint64]outbox.Message
 	c      outbox.Stats // counters since open
 
-	// resetAttemptsOnOverwrite mirrors a known divergence of the memory
-	// store (reported): an in-place overwrite clears Attempts and LastError.
-	resetAttemptsOnOverwrite bool
-	// replayUncountsEnqueued mirrors another (reported): Replay takes one
-	// off Enqueued even when the replayed Overwrite replaced a queued
-	// version or was stale, so Enqueued undercounts (and can wrap).
-	replayUncountsEnqueued bool
-	// roomCountsStaleInFlight mirrors a third (reported): Enqueue's room
-	// check counts an Overwrite whose version is in flight as needing a
-	// slot even when it is stale, so a call can fail with ErrFull although
-	// it would append nothing more.
-	roomCountsStaleInFlight bool
 }
 
 func newModel(o outbox.Options) *model {
@@ -79,9 +67,7 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 			if in.SendAt.Before(old.SendAt) {
 				in.SendAt = old.SendAt
 			}
-			if !m.resetAttemptsOnOverwrite {
-				in.Attempts, in.LastError = old.Attempts, old.LastError
-			}
+			in.Attempts, in.LastError = old.Attempts, old.LastError
 			old.Message = in
 			m.c.Overwritten++
 			return outbox.Receipt{ID: id, Outcome: outbox.Replaced}, true
@@ -254,16 +240,6 @@ func (k *machine) Enqueue(t *rapid.T) {
 	mm := k.m.clone()
 	want := make([]outbox.Receipt, len(msgs))
 	full := false
-	if k.m.roomCountsStaleInFlight && k.m.o.MaxDepth > 0 {
-		need := 0
-		for _, msg := range msgs {
-			if id, ok := k.m.keys[[2]string{msg.Receiver, msg.Key}]; ok && msg.Conflict == outbox.Overwrite && !k.m.byID[id].leased {
-				continue
-			}
-			need++
-		}
-		full = k.m.depth()+need > k.m.o.MaxDepth
-	}
 	for i, msg := range msgs {
 		if full {
 			break
@@ -423,7 +399,7 @@ func (k *machine) Replay(t *rapid.T) {
 		msg := k.m.dead[id]
 		delete(k.m.dead, id)
 		msg.SendAt = time.Time{}
-		if r, _ := k.m.enqueue(msg, false); r.Outcome == outbox.Appended || k.m.replayUncountsEnqueued {
+		if r, _ := k.m.enqueue(msg, false); r.Outcome == outbox.Appended {
 			k.m.c.Enqueued-- // a replay is not a new message
 		}
 		k.m.c.Replayed++
@@ -568,9 +544,6 @@ func TestModelMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 		m := newModel(o)
-		m.resetAttemptsOnOverwrite = true
-		m.replayUncountsEnqueued = true
-		m.roomCountsStaleInFlight = true
 		runModel(t, &machine{s: s, m: m, clk: clk})
 	})
 }
