@@ -5,8 +5,15 @@ go 1.26
 require pgregory.net/rapid v1.3.0
 
 require (
+	github.com/eclipse/paho.mqtt.golang v1.5.1
+	github.com/mochi-mqtt/server/v2 v2.7.9
 	go.uber.org/goleak v1.3.0
 	golang.org/x/net v0.44.0
 )
 
-require github.com/stretchr/testify v1.8.1 // indirect
+require (
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/rs/xid v1.4.0 // indirect
+	golang.org/x/sync v0.17.0 // indirect
+	gopkg.in/yaml.v3 v3.0.1 // indirect
+)
