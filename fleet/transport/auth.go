@@ -1,0 +1,157 @@
+package transport
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// LeaderUsername is the MQTT username of the leader. It is reserved: a
+// worker whose id is "leader" cannot log in.
+const LeaderUsername = "leader"
+
+// MinSecretLen is the shortest fleet secret Auth accepts (128 bits).
+const MinSecretLen = 16
+
+// Auth is the broker's login and topic policy for one fleet.
+//
+// The leader logs in as LeaderUsername with LeaderPassword and may publish
+// and subscribe to anything under the fleet's prefix.
+//
+// A worker logs in with its id as both MQTT client id and username (the id
+// must pass wire.ValidWorkerID) and WorkerPassword(Secret, id) as password,
+// so a worker process on another machine derives its password from the
+// shared secret instead of looking it up. A worker may publish only to its
+// own up and status topics, subscribe only to its own down topic and the
+// read-only control topics (<prefix>/_control/#), and its last will, if
+// any, must be on its own status topic.
+//
+// Nothing else logs in: not other usernames, not a worker whose username
+// differs from its client id. Topics outside the prefix (including $SYS)
+// are closed to everyone.
+type Auth struct {
+	// LeaderPassword is the leader's password; required.
+	LeaderPassword string
+	// Secret is the fleet secret that worker passwords are derived from;
+	// at least MinSecretLen bytes.
+	Secret []byte
+	// Topics gives the fleet's prefix (zero value: wire.DefaultPrefix).
+	Topics wire.Topics
+}
+
+// WorkerPassword returns worker id's password: the hex HMAC-SHA256 of id
+// keyed with the fleet secret.
+func WorkerPassword(secret []byte, id string) string {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(id))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+func (a *Auth) validate() error {
+	if a.LeaderPassword == "" {
+		return errors.New("transport: Auth.LeaderPassword is empty; the leader needs a password")
+	}
+	if len(a.Secret) < MinSecretLen {
+		return fmt.Errorf("transport: Auth.Secret is %d bytes; want at least %d random bytes", len(a.Secret), MinSecretLen)
+	}
+	if p := a.Topics.Prefix; strings.ContainsAny(p, "/+#") || strings.HasPrefix(p, "$") {
+		return fmt.Errorf("transport: Auth.Topics.Prefix %q: want one topic level without / + # and not starting with $", p)
+	}
+	return nil
+}
+
+// policy is an Auth compiled for the hot path: it is consulted on every
+// publish and every delivery and allocates nothing there.
+type policy struct {
+	topics   wire.Topics
+	prefix   string // "fleet"
+	control  string // "fleet/_control/"
+	leaderPw []byte
+	secret   []byte
+}
+
+func newPolicy(a *Auth) *policy {
+	p := &policy{topics: a.Topics, prefix: a.Topics.Prefix}
+	if p.prefix == "" {
+		p.prefix = wire.DefaultPrefix
+	}
+	p.control = a.Topics.Control("")
+	p.leaderPw = []byte(a.LeaderPassword)
+	p.secret = append([]byte(nil), a.Secret...)
+	return p
+}
+
+// login is what a CONNECT asks for.
+type login struct {
+	clientID, username string
+	password           []byte
+	willTopic          string // "" if no will
+}
+
+// check decides a login; reason is empty when it is accepted.
+func (p *policy) check(l login) (reason string) {
+	if l.username == LeaderUsername {
+		if subtle.ConstantTimeCompare(l.password, p.leaderPw) != 1 {
+			return "wrong leader password"
+		}
+		if l.willTopic != "" && !p.underPrefix(l.willTopic) {
+			return fmt.Sprintf("will topic %q is outside the fleet prefix %q", l.willTopic, p.prefix)
+		}
+		return ""
+	}
+	if err := wire.ValidWorkerID(l.username); err != nil {
+		return fmt.Sprintf("username is neither %q nor a valid worker id: %v", LeaderUsername, err)
+	}
+	if l.clientID != l.username {
+		return fmt.Sprintf("client id %q differs from username %q; a worker uses its id for both", l.clientID, l.username)
+	}
+	if !hmac.Equal(l.password, []byte(WorkerPassword(p.secret, l.username))) {
+		return "wrong worker password (want the hex HMAC-SHA256 of the id under the fleet secret)"
+	}
+	if l.willTopic != "" && !p.isWorkerTopic(l.willTopic, l.username, wire.ChanStatus) {
+		return fmt.Sprintf("will topic %q: a worker's will must be on its own status topic %q",
+			l.willTopic, p.topics.Status(l.username))
+	}
+	return ""
+}
+
+// allowed reports whether a logged-in client may publish to (write), or
+// subscribe to and receive from (!write), topic: a topic name or filter.
+func (p *policy) allowed(username, clientID, topic string, write bool) bool {
+	if username == LeaderUsername {
+		return p.underPrefix(topic)
+	}
+	if write {
+		return p.isWorkerTopic(topic, clientID, wire.ChanUp) || p.isWorkerTopic(topic, clientID, wire.ChanStatus)
+	}
+	return p.isWorkerTopic(topic, clientID, wire.ChanDown) || p.isControl(topic)
+}
+
+// underPrefix: topic is <prefix>/... (no wildcard can widen that, since
+// the first level is literal).
+func (p *policy) underPrefix(topic string) bool {
+	rest, ok := strings.CutPrefix(topic, p.prefix)
+	return ok && len(rest) > 1 && rest[0] == '/'
+}
+
+// isWorkerTopic: topic is exactly <prefix>/<id>/<channel>.
+func (p *policy) isWorkerTopic(topic, id, channel string) bool {
+	rest, ok := strings.CutPrefix(topic, p.prefix)
+	if !ok || len(rest) == 0 || rest[0] != '/' {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest[1:], id)
+	return ok && len(rest) == len(channel)+1 && rest[0] == '/' && rest[1:] == channel
+}
+
+// isControl: topic is <prefix>/_control or under it (a filter included:
+// every topic such a filter matches is under it too).
+func (p *policy) isControl(topic string) bool {
+	return strings.HasPrefix(topic, p.control) || topic == p.control[:len(p.control)-1]
+}

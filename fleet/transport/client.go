@@ -1,0 +1,168 @@
+package transport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+)
+
+// ClientOptions configures NewClient. Zero durations take the defaults
+// given.
+type ClientOptions struct {
+	// ID is the MQTT client id; required. A worker uses its worker id.
+	ID string
+	// Username and Password log in; a worker uses its id and
+	// WorkerPassword(secret, id), the leader LeaderUsername.
+	Username, Password string
+	// Broker says where to connect: "mem://" (the embedded broker's
+	// in-memory listener: pass the *Broker to NewClient),
+	// "tcp://host:port" or "mqtt://host:port", and "ssl://", "tls://" or
+	// "mqtts://host:port" for TLS.
+	Broker string
+	// TLS configures ssl:// connections (nil: the system's roots).
+	TLS *tls.Config
+	// KeepAlive is the MQTT keepalive. Default: off on mem:// (an
+	// in-memory connection cannot die silently; off saves a goroutine and
+	// a timer per client), 30 s otherwise. Negative: off.
+	KeepAlive time.Duration
+	// Will, if set, is published by the broker when the connection ends
+	// without a DISCONNECT. A worker's will must be on its own status topic.
+	Will *Will
+	// CleanSession true makes the broker forget the session when the client
+	// disconnects. False (the zero value) keeps its subscriptions and
+	// unacknowledged QoS 1/2 messages for BrokerOptions.SessionExpiry on
+	// the embedded broker; messages queued meanwhile arrive on reconnect,
+	// possibly before Subscribe has been called again, so set
+	// DefaultHandler too.
+	CleanSession bool
+	// ConnectTimeout bounds opening the connection and the CONNECT/CONNACK
+	// exchange. Default 10 s.
+	ConnectTimeout time.Duration
+	// WriteTimeout bounds how long Publish waits to hand a message to the
+	// connection's writer, and how long a write may block (a broker that
+	// does not read). Default 5 s; paho then fails the token and drops the
+	// connection.
+	WriteTimeout time.Duration
+	// ManualAck: paho acknowledges a QoS 1/2 message only when the handler
+	// calls Message.Ack (default: as soon as the handler returns).
+	ManualAck bool
+	// MemBuffer and WriteQueue size a mem:// connection: its per-direction
+	// buffer in bytes and how many packets the broker queues for this
+	// client before dropping (0: BrokerOptions.MemBuffer and
+	// MaxWritesPending). The leader, which receives every worker's
+	// messages, wants several MiB and a queue as long as the fleet is
+	// large, or a burst of heartbeats is dropped (and counted) on its way.
+	MemBuffer, WriteQueue int
+	// DefaultHandler receives messages that match no Subscribe callback.
+	DefaultHandler paho.MessageHandler
+	// OnConnect is called after each successful connection, in a goroutine
+	// of paho's; it must return promptly.
+	OnConnect func(paho.Client)
+	// OnConnectionLost is called when an established connection drops for
+	// any reason other than Disconnect, in a goroutine of paho's; it must
+	// return promptly. paho does not reconnect: the caller does, with its
+	// own backoff, by calling Connect again.
+	OnConnectionLost func(paho.Client, error)
+}
+
+// Will is a last-will message. Topic and Payload must not be empty.
+type Will struct {
+	Topic    string
+	Payload  []byte
+	QoS      byte
+	Retained bool
+}
+
+// NewClient returns a paho client configured for a large fleet, not yet
+// connected: call Connect (and wait for it with Wait). mem is the embedded
+// broker for "mem://" and may be nil otherwise.
+//
+// Configuration, and why: MQTT 3.1.1 pinned (paho would otherwise retry a
+// refused login as MQTT 3.1, a second attempt for every refusal); no paho
+// auto-reconnect or connect retry (fleetsim workers reconnect with their
+// own backoff and jitter); an in-memory store; handlers called in order on
+// paho's one router goroutine (OrderMatters true: false starts a goroutine
+// per message and saves none), so a handler must not block — hand the
+// message to a mailbox and return.
+//
+// A connected client runs 9 goroutines (10 with keepalive); Disconnect
+// stops them, waiting up to its quiesce argument in milliseconds.
+func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
+	if opts.ID == "" {
+		return nil, errors.New("transport: ClientOptions.ID is empty; want the client id (a worker's id)")
+	}
+	u, err := url.Parse(opts.Broker)
+	if err != nil {
+		return nil, fmt.Errorf("transport: ClientOptions.Broker %q: %v (want mem://, tcp://host:port or ssl://host:port)", opts.Broker, err)
+	}
+	o := paho.NewClientOptions()
+	keepAlive := 30 * time.Second
+	switch u.Scheme {
+	case "mem":
+		if mem == nil {
+			return nil, fmt.Errorf("transport: ClientOptions.Broker %q needs the embedded broker; NewClient got a nil *Broker", opts.Broker)
+		}
+		keepAlive = 0
+		dial := MemDialOptions{Buffer: opts.MemBuffer, WriteQueue: opts.WriteQueue}
+		o.SetCustomOpenConnectionFn(func(_ *url.URL, co paho.ClientOptions) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), co.ConnectTimeout)
+			defer cancel()
+			return mem.DialMemWith(ctx, dial)
+		})
+	case "tcp", "mqtt", "ssl", "tls", "mqtts":
+		if u.Hostname() == "" || u.Port() == "" {
+			return nil, fmt.Errorf("transport: ClientOptions.Broker %q: want %s://host:port", opts.Broker, u.Scheme)
+		}
+		o.SetTLSConfig(opts.TLS)
+	default:
+		return nil, fmt.Errorf("transport: ClientOptions.Broker %q: scheme %q not supported (want mem, tcp, mqtt, ssl, tls or mqtts)", opts.Broker, u.Scheme)
+	}
+	o.AddBroker(opts.Broker)
+	if opts.KeepAlive != 0 {
+		keepAlive = max(opts.KeepAlive, 0)
+	}
+	o.SetKeepAlive(keepAlive)
+	o.SetClientID(opts.ID)
+	o.SetUsername(opts.Username)
+	o.SetPassword(opts.Password)
+	o.SetCleanSession(opts.CleanSession)
+	o.SetProtocolVersion(4)
+	o.SetAutoReconnect(false)
+	o.SetConnectRetry(false)
+	o.SetStore(paho.NewMemoryStore())
+	o.SetOrderMatters(true)
+	o.SetConnectTimeout(orDefault(opts.ConnectTimeout, 10*time.Second))
+	o.SetWriteTimeout(orDefault(opts.WriteTimeout, 5*time.Second))
+	o.SetAutoAckDisabled(opts.ManualAck)
+	if w := opts.Will; w != nil && (w.Topic == "" || len(w.Payload) == 0 || w.QoS > 2) {
+		// mochi refuses an empty will with a code MQTT 3.1.1 lacks, which
+		// paho then takes for success.
+		return nil, fmt.Errorf("transport: ClientOptions.Will %+v: want a topic, a non-empty payload and QoS 0-2", *w)
+	}
+	if opts.Will != nil {
+		o.SetBinaryWill(opts.Will.Topic, opts.Will.Payload, opts.Will.QoS, opts.Will.Retained)
+	}
+	if opts.DefaultHandler != nil {
+		o.SetDefaultPublishHandler(opts.DefaultHandler)
+	}
+	if opts.OnConnect != nil {
+		o.SetOnConnectHandler(opts.OnConnect)
+	}
+	if opts.OnConnectionLost != nil {
+		o.SetConnectionLostHandler(opts.OnConnectionLost)
+	}
+	return paho.NewClient(o), nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}

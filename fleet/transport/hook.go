@@ -1,0 +1,170 @@
+package transport
+
+import (
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// Stats is a point-in-time view of a Broker's counters. Each count is
+// exact: it is taken in the broker hook that mochi calls for every such
+// event (or, for InflightDropped, mochi's own counter, which has no hook).
+type Stats struct {
+	// ClientsConnected is the number of sessions up now:
+	// Connects - Disconnects. A client may read its CONNACK a moment
+	// before its session is counted; once the broker has answered any
+	// later packet of the client (a PUBACK, a SUBACK), it is.
+	ClientsConnected int64
+	// Connects counts sessions established (CONNACK sent to an accepted
+	// client); Disconnects counts established sessions that ended, for
+	// any reason (client DISCONNECT, lost connection, takeover, shutdown).
+	Connects, Disconnects uint64
+	// AuthDenied counts refused logins (bad credentials, client id not the
+	// username, will topic not allowed).
+	AuthDenied uint64
+	// ACLDenied counts refused publishes, subscriptions and deliveries. A
+	// refused QoS 0 publish is dropped; a refused QoS 1/2 publish from an
+	// MQTT 3.1.1 client makes mochi disconnect the client; a refused
+	// subscription gets SUBACK failure (0x80).
+	ACLDenied uint64
+	// PublishDropped counts messages not delivered to a subscriber because
+	// its write queue (BrokerOptions.MaxWritesPending) was full: a slow
+	// reader. Any QoS.
+	PublishDropped uint64
+	// QosDropped counts QoS 1/2 messages abandoned before their
+	// acknowledgement: a clean-session client left with messages in
+	// flight, or a flight expired.
+	QosDropped uint64
+	// InflightDropped counts QoS 1/2 deliveries refused because the
+	// subscriber already had BrokerOptions.MaxInflight unacknowledged.
+	InflightDropped uint64
+}
+
+// hook is the fleetsim broker hook: login and topic policy (or allow-all
+// when there is no Auth) and the Stats counters.
+type hook struct {
+	mqtt.HookBase
+	policy *policy // nil: everyone may do anything
+	log    *slog.Logger
+
+	connects, disconnects      atomic.Uint64
+	authDenied, aclDenied      atomic.Uint64
+	publishDropped, qosDropped atomic.Uint64
+	mu                         sync.Mutex
+	warned                     map[*mqtt.Client]warnKind // first of each kind logged
+}
+
+// warnKind is a bit set of what has been logged for one connection.
+type warnKind uint8
+
+const (
+	warnACL warnKind = 1 << iota
+	warnPublishDropped
+	warnQosDropped
+)
+
+func newHook(p *policy, log *slog.Logger) *hook {
+	return &hook{policy: p, log: log, warned: make(map[*mqtt.Client]warnKind)}
+}
+
+func (h *hook) ID() string { return "fleetsim" }
+
+func (h *hook) Provides(b byte) bool {
+	switch b {
+	case mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSessionEstablished,
+		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped:
+		return true
+	}
+	return false
+}
+
+func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if h.policy == nil {
+		return true
+	}
+	l := login{clientID: cl.ID, username: string(pk.Connect.Username), password: pk.Connect.Password}
+	if pk.Connect.WillFlag {
+		l.willTopic = pk.Connect.WillTopic
+	}
+	reason := h.policy.check(l)
+	if reason == "" {
+		return true
+	}
+	h.authDenied.Add(1)
+	h.log.Warn("login refused", "client", cl.ID, "username", l.username, "remote", cl.Net.Remote, "reason", reason)
+	return false
+}
+
+func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	if h.policy == nil || h.policy.allowed(string(cl.Properties.Username), cl.ID, topic, write) {
+		return true
+	}
+	h.aclDenied.Add(1)
+	if h.first(cl, warnACL) {
+		op := "subscribe to or receive"
+		if write {
+			op = "publish to"
+		}
+		h.log.Warn("topic refused; further refusals for this connection are counted, not logged",
+			"client", cl.ID, "username", string(cl.Properties.Username), "op", op, "topic", topic)
+	}
+	return false
+}
+
+func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) { h.connects.Add(1) }
+
+func (h *hook) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
+	h.disconnects.Add(1)
+	h.mu.Lock()
+	delete(h.warned, cl)
+	h.mu.Unlock()
+}
+
+func (h *hook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
+	h.publishDropped.Add(1)
+	if h.first(cl, warnPublishDropped) {
+		h.log.Warn("message dropped: the client's write queue is full (a slow reader); further drops are counted, not logged",
+			"client", cl.ID, "topic", pk.TopicName)
+	}
+}
+
+func (h *hook) OnQosDropped(cl *mqtt.Client, pk packets.Packet) {
+	h.qosDropped.Add(1)
+	if h.first(cl, warnQosDropped) {
+		h.log.Warn("QoS message abandoned unacknowledged; further ones are counted, not logged",
+			"client", cl.ID, "packet_id", pk.PacketID)
+	}
+}
+
+// first reports whether this is the first event of kind k for cl's
+// connection. A client that has already disconnected is not remembered
+// (OnDisconnect, which forgets clients, has run or is about to: mochi
+// closes the client before calling it), so the map cannot leak; its events
+// are counted but not logged.
+func (h *hook) first(cl *mqtt.Client, k warnKind) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cl.Closed() {
+		return false
+	}
+	seen := h.warned[cl]
+	h.warned[cl] = seen | k
+	return seen&k == 0
+}
+
+// stats reads the counters. Disconnects is read before Connects, so
+// ClientsConnected is never negative.
+func (h *hook) stats(info *mqtt.Server) Stats {
+	s := Stats{Disconnects: h.disconnects.Load()}
+	s.Connects = h.connects.Load()
+	s.ClientsConnected = int64(s.Connects - s.Disconnects)
+	s.AuthDenied = h.authDenied.Load()
+	s.ACLDenied = h.aclDenied.Load()
+	s.PublishDropped = h.publishDropped.Load()
+	s.QosDropped = h.qosDropped.Load()
+	s.InflightDropped = uint64(atomic.LoadInt64(&info.Info.InflightDropped))
+	return s
+}
