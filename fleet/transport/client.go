@@ -59,6 +59,9 @@ type ClientOptions struct {
 	// messages, wants several MiB and a queue as long as the fleet is
 	// large, or a burst of heartbeats is dropped (and counted) on its way.
 	MemBuffer, WriteQueue int
+	// WrapConn, if set, wraps the connection paho will use (Session uses
+	// it to make a connection go silent, as in a network partition).
+	WrapConn func(net.Conn) net.Conn
 	// DefaultHandler receives messages that match no Subscribe callback.
 	DefaultHandler paho.MessageHandler
 	// OnConnect is called after each successful connection, in a goroutine
@@ -113,13 +116,22 @@ func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 		o.SetCustomOpenConnectionFn(func(_ *url.URL, co paho.ClientOptions) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), co.ConnectTimeout)
 			defer cancel()
-			return mem.DialMemWith(ctx, dial)
+			c, err := mem.DialMemWith(ctx, dial)
+			if err != nil || opts.WrapConn == nil {
+				return c, err
+			}
+			return opts.WrapConn(c), nil
 		})
 	case "tcp", "mqtt", "ssl", "tls", "mqtts":
 		if u.Hostname() == "" || u.Port() == "" {
 			return nil, fmt.Errorf("transport: ClientOptions.Broker %q: want %s://host:port", opts.Broker, u.Scheme)
 		}
 		o.SetTLSConfig(opts.TLS)
+		if opts.WrapConn != nil {
+			o.SetCustomOpenConnectionFn(func(u *url.URL, co paho.ClientOptions) (net.Conn, error) {
+				return dialWrapped(u, co, opts.WrapConn)
+			})
+		}
 	default:
 		return nil, fmt.Errorf("transport: ClientOptions.Broker %q: scheme %q not supported (want mem, tcp, mqtt, ssl, tls or mqtts)", opts.Broker, u.Scheme)
 	}
@@ -165,4 +177,31 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
+}
+
+// dialWrapped opens a TCP or TLS connection as paho would and wraps it.
+func dialWrapped(u *url.URL, co paho.ClientOptions, wrap func(net.Conn) net.Conn) (net.Conn, error) {
+	d := &net.Dialer{Timeout: co.ConnectTimeout}
+	var (
+		c   net.Conn
+		err error
+	)
+	switch u.Scheme {
+	case "ssl", "tls", "mqtts":
+		conf := co.TLSConfig
+		if conf == nil {
+			conf = &tls.Config{}
+		}
+		if conf.ServerName == "" {
+			conf = conf.Clone()
+			conf.ServerName = u.Hostname()
+		}
+		c, err = tls.DialWithDialer(d, "tcp", u.Host, conf)
+	default:
+		c, err = d.Dial("tcp", u.Host)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wrap(c), nil
 }

@@ -1,0 +1,53 @@
+package fleettest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+)
+
+// TestDeployToThousandWorkers: the leader deploys a version to 1,000 workers
+// over real MQTT sessions in waves of 100; every worker applies it exactly
+// once, and the leader's, the outbox's and the workers' counts agree.
+func TestDeployToThousandWorkers(t *testing.T) {
+	const n = 1000
+	f := fleettest.StartFleet(t, n, fleettest.Options{Seed: 1})
+	f.WaitOnline(t, n)
+	ctx := context.Background()
+	if _, err := f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: f.IDs(), WaveSize: 100, WaveInterval: 50 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0", func() bool {
+		return f.Pool.Stats().ByVersion["2.0.0"] == n
+	})
+	fleettest.Eventually(t, 10*time.Second, "outbox drained", func() bool {
+		return f.Store.Stats().Depth == 0
+	})
+	ps := f.Pool.Stats()
+	if ps.Total.Applied != n || ps.Total.AppliedVersions["2.0.0"] != n {
+		t.Errorf("workers applied %d (2.0.0: %d), want %d each exactly once", ps.Total.Applied, ps.Total.AppliedVersions["2.0.0"], n)
+	}
+	ls := f.Leader.Stats()
+	os := f.Store.Stats()
+	if os.Acked != n || os.DeadLettered != 0 || os.Enqueued != n {
+		t.Errorf("outbox enqueued %d acked %d dead-lettered %d, want %d %d 0", os.Enqueued, os.Acked, os.DeadLettered, n, n)
+	}
+	if ls.AcksOK != os.Acked {
+		t.Errorf("leader counted %d ok acks, outbox acked %d", ls.AcksOK, os.Acked)
+	}
+	if ps.Total.AckedOK < ls.AcksOK {
+		t.Errorf("workers sent %d ok acks, leader received %d", ps.Total.AckedOK, ls.AcksOK)
+	}
+	d := f.Leader.Deploys()[0]
+	if got := d.Delivered(); got != n || len(d.Waves) != 10 {
+		t.Errorf("deploy progress: %d delivered in %d waves, want %d in 10", got, len(d.Waves), n)
+	}
+	for i, w := range d.Waves {
+		if w.Done.IsZero() {
+			t.Errorf("wave %d not done: %+v", i, w)
+		}
+	}
+}

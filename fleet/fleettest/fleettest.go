@@ -1,0 +1,209 @@
+// Package fleettest starts a whole fleet in one process for tests: the
+// embedded broker, a leader on a bbolt outbox in the test's temp dir, and a
+// pool of workers, all over real MQTT sessions (the broker's in-memory
+// listener). Everything stops when the test ends.
+//
+//	f := fleettest.StartFleet(t, 1000, fleettest.Options{})
+//	f.WaitOnline(t, 1000)
+//	f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: f.IDs(), WaveSize: 100})
+package fleettest
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+// Options shapes the fleet. Zero fields take the packages' defaults.
+type Options struct {
+	// Worker is the template for every worker; ID, Index and Seed are set
+	// per worker.
+	Worker worker.Config
+	// Leader is the leader's config; Link, Store and Clock are set here.
+	Leader leader.Config
+	// Outbox configures the leader's bbolt store (durability none by
+	// default: tests do not need fsync).
+	Outbox outbox.Options
+	// Clock for everything (default: wall).
+	Clock clock.Clock
+	// Seed for every worker and the leader.
+	Seed uint64
+	// Secret, if set, turns on the broker's auth and ACLs.
+	Secret []byte
+	// OutboxPath reuses a bbolt file (a restart test); default: a new one in
+	// t.TempDir().
+	OutboxPath string
+}
+
+// Fleet is a running fleet.
+type Fleet struct {
+	Broker *transport.Broker
+	Leader *leader.Leader
+	Pool   *worker.Pool
+	Store  outbox.Store
+	Path   string // the bbolt file
+
+	cancelLeader context.CancelFunc
+	leaderDone   chan error
+	cancelPool   context.CancelFunc
+	poolDone     chan struct{}
+	leaderSess   *transport.Session
+	once         sync.Once
+}
+
+const leaderPassword = "fleettest-leader-password"
+
+// StartFleet starts a broker, a leader and n workers named w-0000, w-0001,
+// … and stops them all (in that reverse order) when t ends.
+func StartFleet(t testing.TB, n int, o Options) *Fleet {
+	t.Helper()
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	bo := transport.BrokerOptions{}
+	if o.Secret != nil {
+		bo.Auth = &transport.Auth{LeaderPassword: leaderPassword, Secret: o.Secret}
+	}
+	b, err := transport.StartBroker(bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Fleet{Broker: b}
+	t.Cleanup(func() {
+		f.Stop(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("broker close: %v", err)
+		}
+	})
+	f.Path = o.OutboxPath
+	if f.Path == "" {
+		f.Path = filepath.Join(t.TempDir(), "outbox.db")
+	}
+	f.startLeader(t, o)
+	cfgs := make([]worker.Config, n)
+	for i := range cfgs {
+		c := o.Worker
+		c.ID, c.Index, c.Seed, c.Clock = fmt.Sprintf("w-%04d", i), uint64(i), o.Seed, o.Clock
+		cfgs[i] = c
+	}
+	dial := worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: o.Secret}
+	if f.Pool, err = worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: o.Clock}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.cancelPool, f.poolDone = cancel, make(chan struct{})
+	go func() {
+		defer close(f.poolDone)
+		_ = f.Pool.Run(ctx)
+	}()
+	return f
+}
+
+func (f *Fleet) startLeader(t testing.TB, o Options) {
+	t.Helper()
+	oo := o.Outbox
+	oo.Clock = o.Clock
+	if oo.Durability == outbox.Sync {
+		oo.Durability = outbox.None
+	}
+	st, err := outbox.OpenBolt(f.Path, oo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Store = st
+	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16}
+	if o.Secret != nil {
+		co.Username, co.Password = transport.LeaderUsername, leaderPassword
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, err := transport.Connect(ctx, co, f.Broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := o.Leader
+	lc.Link, lc.Store, lc.Clock, lc.Seed = sess, st, o.Clock, o.Seed
+	l, err := leader.New(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Leader, f.leaderSess = l, sess
+	lctx, lcancel := context.WithCancel(context.Background())
+	f.cancelLeader, f.leaderDone = lcancel, make(chan error, 1)
+	go func() { f.leaderDone <- l.Run(lctx) }()
+}
+
+// RestartLeader stops the leader as a crash would (no goodbye, outbox
+// closed under it) and starts a new one on the same bbolt file.
+func (f *Fleet) RestartLeader(t testing.TB, o Options) {
+	t.Helper()
+	f.stopLeader(t, false)
+	o.OutboxPath = f.Path
+	f.startLeader(t, o)
+}
+
+func (f *Fleet) stopLeader(t testing.TB, clean bool) {
+	f.cancelLeader()
+	if err := <-f.leaderDone; err != nil {
+		t.Errorf("leader: %v", err)
+	}
+	f.leaderSess.Close(clean)
+	if err := f.Store.Close(); err != nil {
+		t.Errorf("outbox close: %v", err)
+	}
+}
+
+// Stop stops the workers, then the leader. The broker stops at cleanup.
+func (f *Fleet) Stop(t testing.TB) {
+	f.once.Do(func() {
+		f.cancelPool()
+		<-f.poolDone
+		f.stopLeader(t, true)
+	})
+}
+
+// IDs returns the workers' ids in order.
+func (f *Fleet) IDs() []string {
+	ws := f.Pool.Workers()
+	ids := make([]string, len(ws))
+	for i, w := range ws {
+		ids[i] = w.ID()
+	}
+	return ids
+}
+
+// Eventually polls cond every 10 ms until it holds or timeout passes, then
+// fails the test with what. It is for end-to-end tests on the wall clock,
+// where the work happens in other goroutines; it does not sleep to let
+// something happen, it waits for a condition.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %s", timeout, what)
+		}
+		<-tick.C
+	}
+}
+
+// WaitOnline waits until the leader sees n workers online.
+func (f *Fleet) WaitOnline(t testing.TB, n int) {
+	t.Helper()
+	Eventually(t, 60*time.Second, fmt.Sprintf("want %d workers online", n), func() bool {
+		return f.Leader.Fleet().Online >= n
+	})
+}
