@@ -13,6 +13,9 @@ import (
 // onStatus follows a worker's retained status (and its last will): the
 // fleet view, and the relay's idea of whom to try.
 func (l *Leader) onStatus(topic string, payload []byte) {
+	if topic == l.cfg.Topics.LeaderStatus() {
+		return // our own (or a predecessor's) retained status
+	}
 	worker, _, err := l.cfg.Topics.Parse(topic)
 	if err != nil {
 		l.c.malformed.Add(1)

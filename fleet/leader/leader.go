@@ -85,11 +85,17 @@ var ErrStopped = errors.New("leader: stopped")
 // Leader runs once.
 func (l *Leader) Run(ctx context.Context) error {
 	tp := l.cfg.Topics
+	// Up first, status last: subscribing to the statuses brings every
+	// worker's retained status at once, and a SUBSCRIBE sent behind that
+	// flood was seen to be lost (mochi 2.7.9 + paho 1.5.1) while its token
+	// completed. Up is QoS 0: the leader's own acks and timeouts make
+	// delivery reliable, and QoS 0 spares the broker an in-flight entry per
+	// worker message (see transport.BrokerOptions.MaxInflight).
+	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 0, l.onUp); err != nil {
+		return fmt.Errorf("leader: subscribe %s: %w", tp.AllUp(), err)
+	}
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllStatus(), 1, l.onStatus); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllStatus(), err)
-	}
-	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 1, l.onUp); err != nil {
-		return fmt.Errorf("leader: subscribe %s: %w", tp.AllUp(), err)
 	}
 	if err := l.cfg.Link.Publish(ctx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil {
 		return fmt.Errorf("leader: announce online: %w", err)

@@ -58,6 +58,7 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 		p = newPolicy(o.Auth)
 	}
 	b := &Broker{srv: srv, hook: newHook(p, log), logs: st, done: make(chan struct{})}
+	b.hook.srv = srv
 	if err := srv.AddHook(b.hook, nil); err != nil {
 		return nil, fmt.Errorf("transport: add hook: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -47,7 +48,8 @@ type Stats struct {
 // when there is no Auth) and the Stats counters.
 type hook struct {
 	mqtt.HookBase
-	policy *policy // nil: everyone may do anything
+	srv    *mqtt.Server // set by StartBroker before the server starts
+	policy *policy      // nil: everyone may do anything
 	log    *slog.Logger
 
 	connects, disconnects      atomic.Uint64
@@ -74,11 +76,49 @@ func (h *hook) ID() string { return "fleetsim" }
 
 func (h *hook) Provides(b byte) bool {
 	switch b {
-	case mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSessionEstablished,
+	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSessionEstablished,
 		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped:
 		return true
 	}
 	return false
+}
+
+// takeoverWait bounds how long a connection waits for the cleanup of an
+// earlier session with the same client id.
+const takeoverWait = 2 * time.Second
+
+// OnConnect runs before mochi looks for an existing session with the new
+// connection's client id. mochi (v2.7.9) has a race there: the goroutine of
+// an old clean session checks "taken over?" and then unsubscribes and
+// deletes by client id, without a lock between the two; a new connection
+// with the same id arriving in between — a worker reconnecting at once
+// after a crash, a restarted leader — has its subscriptions and its client
+// entry deleted, and silently receives nothing. So when a clean session
+// with the same id is still registered, stop it and wait (bounded) until
+// its goroutine has cleaned up, then let mochi carry on as for a new id.
+func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	if h.srv == nil {
+		return nil
+	}
+	old, ok := h.srv.Clients.Get(cl.ID)
+	if !ok || old == cl || !old.Properties.Clean {
+		return nil // nothing to wait for; persistent sessions take the takeover path
+	}
+	if !old.Closed() {
+		old.Stop(packets.ErrSessionTakenOver)
+	}
+	deadline := time.Now().Add(takeoverWait)
+	for {
+		cur, ok := h.srv.Clients.Get(cl.ID)
+		if !ok || cur != old || old.IsTakenOver() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			h.log.Warn("old session of a reconnecting client not cleaned up in time", "client", cl.ID, "waited", takeoverWait)
+			return nil
+		}
+		time.Sleep(100 * time.Microsecond) // the old goroutine is a few instructions from done
+	}
 }
 
 func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
