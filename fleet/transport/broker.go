@@ -42,8 +42,8 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	caps.ReceiveMaximum = uint16(o.ReceiveMaximum)
 	caps.MaximumSessionExpiryInterval = uint32(o.SessionExpiry.Seconds())
 	// mochi deletes any retained message older than this, even a worker's
-	// "online" status that is still true: 0 turns that off. (QoS flights are
-	// bounded by SessionExpiry instead.)
+	// "online" status that is still true: 0 turns that off. (Messages in
+	// flight are bounded by MaxInflight and SessionExpiry instead.)
 	caps.MaximumMessageExpiryInterval = 0
 	srv := mqtt.New(&mqtt.Options{
 		Capabilities:             caps,

@@ -2,7 +2,7 @@ package transport
 
 import (
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -39,8 +39,8 @@ func TestPublishDropsAreCountedExactly(t *testing.T) {
 	got.wait(t, "slow")
 	publish(t, pub, "fence", 0, "fence") // arrives after any straggler
 	got.waitFence(t)
-	t.Logf("%d delivered, %d dropped", got.n.Load(), dropped)
-	if d := got.n.Load(); uint64(d)+dropped != n {
+	t.Logf("%d delivered, %d dropped", got.count(), dropped)
+	if d := got.count(); uint64(d)+dropped != n {
 		t.Errorf("delivered %d + dropped %d != %d published", d, dropped, n)
 	}
 	if s := b.Stats(); s.PublishDropped != dropped || s.QosDropped != 0 || s.InflightDropped != 0 {
@@ -128,14 +128,16 @@ func TestWriteQueuePerConnection(t *testing.T) {
 	publish(t, pub, "fence", 0, "fence") // arrives after any straggler
 	deep.waitFence(t)
 	shallow.waitFence(t)
-	if d, s := deep.n.Load(), shallow.n.Load(); d != n || s != n-int64(dropped) {
+	if d, s := deep.count(), shallow.count(); d != n || s != n-int64(dropped) {
 		t.Errorf("deep got %d of %d, shallow %d of %d (%d dropped)", d, n, s, n, dropped)
 	}
 }
 
-// counter counts deliveries and says when it reaches the expected count.
+// counter counts deliveries and says when it reaches the expected count
+// (which may be set before or after it is reached).
 type counter struct {
-	n, want atomic.Int64
+	mu      sync.Mutex
+	n, want int64 // want 0: not set yet
 	reached chan struct{}
 	fence   chan struct{}
 }
@@ -144,11 +146,19 @@ func newCounter() *counter {
 	return &counter{reached: make(chan struct{}), fence: make(chan struct{}, 1)}
 }
 
-func (c *counter) expect(n int64) { c.want.Store(n) }
+func (c *counter) add()             { c.mu.Lock(); c.n++; c.check(); c.mu.Unlock() }
+func (c *counter) expect(w int64)   { c.mu.Lock(); c.want = w; c.check(); c.mu.Unlock() }
+func (c *counter) count() int64     { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
+func (c *counter) wantCount() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.want }
 
-func (c *counter) add() {
-	if c.n.Add(1) == c.want.Load() {
-		close(c.reached)
+// check closes reached once; called with mu held.
+func (c *counter) check() {
+	if c.want > 0 && c.n >= c.want {
+		select {
+		case <-c.reached:
+		default:
+			close(c.reached)
+		}
 	}
 }
 
@@ -157,7 +167,7 @@ func (c *counter) wait(t *testing.T, name string) {
 	select {
 	case <-c.reached:
 	case <-ctxT(t).Done():
-		t.Fatalf("%s: %d delivered, want %d", name, c.n.Load(), c.want.Load())
+		t.Fatalf("%s: %d delivered, want %d", name, c.count(), c.wantCount())
 	}
 }
 
