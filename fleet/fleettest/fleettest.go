@@ -39,6 +39,9 @@ type Options struct {
 	Seed uint64
 	// Secret, if set, turns on the broker's auth and ACLs.
 	Secret []byte
+	// MemoryOutbox uses the in-memory store instead of bbolt (benchmarks
+	// that separate the store's cost from the rest).
+	MemoryOutbox bool
 	// OutboxPath reuses a bbolt file (a restart test); default: a new one in
 	// t.TempDir().
 	OutboxPath string
@@ -117,7 +120,13 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 	if oo.Durability == outbox.Sync {
 		oo.Durability = outbox.None
 	}
-	st, err := outbox.OpenBolt(f.Path, oo)
+	var st outbox.Store
+	var err error
+	if o.MemoryOutbox {
+		st, err = outbox.NewMemory(oo)
+	} else {
+		st, err = outbox.OpenBolt(f.Path, oo)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,6 +90,7 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 	timer := l.clk.AfterFunc(l.cfg.AskTimeout, cancel)
 	defer timer.Stop()
 	l.c.asksSent.Add(1)
+	start := l.clk.Mono()
 	if err := l.cfg.Link.Publish(pubCtx, l.cfg.Topics.Down(m.Receiver), 1, false, payload); err != nil {
 		l.c.asksFailed.Add(1)
 		if pubCtx.Err() != nil && ctx.Err() == nil {
@@ -99,6 +100,7 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 	}
 	select {
 	case ack := <-ch:
+		l.askRTT.Record(l.clk.Mono() - start)
 		return l.answer(id, m.Receiver, ack)
 	case <-pubCtx.Done():
 		if ctx.Err() != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -29,6 +30,7 @@ type Leader struct {
 	asks       asks
 	fleet      fleetView
 	deploys    deployTracker
+	askRTT     stats.Histogram // publish to ack, answered asks only
 	c          counters
 }
 

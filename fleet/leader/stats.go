@@ -5,6 +5,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 )
 
 type counters struct {
@@ -52,6 +53,9 @@ type Stats struct {
 	AcksOK, AcksFull, AcksReject       uint64
 	LateAcks                           uint64 // acks after their ask gave up (delivered all the same)
 	Poison                             uint64 // commands that could not be encoded (dead-lettered)
+	// AskRTT is the time from publishing a command to its ack, for asks
+	// that were answered.
+	AskRTT stats.HistogramSnapshot
 }
 
 // Stats returns a snapshot of the leader's counters and its mechanisms'
@@ -73,5 +77,6 @@ func (l *Leader) Stats() Stats {
 		AsksSent:        c.asksSent.Load(), AsksFailed: c.asksFailed.Load(), AsksTimedOut: c.asksTimedOut.Load(),
 		AcksOK: c.acksOK.Load(), AcksFull: c.acksFull.Load(), AcksReject: c.acksReject.Load(),
 		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(),
+		AskRTT: l.askRTT.Snapshot(),
 	}
 }
