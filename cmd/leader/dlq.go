@@ -44,6 +44,9 @@ after --max-attempts failed deliveries.
   leader dlq replay 17 18
   leader dlq purge --all`,
 		Args: cli.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return cli.Usagef("leader dlq needs a command: list, replay or purge")
+		},
 	}
 	c.PersistentFlags().StringVar(&o.outboxPath, "outbox", "leader.db", "the leader's bbolt outbox file")
 	c.PersistentFlags().IntVar(&o.partitions, "partitions", 4, "the leader's --partitions (another value makes the next leader start rebuild its index)")

@@ -73,7 +73,7 @@ func (o *options) addFlags(c *cobra.Command) {
 	f.IntVar(&o.count, "count", 1, "number of workers in this process")
 	f.StringVar(&o.prefix, "prefix", "w-", "worker id prefix; ids are prefix + zero-padded index")
 	f.Uint64Var(&o.start, "start", 0, "index of the first worker (give each process a disjoint range)")
-	f.IntVar(&o.width, "width", 4, "digits of the index (more when the indexes need them)")
+	f.IntVar(&o.width, "width", 4, "digits of the index; when the last index needs more, every id of the process gets that many")
 	f.IntVar(&o.mailbox, "mailbox", worker.DefaultMailboxCapacity, "capacity of each worker's command mailbox")
 	f.StringVar(&o.policy, "policy", "reject", "full mailbox policy: reject, drop-oldest, drop-newest, coalesce or unbounded")
 	f.StringVar(&o.service, "service", "1ms", "time per command: 5ms, uniform(1ms,9ms), exp(5ms), lognormal(5ms,0.5)")
