@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 const waitLong = 60 * time.Second
@@ -77,6 +81,7 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	w2 := startWorkers(t, broker, 50, 50)
 	waitMetric(t, maddr, "fleetsim_workers_online", 100, waitLong)
 	deployAndWait(t, broker, maddr, 100)
+	checkStatsTopic(t, broker, 100)
 
 	applied, versions := stopWorkers(t, w1, w2)
 	if applied != 100 || versions[0] != "2.0.0=50" || versions[1] != "2.0.0=50" {
@@ -88,6 +93,45 @@ func TestFleetOverEmbeddedBroker(t *testing.T) {
 	}
 	if rec := l.log(t, "leader stopped", time.Second); num(t, rec, "outbox_depth") != 0 || num(t, rec, "acked") != 100 {
 		t.Errorf("leader stopped with %v; want an empty outbox and 100 acked", rec)
+	}
+}
+
+// checkStatsTopic waits for a stats message on fleet/_leader/stats that
+// shows n workers online at 2.0.0 and the deploy delivered.
+func checkStatsTopic(t *testing.T, broker string, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sess, err := transport.Connect(ctx, transport.ClientOptions{ID: "e2e-stats", Broker: broker, CleanSession: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close(true)
+	got := make(chan bool, 1)
+	err = sess.Subscribe(ctx, wire.Topics{}.LeaderStats(), 0, func(_ string, p []byte) {
+		var m struct {
+			Fleet struct {
+				Online    int            `json:"online"`
+				ByVersion map[string]int `json:"by_version"`
+			} `json:"fleet"`
+			Deploys []struct{ Targets int } `json:"deploys"`
+		}
+		ok := json.Unmarshal(p, &m) == nil && m.Fleet.Online == n && m.Fleet.ByVersion["2.0.0"] == n && len(m.Deploys) == 1
+		select {
+		case got <- ok:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ok := <-got:
+		if !ok {
+			t.Error("the stats message does not show the fleet at 2.0.0")
+		}
+	case <-ctx.Done():
+		t.Fatal("no stats message on fleet/_leader/stats within 10s")
 	}
 }
 

@@ -201,6 +201,9 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 	defer cancel()
 	sess, err := transport.Connect(ctx, co, nil)
 	if err != nil {
+		if pass == "" {
+			err = fmt.Errorf("%w (if the broker checks credentials, give --leader-password-file)", err)
+		}
 		return cli.Runtime(err)
 	}
 	defer sess.Close(true)
