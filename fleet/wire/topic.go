@@ -60,6 +60,14 @@ func (t Topics) LeaderStatus() string { return t.prefix() + "/" + leaderLevel + 
 // LeaderStats carries the leader's periodic stats snapshot.
 func (t Topics) LeaderStats() string { return t.prefix() + "/" + leaderLevel + "/stats" }
 
+// LeaderDeploy is where an operator's tool (leader deploy) asks a running
+// leader to start a deploy; only the leader's login may publish under
+// <prefix>/_leader when the broker checks credentials.
+func (t Topics) LeaderDeploy() string { return t.prefix() + "/" + leaderLevel + "/deploy" }
+
+// LeaderDeployReply is where the leader answers the deploy request id.
+func (t Topics) LeaderDeployReply(id string) string { return t.LeaderDeploy() + "/" + id }
+
 // Control carries scenario events for the worker pool named pool.
 func (t Topics) Control(pool string) string { return t.prefix() + "/" + controlLevel + "/" + pool }
 

@@ -124,6 +124,12 @@ func TestTopics(t *testing.T) {
 	if custom.AllUp() != "plant7/+/up" || custom.LeaderStats() != "plant7/_leader/stats" {
 		t.Fatal("custom prefix not used")
 	}
+	if got := custom.LeaderDeployReply("r1"); got != "plant7/_leader/deploy/r1" || custom.LeaderDeploy() != "plant7/_leader/deploy" {
+		t.Fatalf("LeaderDeployReply = %q", got)
+	}
+	if _, _, err := tp.Parse(tp.LeaderDeploy()); err == nil {
+		t.Error("Parse accepted the leader's deploy topic as a worker topic")
+	}
 }
 
 func TestValidWorkerID(t *testing.T) {

@@ -1,0 +1,157 @@
+// Package cli holds what the fleetsim binaries share: exit codes, usage
+// errors that name the flag at fault, logging set-up and secret files.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of every fleetsim binary.
+const (
+	ExitOK      = 0 // the command did what it was asked, or was stopped by SIGINT/SIGTERM
+	ExitRuntime = 1 // a failure while running (broker unreachable, port in use, lost session, ...)
+	ExitUsage   = 2 // bad flags or arguments: the message names the flag and what would be valid
+	ExitOutbox  = 3 // the outbox file is unusable: locked by another process, corrupt, not an outbox
+)
+
+// ExitCodesHelp is the exit-code table for long help texts.
+const ExitCodesHelp = `Exit codes:
+  0  ok (also after SIGINT/SIGTERM: a graceful stop)
+  1  runtime failure (broker unreachable, port in use, session lost, ...)
+  2  bad flags or arguments (the message names the flag and the valid values)
+  3  outbox file unusable (locked by a running leader, corrupt, not an outbox)`
+
+// Error is an error with the exit code it should end the process with.
+type Error struct {
+	Code int
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Usagef is a bad-flag or bad-argument error (exit code 2).
+func Usagef(format string, a ...any) error {
+	return &Error{Code: ExitUsage, Err: fmt.Errorf(format, a...)}
+}
+
+// Runtime marks err as a runtime failure (exit code 1).
+func Runtime(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: ExitRuntime, Err: err}
+}
+
+// Outbox marks err as an unusable outbox file (exit code 3).
+func Outbox(err error) error { return &Error{Code: ExitOutbox, Err: err} }
+
+// Code returns the exit code for err: nil is 0, an *Error its Code,
+// anything else a runtime failure.
+func Code(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ExitRuntime
+}
+
+// Execute runs root with args, prints an error (with a hint to --help for
+// usage errors) to stderr, and returns the exit code. Cobra's own flag
+// errors and unknown arguments count as usage errors.
+func Execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	root.SilenceErrors, root.SilenceUsage = true, true
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &Error{Code: ExitUsage, Err: err}
+	})
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	code := Code(err)
+	fmt.Fprintf(stderr, "%s: error: %v\n", root.Name(), err)
+	if code == ExitUsage && cmd != nil {
+		fmt.Fprintf(stderr, "Run '%s --help' for the flags and examples.\n", cmd.CommandPath())
+	}
+	return code
+}
+
+// NoArgs refuses positional arguments, naming them (a usage error).
+func NoArgs(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if c.HasSubCommands() {
+		names := []string{}
+		for _, s := range c.Commands() {
+			if s.IsAvailableCommand() {
+				names = append(names, s.Name())
+			}
+		}
+		return Usagef("unknown command %q for %q (valid: %s)", args[0], c.CommandPath(), strings.Join(names, ", "))
+	}
+	return Usagef("%s takes no arguments, got %q", c.CommandPath(), args)
+}
+
+// LogOptions are the logging flags every binary has.
+type LogOptions struct {
+	Level  string
+	Format string
+}
+
+// AddFlags registers --log-level and --log-format.
+func (o *LogOptions) AddFlags(c *cobra.Command) {
+	c.PersistentFlags().StringVar(&o.Level, "log-level", "info", "log level: debug, info, warn or error")
+	c.PersistentFlags().StringVar(&o.Format, "log-format", "text", "log format on stderr: text or json")
+}
+
+// Logger builds the slog logger to w, or a usage error naming the flag.
+func (o LogOptions) Logger(w io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	switch o.Level {
+	case "debug":
+		lvl = slog.LevelDebug
+	case "info":
+		lvl = slog.LevelInfo
+	case "warn":
+		lvl = slog.LevelWarn
+	case "error":
+		lvl = slog.LevelError
+	default:
+		return nil, Usagef("--log-level %q: want debug, info, warn or error", o.Level)
+	}
+	ho := &slog.HandlerOptions{Level: lvl}
+	switch o.Format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, ho)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, ho)), nil
+	}
+	return nil, Usagef("--log-format %q: want text or json", o.Format)
+}
+
+// ReadSecret reads a secret or password file named by flag: its content
+// without surrounding white space, which must not be empty. An unreadable
+// or empty file is a usage error naming the flag.
+func ReadSecret(flag, path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, Usagef("--%s: %v", flag, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return nil, Usagef("--%s %s: the file is empty", flag, path)
+	}
+	return []byte(s), nil
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/fleetsim/fleetsim/fleet/leader"
+)
+
+// source is what the collector reads; *leader.Leader provides it.
+type source interface {
+	Stats() leader.Stats
+	Fleet() leader.FleetView
+	Deploys() []leader.DeployProgress
+}
+
+// collector exports a leader's stats as fleetsim_* metrics. It reads
+// leader.Stats, Fleet and Deploys at each scrape, so /metrics shows the
+// same numbers as the stats topic (one source of numbers).
+type collector struct {
+	src source
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("fleetsim_"+name, help, labels, nil)
+}
+
+var (
+	// Per relay partition.
+	dLimit        = desc("outbox_limiter_current_limit", "AIMD limit on concurrent deliveries now.", "partition")
+	dInFlight     = desc("outbox_relay_in_flight", "Deliveries running now.", "partition")
+	dDelivered    = desc("outbox_relay_delivered_total", "Deliveries the worker acknowledged ok.", "partition")
+	dBackpressure = desc("outbox_relay_backpressure_total", "Full answers from workers; each halved the limit.", "partition")
+	dRetries      = desc("outbox_relay_retries_total", "Failed attempts requeued with a delay.", "partition")
+	dErrors       = desc("outbox_relay_errors_total", "Transient failures (timeouts, offline, network); the limit stays.", "partition")
+	dDeadLettered = desc("outbox_relay_dead_lettered_total", "Commands moved to the dead letters (rejected, or out of attempts).", "partition")
+	dOffline      = desc("outbox_relay_offline_skips_total", "Commands parked because their worker was offline (no attempt charged).", "partition")
+
+	// The outbox store.
+	dDepth       = desc("outbox_depth", "Commands queued, leased ones included.")
+	dLeased      = desc("outbox_leased", "Commands handed out and not yet settled.")
+	dDeadLetters = desc("outbox_dead_letters", "Commands in the dead letters now.")
+	dOldest      = desc("outbox_oldest_age_seconds", "Age of the oldest queued command.")
+	dEnqueued    = desc("outbox_enqueued_total", "Commands enqueued since the leader started.")
+	dOverwritten = desc("outbox_overwritten_total", "Queued commands replaced by a newer version.")
+	dExpired     = desc("outbox_expired_total", "Commands dropped for their TTL.")
+	dAcked       = desc("outbox_acked_total", "Commands delivered and removed.")
+
+	// The leader's mailbox and counters.
+	dMbDepth    = desc("leader_mailbox_depth", "Worker requests and telemetry waiting for the leader.")
+	dMbCap      = desc("leader_mailbox_capacity", "Capacity of the leader's mailbox.")
+	dMbRejected = desc("leader_mailbox_rejected_total", "Messages the full mailbox refused (answered full, retry after).")
+	dMbDropped  = desc("leader_mailbox_dropped_total", "Messages the mailbox dropped by its policy.")
+	dMbWait     = desc("leader_mailbox_wait_seconds", "Time from a message's arrival to the leader taking it.")
+	dHbReceived = desc("leader_heartbeats_received_total", "Heartbeats received.")
+	dHbDone     = desc("leader_heartbeats_processed_total", "Heartbeats processed (the rest were coalesced into newer ones).")
+	dHbCoalesce = desc("leader_heartbeats_coalesced_total", "Heartbeats replaced by a newer one before the leader looked.")
+	dRequests   = desc("leader_requests_received_total", "Worker requests received.")
+	dTelemetry  = desc("leader_telemetry_received_total", "Telemetry messages received.")
+	dFull       = desc("leader_answered_full_total", "Requests and telemetry answered full, retry after.")
+	dAcks       = desc("leader_acks_total", "Acks of commands, by result.", "result")
+	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
+	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
+	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+
+	// The fleet as the leader sees it.
+	dOnline    = desc("workers_online", "Workers whose last status is online.")
+	dOfflineW  = desc("workers_offline", "Workers whose last status is offline.")
+	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat.", "version")
+
+	// Deploys started by this leader process.
+	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets.", "deploy", "version")
+	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
+	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
+)
+
+var allDescs = []*prometheus.Desc{
+	dLimit, dInFlight, dDelivered, dBackpressure, dRetries, dErrors, dDeadLettered, dOffline,
+	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
+	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
+	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects,
+	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
+}
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range allDescs {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.src.Stats()
+	gauge := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	}
+	counter := func(d *prometheus.Desc, v uint64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), l...)
+	}
+	for i, p := range s.Relay.Partitions {
+		part := strconv.Itoa(i)
+		gauge(dLimit, float64(p.Limit), part)
+		gauge(dInFlight, float64(p.InFlight), part)
+		counter(dDelivered, p.Delivered, part)
+		counter(dBackpressure, p.Backpressure, part)
+		counter(dRetries, p.Retries, part)
+		counter(dErrors, p.Errors, part)
+		counter(dDeadLettered, p.DeadLettered, part)
+		counter(dOffline, p.OfflineSkips, part)
+	}
+	o := s.Outbox
+	gauge(dDepth, float64(o.Depth))
+	gauge(dLeased, float64(o.Leased))
+	gauge(dDeadLetters, float64(o.DeadLetters))
+	gauge(dOldest, o.OldestAge.Seconds())
+	counter(dEnqueued, o.Enqueued)
+	counter(dOverwritten, o.Overwritten)
+	counter(dExpired, o.Expired)
+	counter(dAcked, o.Acked)
+
+	m := s.Mailbox
+	gauge(dMbDepth, float64(m.Depth))
+	gauge(dMbCap, float64(m.Capacity))
+	counter(dMbRejected, m.Rejected())
+	counter(dMbDropped, m.Dropped())
+	ch <- prometheus.MustNewConstSummary(dMbWait, m.Wait.Count, m.Wait.Sum.Seconds(), map[float64]float64{
+		0.5: m.Wait.Quantile(0.5).Seconds(), 0.99: m.Wait.Quantile(0.99).Seconds(), 1: m.Wait.Max.Seconds(),
+	})
+	counter(dHbReceived, s.HeartbeatsReceived)
+	counter(dHbDone, s.HeartbeatsProcessed)
+	counter(dHbCoalesce, s.Heartbeats.DroppedCoalesced)
+	counter(dRequests, s.RequestsReceived)
+	counter(dTelemetry, s.TelemetryReceived)
+	counter(dFull, s.AnsweredFull)
+	counter(dAcks, s.AcksOK, "ok")
+	counter(dAcks, s.AcksFull, "full")
+	counter(dAcks, s.AcksReject, "reject")
+	counter(dTimeouts, s.AsksTimedOut)
+	counter(dMalformed, s.Malformed)
+	counter(dReconnects, s.Reconnects)
+
+	f := c.src.Fleet()
+	gauge(dOnline, float64(f.Online))
+	gauge(dOfflineW, float64(f.Offline))
+	for v, n := range f.ByVersion {
+		gauge(dByVersion, float64(n), v)
+	}
+	for i, d := range c.src.Deploys() {
+		idx := strconv.Itoa(i)
+		rejected := 0
+		for _, w := range d.Waves {
+			rejected += w.Rejected
+		}
+		gauge(dDeployTargets, float64(d.Targets), idx, d.Version)
+		gauge(dDeployDelivered, float64(d.Delivered()), idx, d.Version)
+		gauge(dDeployRejected, float64(rejected), idx, d.Version)
+	}
+}
+
+// metricsHandler serves the leader's metrics plus the Go runtime's and the
+// process's.
+func metricsHandler(src source) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{src: src}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	return mux
+}

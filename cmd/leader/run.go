@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// runOptions are the flags of 'leader run'.
+type runOptions struct {
+	listen             string
+	broker             string
+	secretFile         string
+	leaderPasswordFile string
+	insecureNoAuth     bool
+	prefix             string
+
+	outboxPath   string
+	durability   string
+	partitions   int
+	maxAttempts  int
+	limitInitial int
+	limitMin     int
+	limitMax     int
+	relayIntv    time.Duration
+	relayBatch   int
+	askTimeout   time.Duration
+	mailbox      int
+	heartbeat    time.Duration
+	seed         uint64
+
+	metricsAddr string
+	statsEvery  time.Duration
+}
+
+func (o *runOptions) addFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.listen, "listen", transport.DefaultTCPAddr, "host:port of the embedded broker's TCP listener (port 0: any free port, logged); a non-loopback address needs --secret-file and --leader-password-file, or --insecure-no-auth")
+	f.StringVar(&o.broker, "broker", "", "use this external broker instead of the embedded one: tcp://host:1883, ssl://host:8883")
+	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret (at least 16 bytes) that worker passwords derive from; turns on the broker's login and topic policy")
+	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
+	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
+	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
+
+	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
+	f.StringVar(&o.durability, "durability", "sync", "when an enqueue is on disk: sync (fsync each), batch (group commit), none (no fsync: survives kill -9, not power loss)")
+	f.IntVar(&o.partitions, "partitions", 4, "relay partitions, each with its own AIMD limiter and loop (1..65536)")
+	f.IntVar(&o.maxAttempts, "max-attempts", 10, "failed deliveries before a command goes to the dead letters")
+	f.IntVar(&o.limitInitial, "limit-initial", flow.DefaultLimiterOptions.Initial, "AIMD: starting concurrent deliveries per partition")
+	f.IntVar(&o.limitMin, "limit-min", flow.DefaultLimiterOptions.Min, "AIMD: floor of the limit")
+	f.IntVar(&o.limitMax, "limit-max", flow.DefaultLimiterOptions.Max, "AIMD: ceiling of the limit")
+	f.DurationVar(&o.relayIntv, "relay-interval", outbox.DefaultRelayOptions.Interval, "how often each partition polls the outbox for newly due commands")
+	f.IntVar(&o.relayBatch, "relay-batch", outbox.DefaultRelayOptions.Batch, "most commands one poll leases")
+	f.DurationVar(&o.askTimeout, "ask-timeout", leader.DefaultAskTimeout, "how long a delivery waits for the worker's ack before it is retried")
+	f.IntVar(&o.mailbox, "mailbox", leader.DefaultMailboxCapacity, "capacity of the leader's mailbox for worker requests and telemetry (full: answered \"full, retry after\")")
+	f.DurationVar(&o.heartbeat, "heartbeat-interval", 5*time.Second, "the leader's cadence for processing heartbeats (in between, a worker's newer heartbeat replaces its waiting one)")
+	f.Uint64Var(&o.seed, "seed", 1, "seed for the relay's jitter and the leader's service times")
+
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port, e.g. 127.0.0.1:9464 (empty: off)")
+	f.DurationVar(&o.statsEvery, "stats-interval", 2*time.Second, "publish the leader's stats as JSON on <prefix>/_leader/stats this often (0: off)")
+}
+
+// runConfig is what validate makes of runOptions.
+type runConfig struct {
+	o          runOptions
+	durability outbox.Durability
+	auth       *transport.Auth // embedded broker's policy, or nil
+	leaderPass string          // for --broker
+}
+
+// validate checks the flags; every error names the flag and the valid
+// values (exit code 2).
+func (o runOptions) validate() (runConfig, error) {
+	rc := runConfig{o: o}
+	var err error
+	if rc.durability, err = outbox.ParseDurability(o.durability); err != nil {
+		return rc, cli.Usagef("--durability %q: want sync, batch or none", o.durability)
+	}
+	switch {
+	case o.outboxPath == "":
+		return rc, cli.Usagef("--outbox: want a file path, e.g. ./leader.db")
+	case o.partitions < 1 || o.partitions > 1<<16:
+		return rc, cli.Usagef("--partitions %d: want 1 to 65536", o.partitions)
+	case o.maxAttempts < 1:
+		return rc, cli.Usagef("--max-attempts %d: want at least 1", o.maxAttempts)
+	case o.limitMin < 1:
+		return rc, cli.Usagef("--limit-min %d: want at least 1", o.limitMin)
+	case o.limitMax < o.limitMin:
+		return rc, cli.Usagef("--limit-max %d: want at least --limit-min (%d)", o.limitMax, o.limitMin)
+	case o.limitInitial < o.limitMin || o.limitInitial > o.limitMax:
+		return rc, cli.Usagef("--limit-initial %d: want between --limit-min (%d) and --limit-max (%d)", o.limitInitial, o.limitMin, o.limitMax)
+	case o.relayIntv <= 0:
+		return rc, cli.Usagef("--relay-interval %v: want a positive duration, e.g. 5ms", o.relayIntv)
+	case o.relayBatch < 1:
+		return rc, cli.Usagef("--relay-batch %d: want at least 1", o.relayBatch)
+	case o.askTimeout <= 0:
+		return rc, cli.Usagef("--ask-timeout %v: want a positive duration, e.g. 5s", o.askTimeout)
+	case o.mailbox < 1:
+		return rc, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
+	case o.heartbeat <= 0:
+		return rc, cli.Usagef("--heartbeat-interval %v: want a positive duration, e.g. 5s", o.heartbeat)
+	case o.statsEvery < 0:
+		return rc, cli.Usagef("--stats-interval %v: want 0 (off) or a positive duration", o.statsEvery)
+	}
+	if err := validPrefix(o.prefix); err != nil {
+		return rc, err
+	}
+	if o.metricsAddr != "" {
+		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
+			return rc, cli.Usagef("--metrics-addr %q: want host:port, e.g. 127.0.0.1:9464", o.metricsAddr)
+		}
+	}
+	if o.broker != "" {
+		if err := validBrokerURL("broker", o.broker); err != nil {
+			return rc, err
+		}
+		if o.secretFile != "" {
+			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", transport.LeaderUsername)
+		}
+		if o.leaderPasswordFile != "" {
+			pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
+			if err != nil {
+				return rc, err
+			}
+			rc.leaderPass = string(pw)
+		}
+		return rc, nil
+	}
+	host, _, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return rc, cli.Usagef("--listen %q: want host:port, e.g. %s", o.listen, transport.DefaultTCPAddr)
+	}
+	if (o.secretFile == "") != (o.leaderPasswordFile == "") {
+		return rc, cli.Usagef("--secret-file and --leader-password-file go together: give both (credentials on) or neither")
+	}
+	if o.secretFile != "" {
+		secret, err := cli.ReadSecret("secret-file", o.secretFile)
+		if err != nil {
+			return rc, err
+		}
+		if len(secret) < transport.MinSecretLen {
+			return rc, cli.Usagef("--secret-file %s: the secret is %d bytes; want at least %d (e.g. head -c 32 /dev/urandom | base64 > %s)", o.secretFile, len(secret), transport.MinSecretLen, o.secretFile)
+		}
+		pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
+		if err != nil {
+			return rc, err
+		}
+		rc.auth = &transport.Auth{LeaderPassword: string(pw), Secret: secret, Topics: wire.Topics{Prefix: o.prefix}}
+	} else if !isLoopback(host) && !o.insecureNoAuth {
+		return rc, cli.Usagef("--listen %q is not a loopback address: anyone who can reach it could command the fleet; give --secret-file and --leader-password-file, listen on 127.0.0.1, or add --insecure-no-auth if that is really what you want", o.listen)
+	}
+	return rc, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// validBrokerURL checks a broker URL flag.
+func validBrokerURL(flag, u string) error {
+	scheme, rest, ok := strings.Cut(u, "://")
+	switch {
+	case !ok:
+	case scheme != "tcp" && scheme != "mqtt" && scheme != "ssl" && scheme != "tls" && scheme != "mqtts":
+	default:
+		if _, _, err := net.SplitHostPort(rest); err == nil {
+			return nil
+		}
+	}
+	return cli.Usagef("--%s %q: want tcp://host:port (or mqtt://, ssl://, tls://, mqtts://), e.g. tcp://127.0.0.1:1883", flag, u)
+}
+
+// validPrefix checks --topic-prefix as the broker's policy would.
+func validPrefix(p string) error {
+	if p == "" || strings.ContainsAny(p, "/+#") || strings.HasPrefix(p, "$") {
+		return cli.Usagef("--topic-prefix %q: want one topic level without / + # and not starting with $, e.g. %s", p, wire.DefaultPrefix)
+	}
+	return nil
+}
+
+func newRunCmd(ctx context.Context, logs *cli.LogOptions, stderr io.Writer) *cobra.Command {
+	var o runOptions
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run the leader (the default command)",
+		Long: `leader run starts the leader and serves until SIGINT or SIGTERM.
+
+By default it starts an embedded MQTT broker listening on --listen
+(127.0.0.1:1883) and connects to it in memory. With --broker it starts no
+broker and connects to an external one (Mosquitto, EMQX, HiveMQ, ...).
+
+Commands (deploys, jobs) wait in the bbolt file --outbox until a worker
+acknowledges them; a leader restarted on the same file carries on, even
+after kill -9. Only one leader can hold a file: a second one exits with
+code 3, as it does for a corrupt file or another program's bbolt file.
+
+With --metrics-addr it serves Prometheus metrics (fleetsim_*) on /metrics.
+Every --stats-interval it publishes its stats as JSON on
+<prefix>/_leader/stats. It takes deploy requests from 'leader deploy' on
+<prefix>/_leader/deploy (docs/PROTOCOL.md).
+
+On SIGINT/SIGTERM it stops the relay (deliveries in flight settle or are
+handed back uncharged), announces itself offline, closes the outbox and
+the broker, and exits 0. If its session with an external broker is lost,
+it exits 1; restart it (the outbox keeps every command).
+
+` + cli.ExitCodesHelp,
+		Example: `  # a leader for workers on this machine, metrics on :9464
+  leader run --outbox ./leader.db --metrics-addr 127.0.0.1:9464
+
+  # reachable from other machines: credentials required
+  head -c 32 /dev/urandom | base64 > fleet.secret
+  head -c 16 /dev/urandom | base64 > leader.password
+  leader run --listen 0.0.0.0:1883 --secret-file fleet.secret --leader-password-file leader.password
+
+  # against Mosquitto instead of the embedded broker
+  leader run --broker tcp://127.0.0.1:1883 --durability batch`,
+		Args: cli.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			rc, err := o.validate()
+			if err != nil {
+				return err
+			}
+			log, err := logs.Logger(stderr)
+			if err != nil {
+				return err
+			}
+			return runLeader(ctx, rc, log)
+		},
+	}
+	o.addFlags(c)
+	return c
+}
+
+// runLeader wires the leader as fleettest does: outbox, broker, session,
+// leader; then the deploy control, the stats publisher and /metrics. It
+// returns after everything it started has stopped.
+func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
+	o := rc.o
+	topics := wire.Topics{Prefix: o.prefix}
+	st, err := outbox.OpenBolt(o.outboxPath, outbox.Options{
+		Partitions: o.partitions, MaxAttempts: o.maxAttempts, Durability: rc.durability,
+	})
+	if err != nil {
+		return cli.Outbox(err)
+	}
+	defer func() {
+		if err := st.Close(); err != nil {
+			log.Error("close outbox", "err", err)
+		}
+	}()
+	log.Info("outbox open", "path", o.outboxPath, "depth", st.Stats().Depth, "dead_letters", st.Stats().DeadLetters, "durability", rc.durability, "partitions", o.partitions)
+
+	// The metrics listener first: a port in use fails before anything else.
+	var metricsLn net.Listener
+	if o.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", o.metricsAddr); err != nil {
+			return cli.Runtime(fmt.Errorf("--metrics-addr: %w", err))
+		}
+		defer metricsLn.Close()
+	}
+
+	co := transport.ClientOptions{ID: "_leader", CleanSession: true}
+	var broker *transport.Broker
+	if o.broker == "" {
+		broker, err = transport.StartBroker(transport.BrokerOptions{
+			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
+		})
+		if err != nil {
+			return cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := broker.Close(cctx); err != nil {
+				log.Error("close broker", "err", err)
+			}
+		}()
+		log.Info("broker listening", "addr", broker.Addr(), "auth", rc.auth != nil)
+		co.Broker, co.MemBuffer, co.WriteQueue = "mem://", 8<<20, 1<<16
+		if rc.auth != nil {
+			co.Username, co.Password = transport.LeaderUsername, rc.auth.LeaderPassword
+		}
+	} else {
+		co.Broker = o.broker
+		if rc.leaderPass != "" {
+			co.Username, co.Password = transport.LeaderUsername, rc.leaderPass
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	sess, err := transport.Connect(cctx, co, broker)
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return cli.Runtime(err)
+	}
+	defer sess.Close(true)
+
+	l, err := leader.New(leader.Config{
+		Link: sess, Store: st, Topics: topics, Seed: o.seed, Logger: log.With("component", "leader"),
+		Mailbox:           mailbox.Options{Capacity: o.mailbox},
+		HeartbeatInterval: o.heartbeat,
+		AskTimeout:        o.askTimeout,
+		Relay: outbox.RelayOptions{
+			Interval: o.relayIntv, Batch: o.relayBatch,
+			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},
+		},
+	})
+	if err != nil {
+		return cli.Usagef("%v", err) // every field comes from a flag
+	}
+
+	// runCtx ends on a signal or when the session is lost.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var lost error
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	wg.Go(func() {
+		select {
+		case <-runCtx.Done():
+		case <-sess.Lost():
+			lost = fmt.Errorf("lost the session with the broker %s: %v; restart the leader (the outbox keeps every command)", co.Broker, sess.Err())
+			stopRun()
+		}
+	})
+	ctl := &control{l: l, link: sess, topics: topics, log: log}
+	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.onRequest); err != nil {
+		stopRun()
+		return cli.Runtime(err)
+	}
+	ctl.start(runCtx, &wg)
+	if o.statsEvery > 0 {
+		wg.Go(func() { publishStats(runCtx, l, sess, topics, o.statsEvery, log) })
+	}
+	if metricsLn != nil {
+		srv := &http.Server{Handler: metricsHandler(l), ReadHeaderTimeout: 5 * time.Second}
+		log.Info("metrics listening", "addr", metricsLn.Addr().String(), "path", "/metrics")
+		wg.Go(func() {
+			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error("metrics server", "err", err)
+			}
+		})
+		wg.Go(func() {
+			<-runCtx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		})
+	}
+	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix)
+	err = l.Run(runCtx)
+	stopRun()
+	wg.Wait()
+	s := st.Stats()
+	log.Info("leader stopped", "outbox_depth", s.Depth, "dead_letters", s.DeadLetters, "acked", s.Acked)
+	if err != nil {
+		return cli.Runtime(err)
+	}
+	if lost != nil {
+		return cli.Runtime(lost)
+	}
+	return nil
+}

@@ -1,0 +1,275 @@
+// Command worker runs a pool of simulated fleetsim workers against a
+// broker: each with its own MQTT session, bounded mailbox, service time,
+// heartbeat and telemetry, and reconnect policy.
+//
+//	worker --broker tcp://127.0.0.1:1883 --count 1000 --prefix w- --start 0
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"math"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Main runs the worker command line with args and returns the exit code.
+func Main(ctx context.Context, args []string, stderr io.Writer) int {
+	return cli.Execute(newRoot(ctx, stderr), args, stderr)
+}
+
+type options struct {
+	broker      string
+	secretFile  string
+	topicPrefix string
+	count       int
+	prefix      string
+	start       uint64
+	width       int
+	mailbox     int
+	policy      string
+	service     string
+	heartbeat   time.Duration
+	telemetry   time.Duration
+	reconnect   string
+	backoffBase time.Duration
+	backoffCap  time.Duration
+	keepalive   time.Duration
+	askTimeout  time.Duration
+	ramp        time.Duration
+	seed        uint64
+	version     string
+	report      time.Duration
+}
+
+func (o *options) addFlags(c *cobra.Command) {
+	f := c.Flags()
+	f.StringVar(&o.broker, "broker", "tcp://127.0.0.1:1883", "broker URL: tcp://host:port (or mqtt://, ssl://, tls://, mqtts://)")
+	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret: each worker logs in with its id and a password derived from it (the leader's --secret-file)")
+	f.StringVar(&o.topicPrefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
+	f.IntVar(&o.count, "count", 1, "number of workers in this process")
+	f.StringVar(&o.prefix, "prefix", "w-", "worker id prefix; ids are prefix + zero-padded index")
+	f.Uint64Var(&o.start, "start", 0, "index of the first worker (give each process a disjoint range)")
+	f.IntVar(&o.width, "width", 4, "digits of the index; when the last index needs more, every id of the process gets that many")
+	f.IntVar(&o.mailbox, "mailbox", worker.DefaultMailboxCapacity, "capacity of each worker's command mailbox")
+	f.StringVar(&o.policy, "policy", "reject", "full mailbox policy: reject, drop-oldest, drop-newest, coalesce or unbounded")
+	f.StringVar(&o.service, "service", "1ms", "time per command: 5ms, uniform(1ms,9ms), exp(5ms), lognormal(5ms,0.5)")
+	f.DurationVar(&o.heartbeat, "heartbeat", 5*time.Second, "heartbeat interval (0: none); the leader learns versions from heartbeats")
+	f.DurationVar(&o.telemetry, "telemetry", 0, "telemetry interval (0: none)")
+	f.StringVar(&o.reconnect, "reconnect", "backoff", "after a lost connection: backoff (exponential, full jitter) or immediate (the thundering herd)")
+	f.DurationVar(&o.backoffBase, "backoff-base", worker.DefaultReconnectBackoff.Base, "reconnect backoff base")
+	f.DurationVar(&o.backoffCap, "backoff-cap", worker.DefaultReconnectBackoff.Cap, "reconnect backoff cap")
+	f.DurationVar(&o.keepalive, "keepalive", worker.DefaultKeepAlive, "MQTT keepalive (at least 1s)")
+	f.DurationVar(&o.askTimeout, "ask-timeout", worker.DefaultAskTimeout, "how long a worker waits for the leader's reply to a request or telemetry")
+	f.DurationVar(&o.ramp, "ramp", 0, "connect ramp: the time between two workers' starts (0: all at once, a herd on the broker)")
+	f.Uint64Var(&o.seed, "seed", 1, "seed; worker i draws from PCG(seed, i), so runs repeat")
+	f.StringVar(&o.version, "version", worker.DefaultVersion, "version every worker starts at")
+	f.DurationVar(&o.report, "report", 10*time.Second, "log a summary of the pool this often (0: only at exit)")
+}
+
+// build validates the flags and returns the workers' configs and dialer.
+func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, error) {
+	var dial worker.MQTTDialer
+	pol, err := mailbox.ParsePolicy(o.policy)
+	if err != nil || pol == mailbox.Block {
+		return nil, dial, cli.Usagef("--policy %q: want reject, drop-oldest, drop-newest, coalesce or unbounded (a worker never blocks)", o.policy)
+	}
+	svc, err := dist.Parse(o.service)
+	if err != nil {
+		return nil, dial, cli.Usagef("--service %q: %v (e.g. 5ms, uniform(1ms,9ms), exp(5ms), lognormal(5ms,0.5))", o.service, err)
+	}
+	switch {
+	case o.count < 1 || o.count > 10_000_000:
+		return nil, dial, cli.Usagef("--count %d: want 1 to 10000000", o.count)
+	case o.start > math.MaxUint64-uint64(o.count):
+		return nil, dial, cli.Usagef("--start %d: too large for --count %d", o.start, o.count)
+	case o.width < 1 || o.width > 20:
+		return nil, dial, cli.Usagef("--width %d: want 1 to 20", o.width)
+	case o.mailbox < 1:
+		return nil, dial, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
+	case o.heartbeat < 0:
+		return nil, dial, cli.Usagef("--heartbeat %v: want 0 (none) or a positive duration", o.heartbeat)
+	case o.telemetry < 0:
+		return nil, dial, cli.Usagef("--telemetry %v: want 0 (none) or a positive duration", o.telemetry)
+	case o.reconnect != "backoff" && o.reconnect != "immediate":
+		return nil, dial, cli.Usagef("--reconnect %q: want backoff or immediate", o.reconnect)
+	case o.backoffBase <= 0:
+		return nil, dial, cli.Usagef("--backoff-base %v: want a positive duration, e.g. 1s", o.backoffBase)
+	case o.backoffCap < o.backoffBase:
+		return nil, dial, cli.Usagef("--backoff-cap %v: want at least --backoff-base (%v)", o.backoffCap, o.backoffBase)
+	case o.keepalive < time.Second:
+		return nil, dial, cli.Usagef("--keepalive %v: want at least 1s", o.keepalive)
+	case o.askTimeout <= 0:
+		return nil, dial, cli.Usagef("--ask-timeout %v: want a positive duration", o.askTimeout)
+	case o.ramp < 0:
+		return nil, dial, cli.Usagef("--ramp %v: want 0 or a positive duration", o.ramp)
+	case o.report < 0:
+		return nil, dial, cli.Usagef("--report %v: want 0 (only at exit) or a positive duration", o.report)
+	case o.version == "":
+		return nil, dial, cli.Usagef("--version: want a version, e.g. 1.0.0")
+	}
+	if err := validBroker(o.broker); err != nil {
+		return nil, dial, err
+	}
+	if p := o.topicPrefix; p == "" || strings.ContainsAny(p, "/+#") || strings.HasPrefix(p, "$") {
+		return nil, dial, cli.Usagef("--topic-prefix %q: want one topic level without / + # and not starting with $, e.g. fleet", p)
+	}
+	dial.Broker = o.broker
+	if o.secretFile != "" {
+		if dial.Secret, err = cli.ReadSecret("secret-file", o.secretFile); err != nil {
+			return nil, dial, err
+		}
+	}
+	width := max(o.width, len(fmt.Sprint(o.start+uint64(o.count)-1)))
+	cfgs := make([]worker.Config, o.count)
+	for i := range cfgs {
+		idx := o.start + uint64(i)
+		id := fmt.Sprintf("%s%0*d", o.prefix, width, idx)
+		if i == 0 || i == len(cfgs)-1 { // the prefix is the only part that can be bad
+			if err := wire.ValidWorkerID(id); err != nil {
+				return nil, dial, cli.Usagef("--prefix %q: %v", o.prefix, err)
+			}
+		}
+		cfgs[i] = worker.Config{
+			ID: id, Index: idx, Seed: o.seed, Topics: wire.Topics{Prefix: o.topicPrefix},
+			Mailbox: mailbox.Options{Capacity: o.mailbox, Policy: pol}, Service: svc,
+			Heartbeat: o.heartbeat, Telemetry: o.telemetry,
+			Reconnect: worker.Reconnect{Immediate: o.reconnect == "immediate", Backoff: flow.Backoff{Base: o.backoffBase, Cap: o.backoffCap}},
+			KeepAlive: o.keepalive, AskTimeout: o.askTimeout, Version: o.version, Logger: log,
+		}
+	}
+	return cfgs, dial, nil
+}
+
+func validBroker(u string) error {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if ok && slices.Contains([]string{"tcp", "mqtt", "ssl", "tls", "mqtts"}, scheme) {
+		if i := strings.LastIndexByte(rest, ':'); i > 0 && i < len(rest)-1 {
+			return nil
+		}
+	}
+	return cli.Usagef("--broker %q: want tcp://host:port (or mqtt://, ssl://, tls://, mqtts://), e.g. tcp://127.0.0.1:1883", u)
+}
+
+func newRoot(ctx context.Context, stderr io.Writer) *cobra.Command {
+	var o options
+	var logs cli.LogOptions
+	c := &cobra.Command{
+		Use:   "worker",
+		Short: "Run a pool of simulated fleetsim workers against a broker",
+		Long: `worker runs --count simulated workers in one process, each with its own MQTT
+session to --broker (a leader's embedded broker, or Mosquitto/EMQX/HiveMQ
+that the leader also uses). Worker ids are --prefix plus the zero-padded
+index, from --start: w-0000, w-0001, ... Several worker processes, on one
+machine or many, with disjoint ranges form one fleet.
+
+Each worker announces itself on its retained status topic (its MQTT last
+will says offline), takes commands into a bounded mailbox (answering ok,
+or full with a retry-after hint), spends --service on each, applies a
+config or firmware version once per idempotency key (a redelivery is a
+duplicate, not a second apply), sends heartbeats with its version, and
+reconnects after a lost connection by --reconnect.
+
+It logs a summary every --report and at exit: workers online, applied
+updates, duplicates, versions. On SIGINT/SIGTERM every worker announces
+itself offline and disconnects cleanly, and worker exits 0.
+
+` + cli.ExitCodesHelp,
+		Example: `  # 1,000 workers against a leader on this machine
+  worker --broker tcp://127.0.0.1:1883 --count 1000
+
+  # the second half of a 2,000-worker fleet, from another machine,
+  # with credentials, slow commands and a gentle connect ramp
+  worker --broker tcp://leader.lan:1883 --secret-file fleet.secret \
+    --count 1000 --start 1000 --service 'uniform(1ms,9ms)' --ramp 2ms
+
+  # the thundering herd: no backoff after the broker restarts
+  worker --count 5000 --reconnect immediate`,
+		Args: cli.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			log, err := logs.Logger(stderr)
+			if err != nil {
+				return err
+			}
+			cfgs, dial, err := o.build(log.With("component", "worker"))
+			if err != nil {
+				return err
+			}
+			return run(ctx, cfgs, dial, o, log)
+		},
+	}
+	c.SetErr(stderr)
+	c.SetOut(stderr)
+	o.addFlags(c)
+	logs.AddFlags(c)
+	return c
+}
+
+func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o options, log *slog.Logger) error {
+	pool, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Ramp: o.ramp})
+	if err != nil {
+		return cli.Usagef("%v", err)
+	}
+	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker)
+	done := make(chan struct{})
+	go func() { // owned by run: it waits on done below
+		defer close(done)
+		_ = pool.Run(ctx)
+	}()
+	var tick <-chan time.Time
+	if o.report > 0 {
+		t := time.NewTicker(o.report)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-tick:
+			summary(log, "workers", pool.Stats())
+		case <-done:
+			summary(log, "workers stopped", pool.Stats())
+			return nil
+		}
+	}
+}
+
+// summary logs the pool's counts; the e2e tests read the one at exit.
+func summary(log *slog.Logger, msg string, s worker.PoolStats) {
+	log.Info(msg, "workers", s.Workers, "online", s.Online,
+		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates,
+		"versions", versions(s.ByVersion), "connects", s.Total.Connects, "reconnects", s.Total.Reconnects,
+		"acked_ok", s.Total.AckedOK, "acked_full", s.Total.AckedFull)
+}
+
+// versions formats {"2.0.0": 3, "1.0.0": 1} as "1.0.0=1,2.0.0=3".
+func versions(m map[string]int) string {
+	keys := slices.Sorted(maps.Keys(m))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
+	}
+	return strings.Join(parts, ",")
+}

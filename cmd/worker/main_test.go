@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+func build(t *testing.T, args ...string) ([]worker.Config, worker.MQTTDialer, error) {
+	t.Helper()
+	var o options
+	c := &cobra.Command{}
+	o.addFlags(c)
+	if err := c.ParseFlags(args); err != nil {
+		return nil, worker.MQTTDialer{}, err
+	}
+	return o.build(slog.New(slog.DiscardHandler))
+}
+
+func TestFlags(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secret, []byte("0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string // "" = valid; else a substring of the error
+	}{
+		{"defaults", nil, ""},
+		{"policy drop-oldest", []string{"--policy", "drop-oldest"}, ""},
+		{"policy block", []string{"--policy", "block"}, `--policy "block": want reject, drop-oldest, drop-newest, coalesce or unbounded`},
+		{"policy unknown", []string{"--policy", "lifo"}, `--policy "lifo"`},
+		{"service uniform", []string{"--service", "uniform(1ms,9ms)"}, ""},
+		{"service bad", []string{"--service", "fast"}, `--service "fast"`},
+		{"count zero", []string{"--count", "0"}, "--count 0: want 1 to 10000000"},
+		{"width", []string{"--width", "0"}, "--width 0"},
+		{"mailbox", []string{"--mailbox", "0"}, "--mailbox 0"},
+		{"heartbeat", []string{"--heartbeat", "-1s"}, "--heartbeat -1s"},
+		{"telemetry", []string{"--telemetry", "-1s"}, "--telemetry -1s"},
+		{"reconnect", []string{"--reconnect", "never"}, `--reconnect "never": want backoff or immediate`},
+		{"backoff cap", []string{"--backoff-base", "2s", "--backoff-cap", "1s"}, "--backoff-cap 1s: want at least --backoff-base (2s)"},
+		{"keepalive", []string{"--keepalive", "500ms"}, "--keepalive 500ms: want at least 1s"},
+		{"ramp", []string{"--ramp", "-1ms"}, "--ramp"},
+		{"broker", []string{"--broker", "127.0.0.1:1883"}, `--broker "127.0.0.1:1883": want tcp://host:port`},
+		{"prefix", []string{"--prefix", "w/"}, `--prefix "w/"`},
+		{"prefix reserved", []string{"--prefix", "_w"}, "reserved"},
+		{"topic prefix", []string{"--topic-prefix", "$SYS"}, "--topic-prefix"},
+		{"secret missing", []string{"--secret-file", "/nonexistent"}, "--secret-file"},
+		{"secret", []string{"--secret-file", secret}, ""},
+		{"not a number", []string{"--count", "lots"}, `invalid argument "lots" for "--count"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := build(t, tc.args...)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("want valid, got %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigs(t *testing.T) {
+	cfgs, dial, err := build(t, "--count", "3", "--start", "9998", "--prefix", "dev-", "--service", "uniform(1ms,9ms)",
+		"--policy", "coalesce", "--mailbox", "4", "--reconnect", "immediate", "--broker", "tcp://10.0.0.1:1883", "--seed", "7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cfgs {
+		ids = append(ids, c.ID)
+	}
+	if got := strings.Join(ids, " "); got != "dev-09998 dev-09999 dev-10000" {
+		t.Errorf("ids %s", got)
+	}
+	c := cfgs[2]
+	if c.Index != 10000 || c.Seed != 7 || c.Mailbox.Capacity != 4 || c.Mailbox.Policy != mailbox.Coalesce ||
+		c.Service.Kind != dist.Uniform || c.Service.Max != 9*time.Millisecond || !c.Reconnect.Immediate {
+		t.Errorf("config %+v", c)
+	}
+	if dial.Broker != "tcp://10.0.0.1:1883" || dial.Secret != nil {
+		t.Errorf("dialer %+v", dial)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"extra"}, cli.ExitUsage, `worker takes no arguments`},
+		{[]string{"--count", "-3"}, cli.ExitUsage, "--count -3"},
+		{[]string{"--log-format", "xml"}, cli.ExitUsage, `--log-format "xml": want text or json`},
+		{[]string{"--bogus"}, cli.ExitUsage, "unknown flag: --bogus"},
+		{[]string{"--help"}, cli.ExitOK, "Exit codes:"},
+	}
+	for _, tc := range cases {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var errb bytes.Buffer
+			code := Main(context.Background(), tc.args, &errb)
+			if code != tc.code || !strings.Contains(errb.String(), tc.want) {
+				t.Fatalf("exit %d, output:\n%s\nwant exit %d and %q", code, errb.String(), tc.code, tc.want)
+			}
+		})
+	}
+}
