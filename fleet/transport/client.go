@@ -140,6 +140,12 @@ func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 		keepAlive = max(opts.KeepAlive, 0)
 	}
 	o.SetKeepAlive(keepAlive)
+	// paho waits 10 s for a PINGRESP by default; a client whose network
+	// went silent should notice within about two keepalives, as the broker
+	// does (1.5 x keepalive).
+	if keepAlive > 0 {
+		o.SetPingTimeout(keepAlive)
+	}
 	o.SetClientID(opts.ID)
 	o.SetUsername(opts.Username)
 	o.SetPassword(opts.Password)

@@ -29,6 +29,9 @@ func (w *Worker) onMessage(topic string, payload []byte) {
 // onCommand answers a command at once — ok if the mailbox took it, full
 // with the mailbox's retry-after hint if not — and starts work if idle.
 func (w *Worker) onCommand(env wire.Envelope) {
+	if env.Attempt > w.st.MaxAttempt { // read by the loop only; written under mu
+		w.update(func(s *Stats) { s.MaxAttempt = env.Attempt })
+	}
 	ack := wire.Ack(&env, wire.ResultOK)
 	err := w.mb.Offer(ctxBackground, command{env: env, at: w.clk.Now()})
 	var full *mailbox.FullError

@@ -21,6 +21,9 @@ type Stats struct {
 	Duplicates         uint64 // deliveries of an already-applied key and seq
 	Expired            uint64 // commands past their TTL when served
 	Jobs, Pings        uint64
+	// MaxAttempt is the highest delivery attempt number seen on a command:
+	// 1 means every command arrived on the leader's first try.
+	MaxAttempt int
 
 	SyncSent, SyncOK, SyncFull, SyncTimeouts, SyncRejected uint64
 
