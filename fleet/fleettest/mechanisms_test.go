@@ -17,13 +17,13 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
-// TestBackpressureAIMD: workers with a one-slot mailbox and 20 ms per job
+// TestBackpressureAIMD: workers with a one-slot mailbox and 100 ms per job
 // get ten jobs each, faster than they can take them. They answer "full";
 // the relay's limit drops, recovers, and nothing is lost.
 func TestBackpressureAIMD(t *testing.T) {
 	const n, jobs = 40, 10
 	f := fleettest.StartFleet(t, n, fleettest.Options{
-		Worker: worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(20 * time.Millisecond)},
+		Worker: worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(100 * time.Millisecond)},
 		Leader: leader.Config{Relay: outbox.RelayOptions{Backoff: flow.Backoff{Base: 10 * time.Millisecond, Cap: 200 * time.Millisecond}}},
 	})
 	f.WaitOnline(t, n)
@@ -110,6 +110,7 @@ func TestOfflineWorkersGetOnlyTheLatest(t *testing.T) {
 			t.Errorf("%s got its update on attempt %d, want 1 (no attempts while offline)", w.ID(), s.MaxAttempt)
 		}
 	}
+	fleettest.Eventually(t, 10*time.Second, "outbox drained", func() bool { return f.Store.Stats().Depth == 0 })
 	if os := f.Store.Stats(); os.Overwritten != away || os.Acked != 2*(n-away)+away {
 		t.Errorf("outbox overwritten %d acked %d; want %d overwrites (2.0.0 replaced while away) and %d acks", os.Overwritten, os.Acked, away, 2*(n-away)+away)
 	}
