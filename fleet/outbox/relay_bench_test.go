@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +15,9 @@ import (
 // when the receivers take everything at once: n messages over 1,000
 // receivers are enqueued untimed, then the relay runs, on the wall clock,
 // until every one is delivered and acked. It reports msgs/s; the rest of
-// the output is per drain of n messages.
+// the output is per drain of n messages. The bbolt runs use a fresh file
+// per drain in b.TempDir (durability batch: every settle is on disk
+// before the relay moves on; none: no fsync).
 func BenchmarkRelayThroughput(b *testing.B) {
 	for _, parts := range []int{1, 4} {
 		b.Run(fmt.Sprintf("memory/partitions=%d", parts), func(b *testing.B) {
@@ -26,6 +29,21 @@ func BenchmarkRelayThroughput(b *testing.B) {
 				return st
 			})
 		})
+	}
+	for _, d := range []outbox.Durability{outbox.Batch, outbox.None} {
+		for _, parts := range []int{1, 4} {
+			b.Run(fmt.Sprintf("bolt-%s/partitions=%d", d, parts), func(b *testing.B) {
+				dir, n := b.TempDir(), 0
+				benchDrain(b, func() outbox.Store {
+					n++
+					st, err := outbox.OpenBolt(filepath.Join(dir, fmt.Sprintf("drain-%d.db", n)), outbox.Options{Partitions: parts, Durability: d})
+					if err != nil {
+						b.Fatal(err)
+					}
+					return st
+				})
+			})
+		}
 	}
 }
 
