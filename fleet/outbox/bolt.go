@@ -158,12 +158,12 @@ func (b *Bolt) enter(ctx context.Context) error {
 // its results afresh on every run and touch the counters only through
 // b.state.
 //
-// Which calls group: Enqueue, Wake, Replay, Purge and the settling calls,
-// which arrive from many goroutines at once (producers; a relay's
-// concurrent deliveries). Dequeue only with more than one partition: a
-// single partition has one relay loop calling it one poll after another,
-// which would pay the batch delay on every poll with no one to share the
-// fsync with. Measured with the relay draining 20k messages (2 cores):
+// Which calls group: Enqueue, Wake, Replay, Purge and the single-message
+// settles (Ack, Nack, Release, DeadLetter), which arrive from many
+// goroutines at once (producers; concurrent deliveries). Dequeue and Settle
+// only with more than one partition: a single partition has one relay loop
+// calling them one after another, which would pay the batch delay on every
+// call with no one to share the fsync with. Measured with the relay draining 20k messages (2 cores):
 // 1 partition 8-10k msgs/s with Dequeue on its own transaction vs 5k
 // grouped; 4 partitions 15k grouped vs 7k on their own.
 func (b *Bolt) update(group bool, fn func(*bolt.Tx) error) error {

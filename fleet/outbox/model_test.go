@@ -363,6 +363,77 @@ func (k *machine) DeadLetter(t *rapid.T) {
 	}
 }
 
+// Settle settles 1-5 messages in one call: a random op for each of
+// mostly leased ids, with some not leased and some repeated, so a call
+// mixes outcomes. The model applies them one by one, in order.
+func (k *machine) Settle(t *rapid.T) {
+	n := rapid.IntRange(1, 5).Draw(t, "n")
+	ss := make([]outbox.Settlement, n)
+	for i := range ss {
+		s := outbox.Settlement{ID: k.pickID(t), Op: outbox.SettleOp(rapid.IntRange(0, 3).Draw(t, "op"))}
+		if i > 0 && rapid.IntRange(0, 5).Draw(t, "repeat") == 0 {
+			s.ID = ss[rapid.IntRange(0, i-1).Draw(t, "of")].ID
+		}
+		switch s.Op {
+		case outbox.SettleNack:
+			s.Delay = time.Duration(rapid.IntRange(-1, 3).Draw(t, "delay")) * time.Second
+			s.Cause = fmt.Sprintf("nack %d/%d", s.ID, i)
+		case outbox.SettleRelease:
+			if rapid.IntRange(0, 3).Draw(t, "release now") > 0 {
+				s.SendAt = k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "at")) * time.Second)
+			}
+		case outbox.SettleDeadLetter:
+			s.Cause = fmt.Sprintf("dead %d/%d", s.ID, i)
+		}
+		ss[i] = s
+	}
+	got, err := k.s.Settle(ctx, ss...)
+	if err != nil {
+		t.Fatalf("Settle(%+v): %v", ss, err)
+	}
+	if len(got) != len(ss) {
+		t.Fatalf("Settle: %d results for %d settlements", len(got), len(ss))
+	}
+	for i, s := range ss {
+		r := got[i]
+		if r.ID != s.ID {
+			t.Fatalf("Settle result %d is for id %d, want %d", i, r.ID, s.ID)
+		}
+		e, ok := k.settle(t, fmt.Sprintf("Settle[%d] %v", i, s.Op), s.ID, r.Err)
+		if !ok {
+			continue
+		}
+		switch s.Op {
+		case outbox.SettleAck:
+			k.m.remove(e)
+			k.m.c.Acked++
+		case outbox.SettleNack:
+			e.Attempts++
+			e.LastError = s.Cause
+			want := outbox.Requeued
+			if e.Attempts >= k.m.o.MaxAttempts {
+				want = outbox.DeadLettered
+				k.m.bury(e)
+			} else {
+				e.SendAt = k.m.now.Add(max(s.Delay, 0))
+				k.m.c.Nacked++
+			}
+			if r.Nack != want {
+				t.Fatalf("Settle[%d] nack of %d = %v, want %v", i, s.ID, r.Nack, want)
+			}
+		case outbox.SettleRelease:
+			e.SendAt = s.SendAt
+			if e.SendAt.IsZero() {
+				e.SendAt = k.m.now
+			}
+			k.m.c.Released++
+		case outbox.SettleDeadLetter:
+			e.LastError = s.Cause
+			k.m.bury(e)
+		}
+	}
+}
+
 func (k *machine) Wake(t *rapid.T) {
 	r := rapid.SampledFrom(receivers).Draw(t, "receiver")
 	if err := k.s.Wake(ctx, r); err != nil {
