@@ -34,62 +34,70 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 	// One partition has one relay loop, so its Dequeues have no one to
 	// share a group commit with (see update).
 	err := b.update(b.o.Partitions > 1, func(tx *bolt.Tx) error {
-		out = out[:0]
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err
 		}
 		w := b.state(tx)
 		var d counters
-		if err := b.reclaim(bk, &d, now); err != nil {
+		if out, err = b.lease(bk, &d, partition, max, now); err != nil {
 			return err
-		}
-		prefix := partitionPrefix(partition)
-		c := bk.ready.Cursor()
-		for len(out) < max {
-			// Seek afresh each time: taking a head changes the index, and
-			// the receiver's next message may be due before the others.
-			k, _ := c.Seek(prefix)
-			if k == nil || !bytes.HasPrefix(k, prefix) {
-				break
-			}
-			if _, sendAt := readyDue(k); sendAt > now {
-				break
-			}
-			id := keyID(k)
-			if err := bk.ready.Delete(k); err != nil {
-				return err
-			}
-			r, err := bk.get(id)
-			if err != nil {
-				return fmt.Errorf("%w: ready index names message %d: %v", ErrCorrupt, id, err)
-			}
-			if r.expired(now) {
-				if err := bk.remove(id, &r); err != nil {
-					return err
-				}
-				if err := bk.promote(r.receiver, b.o.Partitions); err != nil {
-					return err
-				}
-				d.depth--
-				d.expired++
-				continue
-			}
-			r.leaseUntil = addNano(now, b.o.LeaseTimeout)
-			if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
-				return err
-			}
-			if err := bk.lease.Put(leaseKey(r.leaseUntil, id), nil); err != nil {
-				return err
-			}
-			d.leased++
-			out = append(out, r.message(id))
 		}
 		w.add(&d)
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// lease is Dequeue inside a write transaction, counting into d.
+func (b *Bolt) lease(bk buckets, d *counters, partition, max int, now int64) ([]Message, error) {
+	if err := b.reclaim(bk, d, now); err != nil {
+		return nil, err
+	}
+	var out []Message
+	prefix := partitionPrefix(partition)
+	c := bk.ready.Cursor()
+	for len(out) < max {
+		// Seek afresh each time: taking a head changes the index, and
+		// the receiver's next message may be due before the others.
+		k, _ := c.Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			break
+		}
+		if _, sendAt := readyDue(k); sendAt > now {
+			break
+		}
+		id := keyID(k)
+		if err := bk.ready.Delete(k); err != nil {
+			return nil, err
+		}
+		r, err := bk.get(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ready index names message %d: %v", ErrCorrupt, id, err)
+		}
+		if r.expired(now) {
+			if err := bk.remove(id, &r); err != nil {
+				return nil, err
+			}
+			if err := bk.promote(r.receiver, b.o.Partitions); err != nil {
+				return nil, err
+			}
+			d.depth--
+			d.expired++
+			continue
+		}
+		r.leaseUntil = addNano(now, b.o.LeaseTimeout)
+		if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
+			return nil, err
+		}
+		if err := bk.lease.Put(leaseKey(r.leaseUntil, id), nil); err != nil {
+			return nil, err
+		}
+		d.leased++
+		out = append(out, r.message(id))
 	}
 	return out, nil
 }
