@@ -23,11 +23,11 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 	if partition < 0 || partition >= b.o.Partitions {
 		return nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, b.o.Partitions-1)
 	}
-	if max <= 0 {
-		return nil, nil
+	if max < 0 {
+		max = 0 // which still reclaims expired leases, as the memory store does
 	}
 	now := unixNano(b.o.Clock.Now())
-	if idle, err := b.idle(partition, now); idle || err != nil {
+	if idle, err := b.idle(partition, max, now); idle || err != nil {
 		return nil, err
 	}
 	var out []Message
@@ -102,13 +102,17 @@ func (b *Bolt) lease(bk buckets, d *counters, partition, max int, now int64) ([]
 	return out, nil
 }
 
-// idle reports, from a read transaction, that Dequeue of partition has
-// nothing to do at now: no due head and no expired lease.
-func (b *Bolt) idle(partition int, now int64) (bool, error) {
+// idle reports, from a read transaction, that Dequeue of up to max
+// messages of partition has nothing to do at now: no expired lease, and no
+// due head or no room for one.
+func (b *Bolt) idle(partition, max int, now int64) (bool, error) {
 	idle := true
 	err := b.db.View(func(tx *bolt.Tx) error {
 		if k, _ := tx.Bucket(bucketLease).Cursor().First(); k != nil && leaseDeadline(k) <= now {
 			idle = false
+			return nil
+		}
+		if max == 0 {
 			return nil
 		}
 		prefix := partitionPrefix(partition)

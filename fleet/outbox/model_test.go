@@ -268,7 +268,7 @@ func (k *machine) Enqueue(t *rapid.T) {
 
 func (k *machine) Dequeue(t *rapid.T) {
 	p := rapid.IntRange(0, k.m.o.Partitions-1).Draw(t, "partition")
-	max := rapid.IntRange(1, 4).Draw(t, "max")
+	max := rapid.IntRange(0, 4).Draw(t, "max")
 	want := k.m.dequeue(p, max)
 	got, err := k.s.Dequeue(ctx, p, max)
 	if err != nil {
