@@ -587,6 +587,60 @@ func runContract(t *testing.T, open opener) {
 		e.want(10, "a2")
 	})
 
+	t.Run("settle and dequeue in one call", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		e.enq(msg("a", "a1"), msg("a", "a2"), msg("b", "b1"), msg("c", "c1"), msg("d", "d1"))
+		ms := e.want(3, "a1", "b1", "c1")
+		res, got, err := e.s.SettleAndDequeue(ctx, 0, 10,
+			outbox.Settlement{ID: ms[0].ID, Op: outbox.SettleAck},
+			outbox.Settlement{ID: ms[1].ID, Op: outbox.SettleRelease},
+			outbox.Settlement{ID: ms[2].ID, Op: outbox.SettleNack, Delay: time.Second, Cause: "later"},
+			outbox.Settlement{ID: 424242, Op: outbox.SettleAck})
+		if err != nil {
+			t.Fatalf("SettleAndDequeue: %v", err)
+		}
+		if len(res) != 4 || res[0].Err != nil || res[1].Err != nil || res[2].Err != nil || res[2].Nack != outbox.Requeued || !errors.Is(res[3].Err, outbox.ErrNotLeased) {
+			t.Fatalf("settle results %+v: want three settled (a nack requeued), 424242 not leased", res)
+		}
+		// a's next message and the released b1 are due; c1 backs off.
+		if p := payloads(got); !slices.Equal(p, []string{"a2", "b1", "d1"}) {
+			t.Fatalf("dequeued %q, want [a2 b1 d1]", p)
+		}
+		if st := e.s.Stats(); st.Acked != 1 || st.Released != 1 || st.Nacked != 1 || st.Leased != 3 || st.Depth != 4 {
+			t.Fatalf("Stats = %+v", st)
+		}
+		// Nothing to settle: a plain Dequeue.
+		e.clk.Advance(time.Second)
+		if res, got, err := e.s.SettleAndDequeue(ctx, 0, 10); err != nil || len(res) != 0 || !slices.Equal(payloads(got), []string{"c1"}) {
+			t.Fatalf("SettleAndDequeue with nothing to settle = %v, %q, %v; want c1", res, payloads(got), err)
+		}
+	})
+
+	t.Run("settle and dequeue fails whole", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{Partitions: 2})
+		e.enq(msg("a", "a1"), msg("b", "b1"))
+		var leased []outbox.Message
+		for p := range 2 {
+			leased = append(leased, e.deq(p, 10)...)
+		}
+		ack := outbox.Settlement{ID: leased[0].ID, Op: outbox.SettleAck}
+		if _, _, err := e.s.SettleAndDequeue(ctx, 2, 10, ack); !errors.Is(err, outbox.ErrInvalid) {
+			t.Fatalf("SettleAndDequeue of partition 2 of 2 = %v, want ErrInvalid", err)
+		}
+		if _, _, err := e.s.SettleAndDequeue(ctx, 0, 10, ack, outbox.Settlement{Op: -1}); !errors.Is(err, outbox.ErrInvalid) {
+			t.Fatalf("SettleAndDequeue with op -1 = %v, want ErrInvalid", err)
+		}
+		if st := e.s.Stats(); st.Acked != 0 || st.Leased != 2 {
+			t.Fatalf("Stats after failed calls = %+v, want nothing settled", st)
+		}
+		if err := e.s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := e.s.SettleAndDequeue(ctx, 0, 10, ack); !errors.Is(err, outbox.ErrClosed) {
+			t.Fatalf("SettleAndDequeue after Close = %v, want ErrClosed", err)
+		}
+	})
+
 	t.Run("max depth", func(t *testing.T) {
 		e := newEnv(t, open, outbox.Options{MaxDepth: 3})
 		e.enq(msg("a", "1"), over("a", "k", 1, "k1"))

@@ -182,18 +182,32 @@ func maxTime(a, b time.Time) time.Time {
 
 // Dequeue leases up to max due heads of partition, oldest SendAt first.
 func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, error) {
+	_, out, err := s.SettleAndDequeue(ctx, partition, max)
+	return out, err
+}
+
+// SettleAndDequeue settles ss, then dequeues, under one lock.
+func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if partition < 0 || partition >= s.opts.Partitions {
-		return nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, s.opts.Partitions-1)
+		return nil, nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, s.opts.Partitions-1)
+	}
+	if err := validateSettlements(ss); err != nil {
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	now := s.opts.Clock.Now()
+	res := s.settleAllLocked(ss, now)
+	return res, s.dequeueLocked(partition, max, now), nil
+}
+
+func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 	for _, e := range s.leased {
 		if !now.Before(e.until) { // the holder never settled it
 			s.unleaseLocked(e)
@@ -212,7 +226,7 @@ func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, er
 		s.leased[e.m.ID] = e
 		out = append(out, e.m)
 	}
-	return out, nil
+	return out
 }
 
 // Settle applies ss in order under one lock.
@@ -228,12 +242,18 @@ func (s *Memory) Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, 
 	if s.closed {
 		return nil, ErrClosed
 	}
-	now := s.opts.Clock.Now()
+	return s.settleAllLocked(ss, s.opts.Clock.Now()), nil
+}
+
+func (s *Memory) settleAllLocked(ss []Settlement, now time.Time) []SettleResult {
+	if len(ss) == 0 {
+		return nil
+	}
 	out := make([]SettleResult, len(ss))
 	for i := range ss {
 		out[i] = s.settleLocked(&ss[i], now)
 	}
-	return out, nil
+	return out
 }
 
 func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {

@@ -269,11 +269,16 @@ func (k *machine) Enqueue(t *rapid.T) {
 func (k *machine) Dequeue(t *rapid.T) {
 	p := rapid.IntRange(0, k.m.o.Partitions-1).Draw(t, "partition")
 	max := rapid.IntRange(0, 4).Draw(t, "max")
-	want := k.m.dequeue(p, max)
 	got, err := k.s.Dequeue(ctx, p, max)
 	if err != nil {
 		t.Fatalf("Dequeue: %v", err)
 	}
+	k.checkDequeue(t, p, max, got)
+}
+
+// checkDequeue dequeues from the model and compares.
+func (k *machine) checkDequeue(t *rapid.T, p, max int, got []outbox.Message) {
+	want := k.m.dequeue(p, max)
 	if len(got) != len(want) {
 		t.Fatalf("Dequeue(%d, %d) = %s, want %s", p, max, show(got), show(want))
 	}
@@ -367,6 +372,28 @@ func (k *machine) DeadLetter(t *rapid.T) {
 // mostly leased ids, with some not leased and some repeated, so a call
 // mixes outcomes. The model applies them one by one, in order.
 func (k *machine) Settle(t *rapid.T) {
+	ss := k.genSettlements(t)
+	got, err := k.s.Settle(ctx, ss...)
+	if err != nil {
+		t.Fatalf("Settle(%+v): %v", ss, err)
+	}
+	k.checkSettle(t, ss, got)
+}
+
+// SettleAndDequeue is Settle, then Dequeue of the model.
+func (k *machine) SettleAndDequeue(t *rapid.T) {
+	ss := k.genSettlements(t)
+	p := rapid.IntRange(0, k.m.o.Partitions-1).Draw(t, "partition")
+	max := rapid.IntRange(0, 4).Draw(t, "max")
+	res, got, err := k.s.SettleAndDequeue(ctx, p, max, ss...)
+	if err != nil {
+		t.Fatalf("SettleAndDequeue(%d, %d, %+v): %v", p, max, ss, err)
+	}
+	k.checkSettle(t, ss, res)
+	k.checkDequeue(t, p, max, got)
+}
+
+func (k *machine) genSettlements(t *rapid.T) []outbox.Settlement {
 	n := rapid.IntRange(1, 5).Draw(t, "n")
 	ss := make([]outbox.Settlement, n)
 	for i := range ss {
@@ -387,10 +414,12 @@ func (k *machine) Settle(t *rapid.T) {
 		}
 		ss[i] = s
 	}
-	got, err := k.s.Settle(ctx, ss...)
-	if err != nil {
-		t.Fatalf("Settle(%+v): %v", ss, err)
-	}
+	return ss
+}
+
+// checkSettle applies ss to the model in order and checks the store's
+// results against it.
+func (k *machine) checkSettle(t *rapid.T, ss []outbox.Settlement, got []outbox.SettleResult) {
 	if len(got) != len(ss) {
 		t.Fatalf("Settle: %d results for %d settlements", len(got), len(ss))
 	}

@@ -138,7 +138,8 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 //
 // The limit moves as each answer comes in, but settling is batched: a
 // partition's loop settles every delivery that finished since its last
-// turn in one Store.Settle call (one bbolt transaction), then polls. A
+// turn and leases the next due messages in one Store.SettleAndDequeue
+// call (one bbolt transaction). A
 // Nack's delay therefore runs from that call, a moment after the answer:
 // a retry may come that moment late, never early.
 type Relay struct {
@@ -234,12 +235,12 @@ func (r *Relay) isOffline(receiver string) bool {
 // partition is one relay loop with its own limiter, jitter source and
 // counters.
 //
-// Settling is batched: a finished delivery feeds its verdict to the limiter
-// at once (AIMD reacts to every answer as it comes), then hands the
-// settlement to the loop over done and pokes it. The loop settles all it
-// has collected in one Store.Settle call, then polls. done never blocks a
-// delivery: the loop starts a delivery only while fewer than cap(done)
-// (the limiter's Max) have outcomes it has not yet collected.
+// Settling is batched: a finished delivery feeds its verdict to the
+// limiter at once (AIMD reacts to every answer as it comes), then hands
+// the settlement to the loop over done and pokes it. The loop settles all
+// it has collected and polls in one Store.SettleAndDequeue call. done
+// never blocks a delivery: the loop starts a delivery only while fewer
+// than cap(done) (the limiter's Max) have outcomes it has not collected.
 type partition struct {
 	r    *Relay
 	idx  int
@@ -307,20 +308,25 @@ func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
-// work settles what has finished, then polls, and goes round again at once
-// while full batches keep coming and permits remain, so a backlog drains
-// at the limiter's pace rather than Batch per Interval. Each round is one
-// Settle and one Dequeue.
+// work takes turns while there is work at hand: each turn settles what
+// has finished and leases what is due in one Store.SettleAndDequeue call,
+// then starts the deliveries. It goes round again at once while full
+// batches keep coming and permits remain, so a backlog drains at the
+// limiter's pace rather than Batch per Interval.
 func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
-	for {
-		p.settle(settle)
-		if ctx.Err() != nil || !p.poll(ctx, wg) {
-			break
+	for ctx.Err() == nil {
+		p.collect()
+		// Leasing a message only to hand it back for want of a permit is
+		// wasted store work (a write transaction on bbolt).
+		n := min(p.r.o.Batch, p.lim.Limit()-p.lim.InFlight(), cap(p.done)-p.outstanding)
+		if n <= 0 || !p.poll(ctx, settle, wg, n) {
+			break // when n <= 0, a finishing delivery pokes the loop
 		}
 	}
 	if len(p.pending) > 0 {
-		// The poll handed leases back (offline receivers, no permit, or
-		// shutdown): settle them now, not at the next wake.
+		// Settlements that found no permit to ride along with, and leases
+		// the poll handed back (offline receivers, no permit, shutdown):
+		// settle them now, not at the next wake.
 		p.settle(settle)
 	}
 }
@@ -337,17 +343,31 @@ func (p *partition) drain(ctx context.Context) {
 	p.settle(ctx)
 }
 
-// poll leases due messages once and starts their deliveries. It reports
-// whether to poll again at once: a full batch came and every message got
-// a permit.
-func (p *partition) poll(ctx context.Context, wg *sync.WaitGroup) bool {
-	// Leasing a message only to hand it back for want of a permit is
-	// wasted store work (a write transaction on bbolt).
-	n := min(p.r.o.Batch, p.lim.Limit()-p.lim.InFlight(), cap(p.done)-p.outstanding)
-	if n <= 0 {
-		return false // a finishing delivery pokes the loop
+// collect moves the finished deliveries' settlements to pending.
+func (p *partition) collect() {
+	for {
+		select {
+		case o := <-p.done:
+			p.pending = append(p.pending, o)
+			p.outstanding--
+		default:
+			return
+		}
 	}
-	msgs, err := p.r.st.Dequeue(ctx, p.idx, n)
+}
+
+// poll settles what is pending, leases up to n due messages and starts
+// their deliveries. It reports whether to poll again at once: a full batch
+// came and every message got a permit.
+func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int) bool {
+	// Settlements must reach the store even when we are stopping; a bare
+	// poll may as well stop with ctx.
+	call := ctx
+	if len(p.pending) > 0 {
+		call = settle
+	}
+	res, msgs, err := p.r.st.SettleAndDequeue(call, p.idx, n, p.settlements()...)
+	p.settled(settle, res, err)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.c.storeErrors.Add(1)
@@ -387,25 +407,29 @@ func (p *partition) release(id uint64, sendAt time.Time, parked string) {
 }
 
 // settle collects the finished deliveries and settles everything pending
-// in one store call, then counts the results.
+// in one store call.
 func (p *partition) settle(ctx context.Context) {
-	for collecting := true; collecting; {
-		select {
-		case o := <-p.done:
-			p.pending = append(p.pending, o)
-			p.outstanding--
-		default:
-			collecting = false
-		}
-	}
+	p.collect()
 	if len(p.pending) == 0 {
 		return
 	}
+	res, err := p.r.st.Settle(ctx, p.settlements()...)
+	p.settled(ctx, res, err)
+}
+
+// settlements returns pending's settlements, in a buffer reused from call
+// to call.
+func (p *partition) settlements() []Settlement {
 	p.batch = p.batch[:0]
 	for _, o := range p.pending {
 		p.batch = append(p.batch, o.Settlement)
 	}
-	res, err := p.r.st.Settle(ctx, p.batch...)
+	return p.batch
+}
+
+// settled counts the results of settling pending (err: the call failed,
+// so none was settled) and empties pending.
+func (p *partition) settled(ctx context.Context, res []SettleResult, err error) {
 	for i, o := range p.pending {
 		switch {
 		case err != nil || res[i].Err != nil:

@@ -231,20 +231,20 @@ func TestRelayCapacityHalvesAndHonoursRetryAfter(t *testing.T) {
 	})
 }
 
-// hookedStore runs hook after the n-th Dequeue, before the relay sees its
-// result.
+// hookedStore runs hook after the n-th poll (the relay's
+// SettleAndDequeue), before the relay sees its result.
 type hookedStore struct {
 	outbox.Store
 	n, calls int
 	hook     func()
 }
 
-func (s *hookedStore) Dequeue(ctx context.Context, partition, max int) ([]outbox.Message, error) {
-	msgs, err := s.Store.Dequeue(ctx, partition, max)
+func (s *hookedStore) SettleAndDequeue(ctx context.Context, partition, max int, ss ...outbox.Settlement) ([]outbox.SettleResult, []outbox.Message, error) {
+	res, msgs, err := s.Store.SettleAndDequeue(ctx, partition, max, ss...)
 	if s.calls++; s.calls == s.n {
 		s.hook()
 	}
-	return msgs, err
+	return res, msgs, err
 }
 
 // TestRelayDefersWithoutPermit lowers the limit between a poll's Dequeue
@@ -262,7 +262,7 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 			return nil
 		})
 		hooked := make(chan struct{})
-		// Limit 4, batches of 2: the first Dequeue leases r0 and r1, which
+		// Limit 4, batches of 2: the first poll leases r0 and r1, which
 		// hang; the second leases r2 and r3, and before they get permits r0
 		// answers "full", halving the limit to 2 with r1 still out.
 		st := &hookedStore{Store: mem, n: 2, hook: func() {

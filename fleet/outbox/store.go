@@ -47,6 +47,15 @@ type Store interface {
 	// SettleOp, or a failed write.
 	Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, error)
 
+	// SettleAndDequeue is Settle(ctx, ss...) followed by Dequeue(ctx,
+	// partition, max) as one step: for a bbolt store one write transaction
+	// and one commit instead of two. It is a relay partition's turn:
+	// settle what finished, lease what is due (which may be a receiver's
+	// next message after an Ack, or a message just released due now).
+	// The results are those the two calls would return; a returned error
+	// means neither happened.
+	SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error)
+
 	// Ack removes a leased message: it was delivered.
 	Ack(ctx context.Context, id uint64) error
 
