@@ -31,9 +31,7 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 		return nil, err
 	}
 	var out []Message
-	// One partition has one relay loop, so its Dequeues have no one to
-	// share a group commit with (see update).
-	err := b.update(b.o.Partitions > 1, func(tx *bolt.Tx) error {
+	err := b.update(queued, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err
@@ -180,7 +178,7 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	if err != nil || !wait {
 		return err
 	}
-	return b.update(true, func(tx *bolt.Tx) error {
+	return b.update(batched, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err

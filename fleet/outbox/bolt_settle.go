@@ -16,19 +16,17 @@ import (
 // returned error (ErrClosed, ErrInvalid, ctx, a failed write) means nothing
 // was settled.
 //
-// Under Durability Batch, Settle joins group commit only when the store has
-// more than one partition, as Dequeue does: a relay calls it from each
-// partition's loop, one call after another, so with one partition there is
-// no one to share a commit with and it would only pay the batch delay. The
-// single-message calls always join, since they come from many goroutines.
+// Under Durability Batch or None, calls that overlap share a commit, but
+// none waits for company (see update), as a relay's loops call it.
 func (b *Bolt) Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, error) {
-	res, _, err := b.settle(ctx, b.o.Partitions > 1, ss, 0, -1)
+	res, _, err := b.settle(ctx, queued, ss, 0, -1)
 	return res, err
 }
 
 // SettleAndDequeue is Settle then Dequeue in one write transaction, so one
-// commit (and under Sync or Batch one fsync) instead of two; it groups as
-// they do. With nothing to settle it is Dequeue, idle check included.
+// commit (and under Sync or Batch one fsync) instead of two; it shares
+// commits as they do. With nothing to settle it is Dequeue, idle check
+// included.
 // Measured with the relay draining 20k messages (2 cores, durability
 // batch, one partition): 23-26k msgs/s against 3-5k for Settle and
 // Dequeue apiece, each paying its own fsync.
@@ -40,7 +38,7 @@ func (b *Bolt) SettleAndDequeue(ctx context.Context, partition, max int, ss ...S
 	if max < 0 {
 		max = 0
 	}
-	return b.settle(ctx, b.o.Partitions > 1, ss, partition, max)
+	return b.settle(ctx, queued, ss, partition, max)
 }
 
 // Ack removes leased message id: it was delivered. The receiver's next
@@ -78,7 +76,7 @@ func (b *Bolt) DeadLetter(ctx context.Context, id uint64, cause string) error {
 }
 
 func (b *Bolt) settleOne(ctx context.Context, s Settlement) (SettleResult, error) {
-	rs, _, err := b.settle(ctx, true, []Settlement{s}, 0, -1)
+	rs, _, err := b.settle(ctx, batched, []Settlement{s}, 0, -1)
 	if err != nil {
 		return SettleResult{}, err
 	}
@@ -86,9 +84,9 @@ func (b *Bolt) settleOne(ctx context.Context, s Settlement) (SettleResult, error
 }
 
 // settle runs ss in one write transaction, then leases up to max due
-// messages of partition (max < 0: no Dequeue, partition unused); group as
-// for update.
-func (b *Bolt) settle(ctx context.Context, group bool, ss []Settlement, partition, max int) ([]SettleResult, []Message, error) {
+// messages of partition (max < 0: no Dequeue, partition unused), committed
+// as mode says.
+func (b *Bolt) settle(ctx context.Context, mode commitMode, ss []Settlement, partition, max int) ([]SettleResult, []Message, error) {
 	if err := b.enter(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -105,7 +103,7 @@ func (b *Bolt) settle(ctx context.Context, group bool, ss []Settlement, partitio
 	now := unixNano(b.o.Clock.Now())
 	res := make([]SettleResult, len(ss))
 	var out []Message
-	err := b.update(group, func(tx *bolt.Tx) error {
+	err := b.update(mode, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err
