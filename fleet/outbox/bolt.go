@@ -17,14 +17,17 @@ import (
 //
 //   - Sync: one transaction and fsync per call. Survives kill -9 and power
 //     loss; about a thousand calls a second on an SSD.
-//   - Batch: bbolt's group commit (DB.Batch) for every writing call, so
-//     concurrent callers share a transaction and its fsync; each still
-//     returns only once its own data is on disk. Same guarantees as Sync,
-//     far more throughput under concurrency, up to batchDelay more latency
-//     for a lone caller.
+//   - Batch: group commit for every writing call, so concurrent callers
+//     share a transaction and its fsync; each still returns only once its
+//     own data is on disk. Same guarantees as Sync, far more throughput
+//     under concurrency. Most calls use bbolt's DB.Batch, which costs a
+//     lone caller up to batchDelay more latency; the relay's calls
+//     (Dequeue, Settle, SettleAndDequeue) use a group commit that never
+//     waits for company (see update).
 //   - None: no fsync (bbolt NoSync). Survives kill -9 of the process, since
 //     the kernel has the pages, but NOT power loss or a kernel crash, which
-//     can lose recent calls or damage the file. For simulations only.
+//     can lose recent calls or damage the file. For simulations only. The
+//     relay's calls share commits as under Batch.
 //
 // Layout. Buckets, all keyed so that no call scans more than it returns:
 //
