@@ -254,7 +254,7 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := newMemory(t, outbox.Options{})
 		enqueue(t, mem, 1, "r0", "r1", "r2", "r3", "r4", "r5")
-		gates := map[string]chan error{"r0": make(chan error, 1), "r1": make(chan error, 1)}
+		gates := map[string]chan error{"r0": make(chan error, 1), "r1": make(chan error, 1), "r2": make(chan error, 1)}
 		rec := newRecorder(func(m outbox.Message, attempt int) error {
 			if g, ok := gates[m.Receiver]; ok && attempt == 1 {
 				return <-g
@@ -264,7 +264,9 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 		hooked := make(chan struct{})
 		// Limit 4, batches of 2: the first poll leases r0 and r1, which
 		// hang; the second leases r2 and r3, and before they get permits r0
-		// answers "full", halving the limit to 2 with r1 still out.
+		// answers "full", halving the limit to 2 with r1 still out. r2
+		// takes the last permit and hangs too, so nothing frees one before
+		// r3 asks.
 		st := &hookedStore{Store: mem, n: 2, hook: func() {
 			gates["r0"] <- flow.Capacity(0, "mailbox full")
 			synctest.Wait() // r0 settled: limit 2, one permit out
@@ -273,7 +275,9 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 		r, stop := start(t, st, rec, outbox.RelayOptions{Batch: 2, Limiter: flow.LimiterOptions{Initial: 4}})
 		defer stop()
 		<-hooked
+		synctest.Wait() // the poll has handed r3 back
 		gates["r1"] <- nil
+		gates["r2"] <- nil
 		rec.wait(t, time.Minute, "all six delivered", succeeded(6))
 
 		s := r.Stats().Partitions[0]
