@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -314,12 +315,23 @@ func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
 // batches keep coming and permits remain, so a backlog drains at the
 // limiter's pace rather than Batch per Interval.
 func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
-	for ctx.Err() == nil {
+	for {
+		if p.outstanding > 0 {
+			// Let deliveries that are about to finish (started by the
+			// last turn, answered at once) hand in their settlements, so
+			// this turn takes them all in one store call. Without it the
+			// loop outran them and turns alternated big and small: a
+			// no-op delivery drained bbolt (batch 50) with 25 messages a
+			// turn instead of 38.
+			runtime.Gosched()
+		}
 		p.collect()
 		// Leasing a message only to hand it back for want of a permit is
 		// wasted store work (a write transaction on bbolt).
 		n := min(p.r.o.Batch, p.lim.Limit()-p.lim.InFlight(), cap(p.done)-p.outstanding)
-		if n <= 0 || !p.poll(ctx, settle, wg, n) {
+		// ctx after the permits: a permit freed by a delivery that gave up
+		// because we are stopping must not lease anything.
+		if ctx.Err() != nil || n <= 0 || !p.poll(ctx, settle, wg, n) {
 			break // when n <= 0, a finishing delivery pokes the loop
 		}
 	}
