@@ -321,7 +321,7 @@ func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
 			// last turn, answered at once) hand in their settlements, so
 			// this turn takes them all in one store call. Without it the
 			// loop outran them and turns alternated big and small: a
-			// no-op delivery drained bbolt (batch 50) with 25 messages a
+			// no-op delivery drained bbolt (relay Batch 50) with 25 messages a
 			// turn instead of 38.
 			runtime.Gosched()
 		}

@@ -293,6 +293,83 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 	})
 }
 
+// settleSpy records how many settlements each of the relay's settling
+// store calls carries, and holds the first such call until release is
+// closed.
+type settleSpy struct {
+	outbox.Store
+	held, release chan struct{}
+
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *settleSpy) SettleAndDequeue(ctx context.Context, partition, max int, ss ...outbox.Settlement) ([]outbox.SettleResult, []outbox.Message, error) {
+	if len(ss) > 0 {
+		s.hold(len(ss))
+	}
+	return s.Store.SettleAndDequeue(ctx, partition, max, ss...)
+}
+
+func (s *settleSpy) Settle(ctx context.Context, ss ...outbox.Settlement) ([]outbox.SettleResult, error) {
+	s.hold(len(ss))
+	return s.Store.Settle(ctx, ss...)
+}
+
+func (s *settleSpy) hold(n int) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, n)
+	first := len(s.sizes) == 1
+	s.mu.Unlock()
+	if first {
+		close(s.held)
+		<-s.release
+	}
+}
+
+// TestRelaySettlesInBatches holds the relay's first settling call while
+// every delivery finishes: the limit has already moved on each answer,
+// though nothing is settled yet, and what finished meanwhile is settled
+// together in the next call, not one call per delivery.
+func TestRelaySettlesInBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := newMemory(t, outbox.Options{})
+		var names []string
+		for i := range 10 { // the initial limit: one poll leases them all
+			names = append(names, fmt.Sprintf("w-%d", i))
+		}
+		enqueue(t, mem, 1, names...)
+		spy := &settleSpy{Store: mem, held: make(chan struct{}), release: make(chan struct{})}
+		rec := newRecorder(func(outbox.Message, int) error { return nil })
+		r, stop := start(t, spy, rec, outbox.RelayOptions{})
+		defer stop()
+		<-spy.held
+		synctest.Wait() // every delivery has answered; the loop waits in its first settle
+
+		if s := r.Stats().Partitions[0]; s.Limit != 20 || s.Delivered != 10 || s.InFlight != 0 {
+			t.Fatalf("while the settles wait: %+v; want limit 10+10, 10 delivered, none in flight", s)
+		}
+		if st := mem.Stats(); st.Acked != 0 || st.Leased != 10 {
+			t.Fatalf("store while the settles wait: %+v; want 10 leased, none acked", st)
+		}
+		close(spy.release)
+		synctest.Wait()
+
+		if st := mem.Stats(); st.Acked != 10 || st.Depth != 0 {
+			t.Fatalf("store after: %+v; want all 10 acked", st)
+		}
+		spy.mu.Lock()
+		defer spy.mu.Unlock()
+		total := 0
+		for _, n := range spy.sizes {
+			total += n
+		}
+		if total != 10 || len(spy.sizes) > 2 {
+			t.Fatalf("settling calls carried %v settlements: want 10 in at most 2 calls (the held one, then the rest)", spy.sizes)
+		}
+	})
+}
+
 func TestRelayPermanentDeadLettersAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemory(t, outbox.Options{})
