@@ -55,7 +55,9 @@ func (b *Bolt) lease(bk buckets, d *counters, partition, max int, now int64) ([]
 	if err := b.reclaim(bk, d, now); err != nil {
 		return nil, err
 	}
-	var out []Message
+	// Messages are big: grow once for a relay's batch, without trusting
+	// a huge max.
+	out := make([]Message, 0, min(max, 256))
 	prefix := partitionPrefix(partition)
 	c := bk.ready.Cursor()
 	for len(out) < max {

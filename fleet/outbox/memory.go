@@ -214,7 +214,10 @@ func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 		}
 	}
 	h := &s.ready[partition]
-	var out []Message
+	if max <= 0 || h.Len() == 0 {
+		return nil
+	}
+	out := make([]Message, 0, min(max, h.Len())) // Messages are big: grow once
 	for len(out) < max && h.Len() > 0 && !(*h)[0].m.SendAt.After(now) {
 		e := heap.Pop(h).(*memEntry)
 		if e.m.Expired(now) {
