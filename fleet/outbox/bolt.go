@@ -2,13 +2,11 @@ package outbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bolt is the durable Store: messages in one bbolt file, safe for
@@ -19,14 +17,17 @@ import (
 //
 //   - Sync: one transaction and fsync per call. Survives kill -9 and power
 //     loss; about a thousand calls a second on an SSD.
-//   - Batch: bbolt's group commit (DB.Batch) for every writing call, so
-//     concurrent callers share a transaction and its fsync; each still
-//     returns only once its own data is on disk. Same guarantees as Sync,
-//     far more throughput under concurrency, up to batchDelay more latency
-//     for a lone caller.
+//   - Batch: group commit for every writing call, so concurrent callers
+//     share a transaction and its fsync; each still returns only once its
+//     own data is on disk. Same guarantees as Sync, far more throughput
+//     under concurrency. Most calls use bbolt's DB.Batch, which costs a
+//     lone caller up to batchDelay more latency; the relay's calls
+//     (Dequeue, Settle, SettleAndDequeue) use a group commit that never
+//     waits for company (see update).
 //   - None: no fsync (bbolt NoSync). Survives kill -9 of the process, since
 //     the kernel has the pages, but NOT power loss or a kernel crash, which
-//     can lose recent calls or damage the file. For simulations only.
+//     can lose recent calls or damage the file. For simulations only. The
+//     relay's calls share commits as under Batch.
 //
 // Layout. Buckets, all keyed so that no call scans more than it returns:
 //
@@ -66,6 +67,7 @@ type Bolt struct {
 	closed bool
 
 	w writerState // touched only inside write transactions
+	q commitQueue // group commit for the relay's calls (see update)
 
 	pmu sync.Mutex
 	pub counters // as of the last commit, for Stats
@@ -149,41 +151,6 @@ func (b *Bolt) enter(ctx context.Context) error {
 		return ErrClosed
 	}
 	return nil
-}
-
-// update runs fn in a write transaction. With group set and Durability
-// Batch it joins bbolt's group commit (DB.Batch); otherwise it is one
-// Update (NoSync was set at open for None). Under Batch fn may run more
-// than once (bbolt retries a batch without a failing call), so fn must set
-// its results afresh on every run and touch the counters only through
-// b.state.
-//
-// Which calls group: Enqueue, Wake, Replay, Purge and the settling calls,
-// which arrive from many goroutines at once (producers; a relay's
-// concurrent deliveries). Dequeue only with more than one partition: a
-// single partition has one relay loop calling it one poll after another,
-// which would pay the batch delay on every poll with no one to share the
-// fsync with. Measured with the relay draining 20k messages (2 cores):
-// 1 partition 8-10k msgs/s with Dequeue on its own transaction vs 5k
-// grouped; 4 partitions 15k grouped vs 7k on their own.
-func (b *Bolt) update(group bool, fn func(*bolt.Tx) error) error {
-	tracked := func(tx *bolt.Tx) error {
-		// Every write transaction must pass through state, even one that
-		// changes no counter: state tells a rollback from a commit by the
-		// transaction ID, which only works if it sees every transaction.
-		b.state(tx)
-		return fn(tx)
-	}
-	var err error
-	if group && b.o.Durability == Batch {
-		err = b.db.Batch(tracked)
-	} else {
-		err = b.db.Update(tracked)
-	}
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		return ErrClosed
-	}
-	return err
 }
 
 // Stats returns the counters as of the last commit. Depth, Leased and

@@ -44,7 +44,7 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 	defer b.mu.RUnlock()
 	now := unixNano(b.o.Clock.Now())
 	var n int
-	err := b.update(true, func(tx *bolt.Tx) error {
+	err := b.update(batched, func(tx *bolt.Tx) error {
 		n = 0
 		bk, err := bucketsOf(tx)
 		if err != nil {
@@ -92,7 +92,7 @@ func (b *Bolt) Purge(ctx context.Context, ids ...uint64) (int, error) {
 	}
 	defer b.mu.RUnlock()
 	var n int
-	err := b.update(true, func(tx *bolt.Tx) error {
+	err := b.update(batched, func(tx *bolt.Tx) error {
 		n = 0
 		bk, err := bucketsOf(tx)
 		if err != nil {

@@ -23,67 +23,23 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 	if partition < 0 || partition >= b.o.Partitions {
 		return nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, b.o.Partitions-1)
 	}
-	if max <= 0 {
-		return nil, nil
+	if max < 0 {
+		max = 0 // which still reclaims expired leases, as the memory store does
 	}
 	now := unixNano(b.o.Clock.Now())
-	if idle, err := b.idle(partition, now); idle || err != nil {
+	if idle, err := b.idle(partition, max, now); idle || err != nil {
 		return nil, err
 	}
 	var out []Message
-	// One partition has one relay loop, so its Dequeues have no one to
-	// share a group commit with (see update).
-	err := b.update(b.o.Partitions > 1, func(tx *bolt.Tx) error {
-		out = out[:0]
+	err := b.update(queued, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err
 		}
 		w := b.state(tx)
 		var d counters
-		if err := b.reclaim(bk, &d, now); err != nil {
+		if out, err = b.lease(bk, &d, partition, max, now); err != nil {
 			return err
-		}
-		prefix := partitionPrefix(partition)
-		c := bk.ready.Cursor()
-		for len(out) < max {
-			// Seek afresh each time: taking a head changes the index, and
-			// the receiver's next message may be due before the others.
-			k, _ := c.Seek(prefix)
-			if k == nil || !bytes.HasPrefix(k, prefix) {
-				break
-			}
-			if _, sendAt := readyDue(k); sendAt > now {
-				break
-			}
-			id := keyID(k)
-			if err := bk.ready.Delete(k); err != nil {
-				return err
-			}
-			r, err := bk.get(id)
-			if err != nil {
-				return fmt.Errorf("%w: ready index names message %d: %v", ErrCorrupt, id, err)
-			}
-			if r.expired(now) {
-				if err := bk.remove(id, &r); err != nil {
-					return err
-				}
-				if err := bk.promote(r.receiver, b.o.Partitions); err != nil {
-					return err
-				}
-				d.depth--
-				d.expired++
-				continue
-			}
-			r.leaseUntil = addNano(now, b.o.LeaseTimeout)
-			if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
-				return err
-			}
-			if err := bk.lease.Put(leaseKey(r.leaseUntil, id), nil); err != nil {
-				return err
-			}
-			d.leased++
-			out = append(out, r.message(id))
 		}
 		w.add(&d)
 		return nil
@@ -94,13 +50,69 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 	return out, nil
 }
 
-// idle reports, from a read transaction, that Dequeue of partition has
-// nothing to do at now: no due head and no expired lease.
-func (b *Bolt) idle(partition int, now int64) (bool, error) {
+// lease is Dequeue inside a write transaction, counting into d.
+func (b *Bolt) lease(bk buckets, d *counters, partition, max int, now int64) ([]Message, error) {
+	if err := b.reclaim(bk, d, now); err != nil {
+		return nil, err
+	}
+	// Messages are big: grow once for a relay's batch, without trusting
+	// a huge max.
+	out := make([]Message, 0, min(max, 256))
+	prefix := partitionPrefix(partition)
+	c := bk.ready.Cursor()
+	for len(out) < max {
+		// Seek afresh each time: taking a head changes the index, and
+		// the receiver's next message may be due before the others.
+		k, _ := c.Seek(prefix)
+		if k == nil || !bytes.HasPrefix(k, prefix) {
+			break
+		}
+		if _, sendAt := readyDue(k); sendAt > now {
+			break
+		}
+		id := keyID(k)
+		if err := bk.ready.Delete(k); err != nil {
+			return nil, err
+		}
+		r, err := bk.get(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: ready index names message %d: %v", ErrCorrupt, id, err)
+		}
+		if r.expired(now) {
+			if err := bk.remove(id, &r); err != nil {
+				return nil, err
+			}
+			if err := bk.promote(r.receiver, b.o.Partitions); err != nil {
+				return nil, err
+			}
+			d.depth--
+			d.expired++
+			continue
+		}
+		r.leaseUntil = addNano(now, b.o.LeaseTimeout)
+		if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
+			return nil, err
+		}
+		if err := bk.lease.Put(leaseKey(r.leaseUntil, id), nil); err != nil {
+			return nil, err
+		}
+		d.leased++
+		out = append(out, r.message(id))
+	}
+	return out, nil
+}
+
+// idle reports, from a read transaction, that Dequeue of up to max
+// messages of partition has nothing to do at now: no expired lease, and no
+// due head or no room for one.
+func (b *Bolt) idle(partition, max int, now int64) (bool, error) {
 	idle := true
 	err := b.db.View(func(tx *bolt.Tx) error {
 		if k, _ := tx.Bucket(bucketLease).Cursor().First(); k != nil && leaseDeadline(k) <= now {
 			idle = false
+			return nil
+		}
+		if max == 0 {
 			return nil
 		}
 		prefix := partitionPrefix(partition)
@@ -168,7 +180,7 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	if err != nil || !wait {
 		return err
 	}
-	return b.update(true, func(tx *bolt.Tx) error {
+	return b.update(batched, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err

@@ -47,7 +47,7 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 		vals[i] = recs[i].encode()
 	}
 	receipts := make([]Receipt, len(msgs))
-	err := b.update(true, func(tx *bolt.Tx) error {
+	err := b.update(batched, func(tx *bolt.Tx) error {
 		bk, err := bucketsOf(tx)
 		if err != nil {
 			return err

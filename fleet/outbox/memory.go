@@ -182,25 +182,42 @@ func maxTime(a, b time.Time) time.Time {
 
 // Dequeue leases up to max due heads of partition, oldest SendAt first.
 func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, error) {
+	_, out, err := s.SettleAndDequeue(ctx, partition, max)
+	return out, err
+}
+
+// SettleAndDequeue settles ss, then dequeues, under one lock.
+func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if partition < 0 || partition >= s.opts.Partitions {
-		return nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, s.opts.Partitions-1)
+		return nil, nil, fmt.Errorf("%w: partition %d: must be 0..%d", ErrInvalid, partition, s.opts.Partitions-1)
+	}
+	if err := validateSettlements(ss); err != nil {
+		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	now := s.opts.Clock.Now()
+	res := s.settleAllLocked(ss, now)
+	return res, s.dequeueLocked(partition, max, now), nil
+}
+
+func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 	for _, e := range s.leased {
 		if !now.Before(e.until) { // the holder never settled it
 			s.unleaseLocked(e)
 		}
 	}
 	h := &s.ready[partition]
-	var out []Message
+	if max <= 0 || h.Len() == 0 {
+		return nil
+	}
+	out := make([]Message, 0, min(max, h.Len())) // Messages are big: grow once
 	for len(out) < max && h.Len() > 0 && !(*h)[0].m.SendAt.After(now) {
 		e := heap.Pop(h).(*memEntry)
 		if e.m.Expired(now) {
@@ -212,67 +229,94 @@ func (s *Memory) Dequeue(ctx context.Context, partition, max int) ([]Message, er
 		s.leased[e.m.ID] = e
 		out = append(out, e.m)
 	}
-	return out, nil
+	return out
+}
+
+// Settle applies ss in order under one lock.
+func (s *Memory) Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := validateSettlements(ss); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	return s.settleAllLocked(ss, s.opts.Clock.Now()), nil
+}
+
+func (s *Memory) settleAllLocked(ss []Settlement, now time.Time) []SettleResult {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]SettleResult, len(ss))
+	for i := range ss {
+		out[i] = s.settleLocked(&ss[i], now)
+	}
+	return out
+}
+
+func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {
+	res := SettleResult{ID: st.ID}
+	e, ok := s.leased[st.ID]
+	if !ok {
+		res.Err = fmt.Errorf("%w: id %d", ErrNotLeased, st.ID)
+		return res
+	}
+	switch st.Op {
+	case SettleAck:
+		s.c.Acked++
+		s.removeLocked(e)
+	case SettleNack:
+		e.m.Attempts++
+		e.m.LastError = st.Cause
+		if e.m.Attempts >= s.opts.MaxAttempts {
+			res.Nack = DeadLettered
+			s.deadLetterLocked(e)
+			break
+		}
+		s.c.Nacked++
+		e.m.SendAt = now.Add(max(st.Delay, 0))
+		s.unleaseLocked(e)
+	case SettleRelease:
+		s.c.Released++
+		e.m.SendAt = st.SendAt
+		if e.m.SendAt.IsZero() {
+			e.m.SendAt = now
+		}
+		s.unleaseLocked(e)
+	case SettleDeadLetter:
+		e.m.LastError = st.Cause
+		s.deadLetterLocked(e)
+	}
+	return res
 }
 
 // Ack removes a leased message.
 func (s *Memory) Ack(ctx context.Context, id uint64) error {
-	return s.settle(id, func(e *memEntry, _ time.Time) {
-		s.c.Acked++
-		s.removeLocked(e)
-	})
+	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleAck})
+	return err
 }
 
 // Nack counts a failed attempt; at MaxAttempts the message is dead-lettered.
 func (s *Memory) Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error) {
-	res := Requeued
-	err := s.settle(id, func(e *memEntry, now time.Time) {
-		e.m.Attempts++
-		e.m.LastError = cause
-		if e.m.Attempts >= s.opts.MaxAttempts {
-			res = DeadLettered
-			s.deadLetterLocked(e)
-			return
-		}
-		s.c.Nacked++
-		e.m.SendAt = now.Add(max(delay, 0))
-		s.unleaseLocked(e)
-	})
-	return res, err
+	r, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleNack, Delay: delay, Cause: cause})
+	return r.Nack, err
 }
 
 // Release returns a leased message without charging an attempt.
 func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error {
-	return s.settle(id, func(e *memEntry, now time.Time) {
-		s.c.Released++
-		if sendAt.IsZero() {
-			sendAt = now
-		}
-		e.m.SendAt = sendAt
-		s.unleaseLocked(e)
-	})
+	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleRelease, SendAt: sendAt})
+	return err
 }
 
 // DeadLetter moves a leased message to the dead letters at once.
 func (s *Memory) DeadLetter(ctx context.Context, id uint64, cause string) error {
-	return s.settle(id, func(e *memEntry, _ time.Time) {
-		e.m.LastError = cause
-		s.deadLetterLocked(e)
-	})
-}
-
-func (s *Memory) settle(id uint64, f func(*memEntry, time.Time)) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return ErrClosed
-	}
-	e, ok := s.leased[id]
-	if !ok {
-		return fmt.Errorf("%w: id %d", ErrNotLeased, id)
-	}
-	f(e, s.opts.Clock.Now())
-	return nil
+	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleDeadLetter, Cause: cause})
+	return err
 }
 
 // Wake makes receiver's waiting head due now.

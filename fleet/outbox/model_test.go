@@ -268,12 +268,17 @@ func (k *machine) Enqueue(t *rapid.T) {
 
 func (k *machine) Dequeue(t *rapid.T) {
 	p := rapid.IntRange(0, k.m.o.Partitions-1).Draw(t, "partition")
-	max := rapid.IntRange(1, 4).Draw(t, "max")
-	want := k.m.dequeue(p, max)
+	max := rapid.IntRange(0, 4).Draw(t, "max")
 	got, err := k.s.Dequeue(ctx, p, max)
 	if err != nil {
 		t.Fatalf("Dequeue: %v", err)
 	}
+	k.checkDequeue(t, p, max, got)
+}
+
+// checkDequeue dequeues from the model and compares.
+func (k *machine) checkDequeue(t *rapid.T, p, max int, got []outbox.Message) {
+	want := k.m.dequeue(p, max)
 	if len(got) != len(want) {
 		t.Fatalf("Dequeue(%d, %d) = %s, want %s", p, max, show(got), show(want))
 	}
@@ -360,6 +365,101 @@ func (k *machine) DeadLetter(t *rapid.T) {
 	if e, ok := k.settle(t, "DeadLetter", id, k.s.DeadLetter(ctx, id, "permanent")); ok {
 		e.LastError = "permanent"
 		k.m.bury(e)
+	}
+}
+
+// Settle settles 1-5 messages in one call: a random op for each of
+// mostly leased ids, with some not leased and some repeated, so a call
+// mixes outcomes. The model applies them one by one, in order.
+func (k *machine) Settle(t *rapid.T) {
+	ss := k.genSettlements(t)
+	got, err := k.s.Settle(ctx, ss...)
+	if err != nil {
+		t.Fatalf("Settle(%+v): %v", ss, err)
+	}
+	k.checkSettle(t, ss, got)
+}
+
+// SettleAndDequeue is Settle, then Dequeue of the model.
+func (k *machine) SettleAndDequeue(t *rapid.T) {
+	ss := k.genSettlements(t)
+	p := rapid.IntRange(0, k.m.o.Partitions-1).Draw(t, "partition")
+	max := rapid.IntRange(0, 4).Draw(t, "max")
+	res, got, err := k.s.SettleAndDequeue(ctx, p, max, ss...)
+	if err != nil {
+		t.Fatalf("SettleAndDequeue(%d, %d, %+v): %v", p, max, ss, err)
+	}
+	k.checkSettle(t, ss, res)
+	k.checkDequeue(t, p, max, got)
+}
+
+func (k *machine) genSettlements(t *rapid.T) []outbox.Settlement {
+	n := rapid.IntRange(1, 5).Draw(t, "n")
+	ss := make([]outbox.Settlement, n)
+	for i := range ss {
+		s := outbox.Settlement{ID: k.pickID(t), Op: outbox.SettleOp(rapid.IntRange(0, 3).Draw(t, "op"))}
+		if i > 0 && rapid.IntRange(0, 5).Draw(t, "repeat") == 0 {
+			s.ID = ss[rapid.IntRange(0, i-1).Draw(t, "of")].ID
+		}
+		switch s.Op {
+		case outbox.SettleNack:
+			s.Delay = time.Duration(rapid.IntRange(-1, 3).Draw(t, "delay")) * time.Second
+			s.Cause = fmt.Sprintf("nack %d/%d", s.ID, i)
+		case outbox.SettleRelease:
+			if rapid.IntRange(0, 3).Draw(t, "release now") > 0 {
+				s.SendAt = k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "at")) * time.Second)
+			}
+		case outbox.SettleDeadLetter:
+			s.Cause = fmt.Sprintf("dead %d/%d", s.ID, i)
+		}
+		ss[i] = s
+	}
+	return ss
+}
+
+// checkSettle applies ss to the model in order and checks the store's
+// results against it.
+func (k *machine) checkSettle(t *rapid.T, ss []outbox.Settlement, got []outbox.SettleResult) {
+	if len(got) != len(ss) {
+		t.Fatalf("Settle: %d results for %d settlements", len(got), len(ss))
+	}
+	for i, s := range ss {
+		r := got[i]
+		if r.ID != s.ID {
+			t.Fatalf("Settle result %d is for id %d, want %d", i, r.ID, s.ID)
+		}
+		e, ok := k.settle(t, fmt.Sprintf("Settle[%d] %v", i, s.Op), s.ID, r.Err)
+		if !ok {
+			continue
+		}
+		switch s.Op {
+		case outbox.SettleAck:
+			k.m.remove(e)
+			k.m.c.Acked++
+		case outbox.SettleNack:
+			e.Attempts++
+			e.LastError = s.Cause
+			want := outbox.Requeued
+			if e.Attempts >= k.m.o.MaxAttempts {
+				want = outbox.DeadLettered
+				k.m.bury(e)
+			} else {
+				e.SendAt = k.m.now.Add(max(s.Delay, 0))
+				k.m.c.Nacked++
+			}
+			if r.Nack != want {
+				t.Fatalf("Settle[%d] nack of %d = %v, want %v", i, s.ID, r.Nack, want)
+			}
+		case outbox.SettleRelease:
+			e.SendAt = s.SendAt
+			if e.SendAt.IsZero() {
+				e.SendAt = k.m.now
+			}
+			k.m.c.Released++
+		case outbox.SettleDeadLetter:
+			e.LastError = s.Cause
+			k.m.bury(e)
+		}
 	}
 }
 

@@ -49,9 +49,10 @@ type PartitionStats struct {
 	// Abandoned counts deliveries that failed during shutdown; their
 	// messages were handed back uncharged.
 	Abandoned uint64
-	// StoreErrors counts failed store calls (a poll, or a settle whose lease
-	// had expired). The relay keeps going; a message whose settle failed
-	// is delivered again when its lease runs out.
+	// StoreErrors counts failed polls and Wakes, and messages whose settle
+	// failed (the lease had expired, or the whole Settle call failed). The
+	// relay keeps going; a message whose settle failed is delivered again
+	// when its lease runs out.
 	StoreErrors uint64
 	// LimitHistory holds the limit each time a partition saw it move, oldest
 	// first, at most RelayOptions.History samples. Under concurrency two

@@ -231,20 +231,20 @@ func TestRelayCapacityHalvesAndHonoursRetryAfter(t *testing.T) {
 	})
 }
 
-// hookedStore runs hook after the n-th Dequeue, before the relay sees its
-// result.
+// hookedStore runs hook after the n-th poll (the relay's
+// SettleAndDequeue), before the relay sees its result.
 type hookedStore struct {
 	outbox.Store
 	n, calls int
 	hook     func()
 }
 
-func (s *hookedStore) Dequeue(ctx context.Context, partition, max int) ([]outbox.Message, error) {
-	msgs, err := s.Store.Dequeue(ctx, partition, max)
+func (s *hookedStore) SettleAndDequeue(ctx context.Context, partition, max int, ss ...outbox.Settlement) ([]outbox.SettleResult, []outbox.Message, error) {
+	res, msgs, err := s.Store.SettleAndDequeue(ctx, partition, max, ss...)
 	if s.calls++; s.calls == s.n {
 		s.hook()
 	}
-	return msgs, err
+	return res, msgs, err
 }
 
 // TestRelayDefersWithoutPermit lowers the limit between a poll's Dequeue
@@ -254,7 +254,7 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mem := newMemory(t, outbox.Options{})
 		enqueue(t, mem, 1, "r0", "r1", "r2", "r3", "r4", "r5")
-		gates := map[string]chan error{"r0": make(chan error, 1), "r1": make(chan error, 1)}
+		gates := map[string]chan error{"r0": make(chan error, 1), "r1": make(chan error, 1), "r2": make(chan error, 1)}
 		rec := newRecorder(func(m outbox.Message, attempt int) error {
 			if g, ok := gates[m.Receiver]; ok && attempt == 1 {
 				return <-g
@@ -262,9 +262,11 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 			return nil
 		})
 		hooked := make(chan struct{})
-		// Limit 4, batches of 2: the first Dequeue leases r0 and r1, which
+		// Limit 4, batches of 2: the first poll leases r0 and r1, which
 		// hang; the second leases r2 and r3, and before they get permits r0
-		// answers "full", halving the limit to 2 with r1 still out.
+		// answers "full", halving the limit to 2 with r1 still out. r2
+		// takes the last permit and hangs too, so nothing frees one before
+		// r3 asks.
 		st := &hookedStore{Store: mem, n: 2, hook: func() {
 			gates["r0"] <- flow.Capacity(0, "mailbox full")
 			synctest.Wait() // r0 settled: limit 2, one permit out
@@ -273,7 +275,9 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 		r, stop := start(t, st, rec, outbox.RelayOptions{Batch: 2, Limiter: flow.LimiterOptions{Initial: 4}})
 		defer stop()
 		<-hooked
+		synctest.Wait() // the poll has handed r3 back
 		gates["r1"] <- nil
+		gates["r2"] <- nil
 		rec.wait(t, time.Minute, "all six delivered", succeeded(6))
 
 		s := r.Stats().Partitions[0]
@@ -285,6 +289,83 @@ func TestRelayDefersWithoutPermit(t *testing.T) {
 		}
 		if got := mem.Stats(); got.Released != 1 || got.Nacked != 1 || got.Acked != 6 {
 			t.Fatalf("store %+v: want r3 released once, only r0 nacked, all acked", got)
+		}
+	})
+}
+
+// settleSpy records how many settlements each of the relay's settling
+// store calls carries, and holds the first such call until release is
+// closed.
+type settleSpy struct {
+	outbox.Store
+	held, release chan struct{}
+
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (s *settleSpy) SettleAndDequeue(ctx context.Context, partition, max int, ss ...outbox.Settlement) ([]outbox.SettleResult, []outbox.Message, error) {
+	if len(ss) > 0 {
+		s.hold(len(ss))
+	}
+	return s.Store.SettleAndDequeue(ctx, partition, max, ss...)
+}
+
+func (s *settleSpy) Settle(ctx context.Context, ss ...outbox.Settlement) ([]outbox.SettleResult, error) {
+	s.hold(len(ss))
+	return s.Store.Settle(ctx, ss...)
+}
+
+func (s *settleSpy) hold(n int) {
+	s.mu.Lock()
+	s.sizes = append(s.sizes, n)
+	first := len(s.sizes) == 1
+	s.mu.Unlock()
+	if first {
+		close(s.held)
+		<-s.release
+	}
+}
+
+// TestRelaySettlesInBatches holds the relay's first settling call while
+// every delivery finishes: the limit has already moved on each answer,
+// though nothing is settled yet, and what finished meanwhile is settled
+// together in the next call, not one call per delivery.
+func TestRelaySettlesInBatches(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := newMemory(t, outbox.Options{})
+		var names []string
+		for i := range 10 { // the initial limit: one poll leases them all
+			names = append(names, fmt.Sprintf("w-%d", i))
+		}
+		enqueue(t, mem, 1, names...)
+		spy := &settleSpy{Store: mem, held: make(chan struct{}), release: make(chan struct{})}
+		rec := newRecorder(func(outbox.Message, int) error { return nil })
+		r, stop := start(t, spy, rec, outbox.RelayOptions{})
+		defer stop()
+		<-spy.held
+		synctest.Wait() // every delivery has answered; the loop waits in its first settle
+
+		if s := r.Stats().Partitions[0]; s.Limit != 20 || s.Delivered != 10 || s.InFlight != 0 {
+			t.Fatalf("while the settles wait: %+v; want limit 10+10, 10 delivered, none in flight", s)
+		}
+		if st := mem.Stats(); st.Acked != 0 || st.Leased != 10 {
+			t.Fatalf("store while the settles wait: %+v; want 10 leased, none acked", st)
+		}
+		close(spy.release)
+		synctest.Wait()
+
+		if st := mem.Stats(); st.Acked != 10 || st.Depth != 0 {
+			t.Fatalf("store after: %+v; want all 10 acked", st)
+		}
+		spy.mu.Lock()
+		defer spy.mu.Unlock()
+		total := 0
+		for _, n := range spy.sizes {
+			total += n
+		}
+		if total != 10 || len(spy.sizes) > 2 {
+			t.Fatalf("settling calls carried %v settlements: want 10 in at most 2 calls (the held one, then the rest)", spy.sizes)
 		}
 	})
 }

@@ -16,9 +16,10 @@ import (
 // message, and only when it is due (SendAt <= now) and not already leased.
 // While the head backs off, the receiver's later messages wait; other
 // receivers are not held up. A dequeued message is leased until it is
-// settled with Ack, Nack, Release or DeadLetter; a lease not settled within
-// Options.LeaseTimeout (the relay crashed or hung) expires and the message is
-// handed out again. Reopening a bbolt store expires every lease at once,
+// settled with Ack, Nack, Release or DeadLetter (or Settle, which does any
+// mix of them for many messages at once); a lease not settled within
+// Options.LeaseTimeout (the relay crashed or hung) expires and the message
+// is handed out again. Reopening a bbolt store expires every lease at once,
 // since the process that held them is gone.
 type Store interface {
 	// Enqueue adds messages atomically (all or none; a validation error or
@@ -33,6 +34,27 @@ type Store interface {
 	// counted as expired on the way, and the receiver's next message is
 	// considered in their place.
 	Dequeue(ctx context.Context, partition, max int) ([]Message, error)
+
+	// Settle settles leased messages in one go: for a bbolt store one
+	// write transaction (and, with durability sync or batch, on disk when
+	// it returns), which is what makes a busy relay fast. Each Settlement
+	// is applied in order as the matching single call below would be
+	// (SettleAck as Ack, and so on), so the same id twice settles once and
+	// the second gets ErrNotLeased. Results are in the order of ss. A
+	// message that is not leased gets a result whose Err wraps
+	// ErrNotLeased and does not stop the others. A returned error means
+	// nothing was settled: ErrClosed, ctx done, ErrInvalid for an unknown
+	// SettleOp, or a failed write.
+	Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, error)
+
+	// SettleAndDequeue is Settle(ctx, ss...) followed by Dequeue(ctx,
+	// partition, max) as one step: for a bbolt store one write transaction
+	// and one commit instead of two. It is a relay partition's turn:
+	// settle what finished, lease what is due (which may be a receiver's
+	// next message after an Ack, or a message just released due now).
+	// The results are those the two calls would return; a returned error
+	// means neither happened.
+	SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error)
 
 	// Ack removes a leased message: it was delivered.
 	Ack(ctx context.Context, id uint64) error
@@ -100,8 +122,8 @@ type Stats struct {
 var (
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("outbox: store closed")
-	// ErrNotLeased: Ack, Nack, Release or DeadLetter named a message that
-	// is not currently leased (unknown, already settled, or its lease
+	// ErrNotLeased: Ack, Nack, Release, DeadLetter or one Settlement of
+	// Settle named a message that is not currently leased (unknown, already settled, or its lease
 	// expired and it was handed out again).
 	ErrNotLeased = errors.New("outbox: message not leased")
 	// ErrFull: a bounded store (Options.MaxDepth) has no room.
