@@ -18,7 +18,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchmem -count 3 ./fleet/outbox/
 //
-// docs/benchmarks-outbox-store.md has the numbers and what they mean.
+// docs/BENCHMARKS.md (outbox store) has the numbers and what they mean.
 
 const (
 	benchPayload   = 256

@@ -37,7 +37,7 @@ const (
 // with several the loops' calls share commits whenever they overlap.
 // Measured with the relay draining 20k messages (2 cores, durability
 // batch): batching its calls made every turn wait out batchDelay, 4-6 ms
-// per turn with 4 partitions (docs/benchmarks-relay.md).
+// per turn with 4 partitions (docs/BENCHMARKS.md, relay).
 func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 	tracked := func(tx *bolt.Tx) error {
 		// Every write transaction must pass through state, even one that

@@ -19,7 +19,7 @@ const DefaultTCPAddr = "127.0.0.1:1883"
 // broker without authentication, tuned for a large fleet.
 //
 // The tuning defaults were measured with 10k paho sessions over the
-// in-memory listener on a 2-core machine (docs/benchmarks-transport.md);
+// in-memory listener on a 2-core machine (docs/BENCHMARKS.md, transport);
 // each field says what it costs and why its default is what it is.
 type BrokerOptions struct {
 	// TCPAddr is the host:port of the TCP listener; "" means none (only
