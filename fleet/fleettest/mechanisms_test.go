@@ -17,14 +17,18 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
-// TestBackpressureAIMD: workers with a one-slot mailbox and 100 ms per job
-// get ten jobs each, faster than they can take them. They answer "full";
+// TestBackpressureAIMD: workers with a one-slot mailbox and 200 ms per job
+// get eight jobs each, faster than they can take them (even under -race on
+// a loaded machine, where an ask takes tens of milliseconds). They answer "full";
 // the relay's limit drops, recovers, and nothing is lost.
 func TestBackpressureAIMD(t *testing.T) {
-	const n, jobs = 40, 10
+	const n, jobs = 20, 8
 	f := fleettest.StartFleet(t, n, fleettest.Options{
-		Worker: worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(100 * time.Millisecond)},
-		Leader: leader.Config{Relay: outbox.RelayOptions{Backoff: flow.Backoff{Base: 10 * time.Millisecond, Cap: 200 * time.Millisecond}}},
+		Worker: worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(200 * time.Millisecond)},
+		Leader: leader.Config{Relay: outbox.RelayOptions{
+			Limiter: flow.LimiterOptions{Initial: n, Min: 1, Max: 2 * n},
+			Backoff: flow.Backoff{Base: 10 * time.Millisecond, Cap: 200 * time.Millisecond},
+		}},
 	})
 	f.WaitOnline(t, n)
 	ctx := context.Background()
