@@ -30,8 +30,10 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 		// store call cannot block on the network, so it is safe here.
 		_ = l.relay.Wake(contextBackground, worker)
 	case wire.StatusOffline:
-		l.fleet.setOnline(worker, false, l.clk.Now())
+		// The relay first: whoever sees the worker offline in the fleet
+		// view can count on the relay not trying it.
 		l.relay.SetOffline(worker)
+		l.fleet.setOnline(worker, false, l.clk.Now())
 	case "": // a cleared retained message: nothing to learn
 	default:
 		l.c.malformed.Add(1)
