@@ -56,3 +56,33 @@ func ExampleMemory_Nack() {
 	// due during backoff: 0
 	// due after backoff: w-1 v1 attempts 1
 }
+
+// A relay's turn: settle what its deliveries answered and lease what is
+// due next, in one call. A settlement for a message no longer leased gets
+// its own ErrNotLeased; the rest go through.
+func ExampleMemory_SettleAndDequeue() {
+	ctx := context.Background()
+	st, _ := outbox.NewMemory(outbox.Options{Clock: clock.NewFake(time.Unix(0, 0))})
+	st.Enqueue(ctx,
+		outbox.Message{Receiver: "w-1", Kind: "job", Payload: []byte("w-1 first")},
+		outbox.Message{Receiver: "w-1", Kind: "job", Payload: []byte("w-1 second")},
+		outbox.Message{Receiver: "w-2", Kind: "job", Payload: []byte("w-2 only")},
+	)
+	out, _ := st.Dequeue(ctx, 0, 10)
+	res, next, _ := st.SettleAndDequeue(ctx, 0, 10,
+		outbox.Settlement{ID: out[0].ID, Op: outbox.SettleAck},
+		outbox.Settlement{ID: out[1].ID, Op: outbox.SettleNack, Delay: time.Minute, Cause: "busy"},
+		outbox.Settlement{ID: out[0].ID, Op: outbox.SettleAck}, // twice
+	)
+	fmt.Println("ack:", res[0].Err)
+	fmt.Println("nack:", res[1].Err, res[1].Nack)
+	fmt.Println("ack again:", res[2].Err)
+	for _, m := range next {
+		fmt.Println("next:", string(m.Payload))
+	}
+	// Output:
+	// ack: <nil>
+	// nack: <nil> requeued
+	// ack again: outbox: message not leased: id 1
+	// next: w-1 second
+}
