@@ -63,12 +63,10 @@ func BenchmarkChannelSendRecv(b *testing.B) {
 	}
 }
 
-// producers goroutines offer b.N messages in all; the benchmark goroutine is
-// the actor taking them. Block policy, so producers wait as a channel send
-// would.
-func benchPipeline(b *testing.B, producers int) {
-	ctx := context.Background()
-	m, _ := mailbox.New[int](mailbox.Options{Capacity: benchCap, Policy: mailbox.Block})
+// pipeline runs producers goroutines that send b.N messages in all while
+// the benchmark goroutine, the actor, receives them. The mailbox and the
+// channel run through the same harness, so they pay the same call costs.
+func pipeline(b *testing.B, producers int, send func(int) error, recv func() error) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	var wg sync.WaitGroup
@@ -78,48 +76,38 @@ func benchPipeline(b *testing.B, producers int) {
 		if p == 0 {
 			n += b.N % producers
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range n {
-				if err := m.Offer(ctx, i); err != nil {
+				if err := send(i); err != nil {
 					b.Error(err)
 					return
 				}
 			}
-		}()
+		})
 	}
 	for range b.N {
-		if _, err := m.Take(ctx); err != nil {
+		if err := recv(); err != nil {
 			b.Fatal(err)
 		}
 	}
 	wg.Wait()
 }
 
+// benchPipeline uses the block policy, so producers wait as a channel send
+// would.
+func benchPipeline(b *testing.B, producers int) {
+	ctx := context.Background()
+	m, _ := mailbox.New[int](mailbox.Options{Capacity: benchCap, Policy: mailbox.Block})
+	pipeline(b, producers,
+		func(i int) error { return m.Offer(ctx, i) },
+		func() error { _, err := m.Take(ctx); return err })
+}
+
 func chanPipeline(b *testing.B, producers int) {
 	ch := make(chan int, benchCap)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	per := b.N / producers
-	for p := range producers {
-		n := per
-		if p == 0 {
-			n += b.N % producers
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range n {
-				ch <- i
-			}
-		}()
-	}
-	for range b.N {
-		<-ch
-	}
-	wg.Wait()
+	pipeline(b, producers,
+		func(i int) error { ch <- i; return nil },
+		func() error { <-ch; return nil })
 }
 
 func BenchmarkPipeline1Producer(b *testing.B)  { benchPipeline(b, 1) }

@@ -183,7 +183,7 @@ func (w *Worker) settleStored(id uint64, env wire.Envelope) {
 // flush sends the local outbox's next message when the worker is online
 // and nothing of it is in flight.
 func (w *Worker) flush(now time.Time) {
-	if w.sess == nil || w.flushing || now.Before(w.flushAfter) {
+	if w.sess == nil || w.flushing || now.Before(w.flushAfter) || w.local.Len() == 0 {
 		return
 	}
 	msgs, err := w.local.Dequeue(ctxBackground, 0, 1)
@@ -275,7 +275,7 @@ func (w *Worker) housekeeping() {
 		}
 	}
 	w.flush(now)
-	if w.sess != nil && !w.flushing && w.local.Stats().Depth > 0 {
+	if w.sess != nil && !w.flushing && w.local.Len() > 0 {
 		earliest(w.flushAfter)
 	}
 	w.timers.wakeBy(next)
