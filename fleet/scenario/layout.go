@@ -1,0 +1,174 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Scenario-level defaults (docs/SCENARIOS.md). Mechanism defaults (mailbox
+// capacities, relay limits, …) are the packages' own and are applied there.
+const (
+	DefaultSeed        = 1
+	DefaultSpeed       = 1.0
+	DefaultDrain       = Duration(time.Minute)
+	MinSampleEvery     = Duration(100 * time.Millisecond)
+	DefaultGroup       = "default"
+	samplesPerDuration = 300
+)
+
+// applyDefaults fills the scenario-level defaults. It is idempotent.
+func (s *Scenario) applyDefaults() {
+	if s.Seed == 0 {
+		s.Seed = DefaultSeed
+	}
+	if s.Speed == 0 {
+		s.Speed = DefaultSpeed
+	}
+	if s.Drain == 0 {
+		s.Drain = DefaultDrain
+	}
+	if s.SampleEvery == 0 {
+		s.SampleEvery = max(s.Duration/samplesPerDuration, MinSampleEvery)
+	}
+}
+
+// WorkerSpec is one worker of the fleet, with its group's profile merged
+// over the fleet's.
+type WorkerSpec struct {
+	ID      string
+	Index   int
+	Group   string
+	Profile WorkerProfile
+}
+
+// WorkerID is the id of the worker at index i: w-00000, w-00001, …
+func WorkerID(i int) string { return fmt.Sprintf("w-%05d", i) }
+
+// groupSizes returns each group's size in order, then the default group's
+// (the rest of the fleet), or an error if the groups ask for more than
+// Fleet.Count.
+func (f Fleet) groupSizes() ([]int, int, error) {
+	sizes := make([]int, len(f.Groups))
+	used := 0
+	for i, g := range f.Groups {
+		n := g.Count
+		if g.Percent > 0 {
+			n = max(int(math.Floor(float64(f.Count)*g.Percent/100)), 1)
+		}
+		sizes[i] = n
+		used += n
+	}
+	if used > f.Count {
+		return nil, 0, fmt.Errorf("the groups hold %d workers but fleet.count is %d: raise fleet.count or shrink the groups", used, f.Count)
+	}
+	return sizes, f.Count - used, nil
+}
+
+// Workers lays out the fleet: the groups in file order, then the default
+// group. It fails only on a scenario that has not been validated.
+func (s *Scenario) Workers() ([]WorkerSpec, error) {
+	sizes, rest, err := s.Fleet.groupSizes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]WorkerSpec, 0, s.Fleet.Count)
+	add := func(name string, n int, p WorkerProfile) {
+		for range n {
+			i := len(out)
+			out = append(out, WorkerSpec{ID: WorkerID(i), Index: i, Group: name, Profile: p})
+		}
+	}
+	for i, g := range s.Fleet.Groups {
+		add(g.Name, sizes[i], s.Fleet.Worker.merge(g.WorkerProfile))
+	}
+	add(DefaultGroup, rest, s.Fleet.Worker)
+	return out, nil
+}
+
+// merge returns p with o's set fields over it.
+func (p WorkerProfile) merge(o WorkerProfile) WorkerProfile {
+	if o.Mailbox != nil {
+		p.Mailbox = o.Mailbox
+	}
+	if o.Service != nil {
+		p.Service = o.Service
+	}
+	if o.Heartbeat != nil {
+		p.Heartbeat = o.Heartbeat
+	}
+	if o.Telemetry != nil {
+		p.Telemetry = o.Telemetry
+	}
+	if o.Reconnect != nil {
+		p.Reconnect = o.Reconnect
+	}
+	if o.KeepAlive != nil {
+		p.KeepAlive = o.KeepAlive
+	}
+	if o.AskTimeout != nil {
+		p.AskTimeout = o.AskTimeout
+	}
+	if o.Version != nil {
+		p.Version = o.Version
+	}
+	if o.LocalOutbox != nil {
+		p.LocalOutbox = o.LocalOutbox
+	}
+	if o.Offline != nil {
+		p.Offline = o.Offline
+	}
+	return p
+}
+
+// Select returns the indexes of the workers sel picks, in index order.
+// An unknown group or id is an error (Validate catches these at load time).
+func (sel Selector) Select(ws []WorkerSpec) ([]int, error) {
+	var out []int
+	switch {
+	case sel.All:
+		out = make([]int, len(ws))
+		for i := range ws {
+			out[i] = i
+		}
+	case sel.Percent > 0:
+		// Spread evenly over the fleet (every k-th worker), so a percentage
+		// hits every group in proportion rather than the first group only.
+		n := int(math.Round(float64(len(ws)) * sel.Percent / 100))
+		n = min(max(n, 1), len(ws))
+		for j := range n {
+			out = append(out, j*len(ws)/n)
+		}
+	case sel.Range:
+		if sel.From < 0 || sel.To >= len(ws) || sel.From > sel.To {
+			return nil, fmt.Errorf("workers %q: the fleet has indexes 0-%d", sel.Text, len(ws)-1)
+		}
+		for i := sel.From; i <= sel.To; i++ {
+			out = append(out, i)
+		}
+	case sel.Group != "":
+		for i, w := range ws {
+			if w.Group == sel.Group {
+				out = append(out, i)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("workers %q: no group %q with workers in this fleet", sel.Text, sel.Group)
+		}
+	case len(sel.IDs) > 0:
+		byID := make(map[string]int, len(ws))
+		for i, w := range ws {
+			byID[w.ID] = i
+		}
+		for _, id := range sel.IDs {
+			i, ok := byID[id]
+			if !ok {
+				return nil, fmt.Errorf("workers: no worker %q in this fleet (ids run %s to %s)", id, ws[0].ID, ws[len(ws)-1].ID)
+			}
+			out = append(out, i)
+		}
+	default: // an unset selector means every worker
+		return Selector{All: true}.Select(ws)
+	}
+	return out, nil
+}

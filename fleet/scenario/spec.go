@@ -1,0 +1,342 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+)
+
+// Scenario is one scenario file, decoded. Every duration in it is simulated
+// time. Zero fields take the defaults documented in docs/SCENARIOS.md and
+// applied by Defaults; a Scenario from Load or Parse has them applied and
+// has been validated.
+type Scenario struct {
+	// Name identifies the scenario in reports and baselines. Required:
+	// lower case letters, digits and dashes.
+	Name string `yaml:"name"`
+	// Description says what the scenario demonstrates (one paragraph; the
+	// first sentence is what `sim list` shows).
+	Description string `yaml:"description"`
+	// Seed drives every random choice of the run. Default 1.
+	Seed uint64 `yaml:"seed"`
+	// Speed is simulated seconds per wall second. Default 1.
+	Speed float64 `yaml:"speed"`
+	// Duration is how long the timeline runs, in simulated time. Required.
+	Duration Duration `yaml:"duration"`
+	// Drain bounds the quiet period after Duration in which the runner heals
+	// every worker and waits for the outboxes to empty before it counts.
+	// Default 1m (simulated).
+	Drain Duration `yaml:"drain"`
+	// SampleEvery is the simulated interval between the time series'
+	// samples (charts, dashboard). Default: Duration / 300, at least 100ms.
+	SampleEvery Duration `yaml:"sample_every"`
+
+	Fleet    Fleet        `yaml:"fleet"`
+	Leader   LeaderSpec   `yaml:"leader"`
+	Timeline []Event      `yaml:"timeline"`
+	Expect   []Expect     `yaml:"expect"`
+	Sweep    []SweepParam `yaml:"-"` // decoded from the "sweep" mapping, in file order
+
+	// File is the path it was loaded from ("" when parsed from memory).
+	File string `yaml:"-"`
+}
+
+// Fleet is the simulated workers: Count of them, split into groups. Workers
+// not claimed by a group form the group "default". Ids are w-00000, w-00001,
+// … in group order.
+type Fleet struct {
+	// Count is the number of workers. Required, at least 1.
+	Count int `yaml:"count"`
+	// Ramp spaces the workers' first connects. Default 0: all at once.
+	Ramp Duration `yaml:"ramp"`
+	// Worker is the profile every group starts from.
+	Worker WorkerProfile `yaml:"worker"`
+	// Groups carve out workers with their own profile, in order.
+	Groups []Group `yaml:"groups"`
+}
+
+// Group is a named share of the fleet with its own profile. Its fields
+// override the fleet's Worker profile.
+type Group struct {
+	// Name is used by selectors ("group:NAME"). Required, unique.
+	Name string `yaml:"name"`
+	// Count is the group's size; Percent its share of Fleet.Count (rounded
+	// down, at least 1). Exactly one is required.
+	Count   int     `yaml:"count"`
+	Percent float64 `yaml:"percent"`
+
+	WorkerProfile `yaml:",inline"`
+}
+
+// WorkerProfile configures a worker. A nil field inherits (from the fleet's
+// profile, then the package defaults).
+type WorkerProfile struct {
+	// Mailbox of commands. Default capacity 16, policy reject.
+	Mailbox *MailboxSpec `yaml:"mailbox"`
+	// Service time per command, in dist notation ("2ms",
+	// "lognormal(5ms, 0.5)"). Default 1ms.
+	Service *dist.Dist `yaml:"service"`
+	// Heartbeat interval; 0 turns heartbeats off. Default 0.
+	Heartbeat *Duration `yaml:"heartbeat"`
+	// Telemetry interval; 0 turns telemetry off. Default 0.
+	Telemetry *Duration `yaml:"telemetry"`
+	// Reconnect policy after a lost connection.
+	Reconnect *ReconnectSpec `yaml:"reconnect"`
+	// KeepAlive is the MQTT keepalive, in wall time (the broker enforces
+	// it). Default 5s.
+	KeepAlive *Duration `yaml:"keepalive"`
+	// AskTimeout bounds the wait for the leader's answer. Default 5s.
+	AskTimeout *Duration `yaml:"ask_timeout"`
+	// Version the worker starts at. Default "1.0.0".
+	Version *string `yaml:"version"`
+	// LocalOutbox bounds what a worker keeps while the leader cannot take
+	// it. Default 1000.
+	LocalOutbox *int `yaml:"local_outbox"`
+	// Offline, if set, takes workers away at random: each worker goes
+	// offline on average every Every, for a duration drawn from For.
+	Offline *OfflineProfile `yaml:"offline"`
+}
+
+// MailboxSpec is a bounded mailbox: capacity and what a full box does.
+type MailboxSpec struct {
+	Capacity int            `yaml:"capacity"`
+	Policy   mailbox.Policy `yaml:"policy"`
+	// BlockTimeout bounds a blocked sender (policy block only). Default
+	// 100ms.
+	BlockTimeout Duration `yaml:"block_timeout"`
+}
+
+// ReconnectSpec is how a worker comes back.
+type ReconnectSpec struct {
+	// Policy is "backoff" (exponential with full jitter, the default) or
+	// "immediate" (the thundering herd, for comparison).
+	Policy string `yaml:"policy"`
+	// Base and Cap of the backoff. Default 1s and 60s.
+	Base Duration `yaml:"base"`
+	Cap  Duration `yaml:"cap"`
+}
+
+// OfflineProfile takes a worker away at random times.
+type OfflineProfile struct {
+	// Every is the mean time between a worker's offline periods
+	// (exponential gaps). Required.
+	Every Duration `yaml:"every"`
+	// For is the length of one offline period. Required.
+	For dist.Dist `yaml:"for"`
+	// Mode is "partition" (silent: the broker notices at keepalive, the
+	// default) or "disconnect" (clean).
+	Mode string `yaml:"mode"`
+}
+
+// LeaderSpec configures the leader.
+type LeaderSpec struct {
+	// Mailbox for worker requests and telemetry. Default capacity 1000,
+	// policy reject.
+	Mailbox MailboxSpec `yaml:"mailbox"`
+	// Service time per request or telemetry message. Default 1ms.
+	Service *dist.Dist `yaml:"service"`
+	// HeartbeatInterval is the leader's cadence for processing heartbeats.
+	// Default 30s.
+	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
+	// AskTimeout bounds a delivery's wait for the worker's ack. Default 5s.
+	AskTimeout Duration   `yaml:"ask_timeout"`
+	Outbox     OutboxSpec `yaml:"outbox"`
+	Relay      RelaySpec  `yaml:"relay"`
+}
+
+// OutboxSpec is the leader's durable outbox.
+type OutboxSpec struct {
+	// Path of the bbolt file. Default: a new file in a temporary directory,
+	// removed after the run.
+	Path string `yaml:"path"`
+	// Durability is "sync", "batch" (the default) or "none".
+	Durability string `yaml:"durability"`
+	// Partitions of the store and relay. Default 4.
+	Partitions int `yaml:"partitions"`
+	// MaxAttempts before a message goes to the dead letters. Default 10.
+	MaxAttempts int `yaml:"max_attempts"`
+	// LeaseTimeout after which an unsettled delivery is handed out again.
+	// Default: the store's.
+	LeaseTimeout Duration `yaml:"lease_timeout"`
+	// MaxDepth bounds the queued messages (0: unbounded).
+	MaxDepth int `yaml:"max_depth"`
+}
+
+// RelaySpec is the partitioned relay.
+type RelaySpec struct {
+	// Interval between polls when idle. Default 5ms.
+	Interval Duration `yaml:"interval"`
+	// Batch is the most messages one poll leases. Default 20.
+	Batch int `yaml:"batch"`
+	// Limit is each partition's concurrency limiter.
+	Limit LimitSpec `yaml:"limit"`
+	// Backoff spaces retries. Default base 100ms, cap 30s.
+	Backoff BackoffSpec `yaml:"backoff"`
+}
+
+// LimitSpec is an AIMD (or static) limiter.
+type LimitSpec struct {
+	Initial int `yaml:"initial"` // default 10
+	Min     int `yaml:"min"`     // default 1
+	Max     int `yaml:"max"`     // default 50
+	// Strategy is "aimd" (the default) or "static" (the limit stays at
+	// Initial: for comparison runs).
+	Strategy string `yaml:"strategy"`
+}
+
+// BackoffSpec is exponential backoff with full jitter.
+type BackoffSpec struct {
+	Base Duration `yaml:"base"`
+	Cap  Duration `yaml:"cap"`
+}
+
+// Event is one timeline entry: at a simulated time, exactly one action.
+type Event struct {
+	// At is the simulated time since the start.
+	At Duration `yaml:"at"`
+
+	// Partition cuts the selected workers off silently (no goodbye; the
+	// broker publishes their last will after the keepalive).
+	Partition *Targets `yaml:"partition"`
+	// Heal ends a partition: the workers reconnect by their policy.
+	Heal *Targets `yaml:"heal"`
+	// Disconnect closes the workers' sessions cleanly (offline status).
+	Disconnect *Targets `yaml:"disconnect"`
+	// Reconnect brings disconnected workers back.
+	Reconnect *Targets `yaml:"reconnect"`
+	// Crash kills the workers' sessions abruptly; they reconnect by their
+	// policy.
+	Crash *Targets `yaml:"crash"`
+	// LeaderCrash kills the leader (no goodbye, outbox file closed under
+	// it) and restarts it from the same bbolt file after RestartAfter.
+	LeaderCrash *LeaderCrash `yaml:"leader_crash"`
+	// Deploy sends a version to the selected workers in waves.
+	Deploy *Deploy `yaml:"deploy"`
+	// HeartbeatStorm makes the selected workers heartbeat every Interval
+	// for For.
+	HeartbeatStorm *HeartbeatStorm `yaml:"heartbeat_storm"`
+	// SetCapacity changes the selected workers' mailbox capacity.
+	SetCapacity *SetCapacity `yaml:"set_capacity"`
+	// SetLeader changes the leader's mailbox capacity or service time.
+	SetLeader *SetLeader `yaml:"set_leader"`
+	// Poison sends commands the workers refuse for good: they must reach
+	// the dead letters without holding up other messages.
+	Poison *Poison `yaml:"poison"`
+	// Speed changes the run's speed from here on.
+	Speed *float64 `yaml:"speed"`
+}
+
+// Targets selects workers.
+type Targets struct {
+	Workers Selector `yaml:"workers"`
+}
+
+// LeaderCrash kills and restarts the leader.
+type LeaderCrash struct {
+	// RestartAfter is the downtime. Default 0: restart at once.
+	RestartAfter Duration `yaml:"restart_after"`
+}
+
+// Deploy is a rollout.
+type Deploy struct {
+	// Version to apply. Required.
+	Version string `yaml:"version"`
+	// Kind is "firmware" (the default) or "config".
+	Kind string `yaml:"kind"`
+	// Workers to update. Default all.
+	Workers Selector `yaml:"workers"`
+	// WaveSize is workers per wave; 0: one wave.
+	WaveSize int `yaml:"wave_size"`
+	// WaveInterval separates the waves' starts.
+	WaveInterval Duration `yaml:"wave_interval"`
+	// WaitForWave, if true, starts each wave only when the previous one is
+	// delivered (WaveInterval is then the pause after it).
+	WaitForWave bool `yaml:"wait_for_wave"`
+	// TTL drops an update still undelivered that long after its wave
+	// started (counted as expired). Default 0: no limit.
+	TTL Duration `yaml:"ttl"`
+}
+
+// HeartbeatStorm is a burst of heartbeats.
+type HeartbeatStorm struct {
+	Workers  Selector `yaml:"workers"`
+	Interval Duration `yaml:"interval"` // required
+	For      Duration `yaml:"for"`      // required
+}
+
+// SetCapacity changes worker mailboxes.
+type SetCapacity struct {
+	Workers  Selector `yaml:"workers"`
+	Capacity int      `yaml:"capacity"` // at least 1
+}
+
+// SetLeader changes the leader at run time; nil fields stay as they are.
+type SetLeader struct {
+	Capacity *int       `yaml:"capacity"`
+	Service  *dist.Dist `yaml:"service"`
+}
+
+// Poison sends commands that the receiving workers reject.
+type Poison struct {
+	Workers Selector `yaml:"workers"`
+	// Count is the poison commands per selected worker. Default 1.
+	Count int `yaml:"count"`
+}
+
+// Selector picks workers. Its text forms are "all", "N%" (the first N
+// percent of the fleet by index, spread evenly), "A-B" (indexes A to B
+// inclusive), "group:NAME", and a YAML list of worker ids.
+type Selector struct {
+	All     bool
+	Percent float64 // (0, 100]
+	From    int     // range, inclusive
+	To      int
+	Range   bool
+	Group   string
+	IDs     []string
+	Text    string // as written, for messages
+}
+
+// Expect is one expectation: an expression over the run's Result that must
+// be true. In the file it is either the expression as a string or a
+// mapping with name and check.
+type Expect struct {
+	Name  string `yaml:"name"`
+	Check string `yaml:"check"`
+	// Timing is set when Check reads a timing value (a Seconds field): it
+	// is not judged on a run that fell behind its schedule.
+	Timing bool `yaml:"-"`
+}
+
+// SweepParam is one swept parameter: a dotted path into the scenario
+// ("leader.mailbox.policy") and the values it takes.
+type SweepParam struct {
+	Path   string
+	Values []any
+}
+
+// Duration is a time.Duration written as Go duration text ("250ms", "1m30s").
+type Duration time.Duration
+
+// D returns d as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalText parses Go duration text; negative durations are refused.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write a number with a unit, as 250ms, 5s or 1m30s", b)
+	}
+	if v < 0 {
+		return fmt.Errorf("%q: a duration must not be negative", b)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalText writes d as Go duration text.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+func (d Duration) String() string { return time.Duration(d).String() }
