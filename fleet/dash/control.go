@@ -28,11 +28,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.showHelp, m.zoom = false, false
 		m.refit()
 	case key.Matches(msg, k.Focus):
-		m.focus = (m.focus + 1) % numPanes
-		m.refit()
+		m.moveFocus(1)
 	case key.Matches(msg, k.FocusBack):
-		m.focus = (m.focus + numPanes - 1) % numPanes
-		m.refit()
+		m.moveFocus(numPanes - 1)
 	case key.Matches(msg, k.Zoom):
 		m.zoom = !m.zoom
 		m.refit()
@@ -86,6 +84,21 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.disabledKey(msg)
 	}
 	return m, nil
+}
+
+// moveFocus moves the focus by step (mod numPanes), past panes the
+// layout has no room for.
+func (m *Model) moveFocus(step pane) {
+	for range numPanes {
+		m.focus = (m.focus + step) % numPanes
+		if m.zoom { // a zoomed pane always has the whole body
+			break
+		}
+		if w, h := m.lay.size(m.focus, m); w > 0 && h > 0 {
+			break
+		}
+	}
+	m.refit()
 }
 
 // control logs a key that changed the run.
