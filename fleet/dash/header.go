@@ -32,7 +32,11 @@ func (m *Model) headerView(w int) string {
 		}
 	}
 	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", fmtSec(l.Now), fmtSec(l.Duration))
-	right := fmt.Sprintf("speed %s  seed %d", fmtSpeed(l.Speed), l.Seed)
+	speed := "–" // a source that does not know it
+	if l.Speed > 0 {
+		speed = fmtSpeed(l.Speed)
+	}
+	right := fmt.Sprintf("speed %s  seed %d", speed, l.Seed)
 	frac := 0.0
 	if l.Duration > 0 {
 		frac = min(1, max(0, float64(l.Now/l.Duration)))
