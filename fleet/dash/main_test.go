@@ -1,7 +1,6 @@
 package dash
 
 import (
-	"os"
 	"testing"
 
 	"github.com/charmbracelet/lipgloss"
@@ -20,5 +19,4 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		goleak.IgnoreTopFunction("github.com/charmbracelet/x/exp/teatest.NewTestModel.func2"),
 	)
-	_ = os.Stdout
 }
