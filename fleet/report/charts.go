@@ -60,6 +60,9 @@ var (
 	markerColor = color.RGBA{0x80, 0x80, 0x80, 0xFF}
 )
 
+// maxLegend is the most series a chart's legend lists.
+const maxLegend = 8
+
 // series is one line of a chart.
 type series struct {
 	Name   string
@@ -67,6 +70,9 @@ type series struct {
 	Color  color.Color
 	Dashed bool
 	Step   plotter.StepKind
+	// Unlisted leaves the series out of the legend (a sixteenth partition
+	// would only hide the data behind a tall legend).
+	Unlisted bool
 }
 
 // charts draws r's samples over simulated time. The timeline's events are
@@ -121,9 +127,13 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 					pts = append(pts, plotter.XY{X: float64(s.T), Y: float64(s.Limits[p])})
 				}
 			}
-			lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep})
+			lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep, Unlisted: parts > maxLegend})
 		}
-		specs = append(specs, chartSpec{"AIMD limit per partition", "Each partition's relay may run this many deliveries at once: +1 for every success, halved on every \"full\" answer. A sawtooth means the relay is finding the workers' capacity and backing off.", "concurrent deliveries", lines})
+		caption := "Each partition's relay may run this many deliveries at once: +1 for every success, halved on every \"full\" answer. A sawtooth means the relay is finding the workers' capacity and backing off."
+		if parts > maxLegend {
+			caption += fmt.Sprintf(" %d partitions, one line each.", parts)
+		}
+		specs = append(specs, chartSpec{"AIMD limit per partition", caption, "concurrent deliveries", lines})
 	}
 
 	depth := series{Name: "depth", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
@@ -279,6 +289,7 @@ func newPlot(title, ylabel string, tmax float64, lines []series, marks []marker)
 	if len(marks) > 0 {
 		p.Add(markers{marks: marks})
 	}
+	listed := 0
 	for _, s := range lines {
 		if len(s.Points) == 0 {
 			continue
@@ -294,13 +305,17 @@ func newPlot(title, ylabel string, tmax float64, lines []series, marks []marker)
 			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
 		}
 		p.Add(l)
-		p.Legend.Add(s.Name, l)
+		if !s.Unlisted {
+			p.Legend.Add(s.Name, l)
+			listed++
+		}
 	}
 	// One time axis for every chart of the page, from the start.
 	p.X.Min, p.X.Max = 0, tmax
-	// Room above the data for the legend: it is drawn inside the plot.
+	// Room above the data for the legend, which is drawn inside the plot:
+	// about a line of the legend per 7% of the height.
 	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max*1.3, 1)
+	p.Y.Max = math.Max(p.Y.Max*(1.15+0.07*float64(listed)), 1)
 	return p, nil
 }
 
