@@ -247,6 +247,10 @@ func (d *decoder) mapping(n ast.Node, v reflect.Value, path, show string) {
 			f, ok := fs.byName[key]
 			if !ok {
 				d.fail(e.Key, join(show, key), "unknown key %q%s; valid keys here: %s", key, didYouMean(key, fs.order), fs.names())
+				for _, k := range closest(key, fs.order) {
+					// "count is required" would only repeat the hint.
+					d.bad[join(show, k)] = true
+				}
 				continue
 			}
 			if seen[key] {

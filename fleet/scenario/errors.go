@@ -105,8 +105,11 @@ type source struct {
 	// pos maps a value's path to where it is written. A path not in it
 	// was not written (its default applies).
 	pos map[string]Pos
-	// note is appended to every message (the variant of a sweep).
+	// note is appended to the messages about values the file sets (which
+	// variant of a sweep, which --workers).
 	note string
+	// labels name the sweep entry of each swept path.
+	labels map[string]string
 	// anchors are the document's anchors by name, for the aliases in a
 	// sweep's values.
 	anchors map[string]ast.Node
@@ -127,23 +130,52 @@ func (s *source) has(path string) bool {
 // at the mapping that lacks it).
 func (s *source) at(path, format string, args ...any) *Error {
 	p, ok := s.pos[path]
-	for q := path; !ok && q != ""; {
+	q := path
+	for !ok && q != "" {
 		q = parent(q)
+		p, ok = s.pos[q]
+	}
+	if q == "" && len(s.labels) > 0 {
+		// Not written in the file, but a sweep value made it wrong: point
+		// at the swept value nearest to it.
+		best := -1
+		for lp := range s.labels {
+			if n := commonSteps(lp, path); n > best || n == best && lp < q {
+				best, q = n, lp
+			}
+		}
 		p, ok = s.pos[q]
 	}
 	if !ok {
 		p = Pos{1, 1}
 	}
-	return s.atPos(p, path, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	for q := path; q != ""; q = parent(q) {
+		if l, ok := s.labels[q]; ok {
+			// A swept value: name the sweep entry that set it.
+			return s.atPos(p, l+path[len(q):], msg)
+		}
+	}
+	return s.atPos(p, path, msg+s.note)
 }
 
 // atPos returns an Error at p.
 func (s *source) atPos(p Pos, path, msg string) *Error {
-	e := &Error{File: s.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg + s.note}
+	e := &Error{File: s.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg}
 	if p.Line >= 1 && p.Line <= len(s.lines) {
 		e.Source = strings.TrimRight(s.lines[p.Line-1], "\r")
 	}
 	return e
+}
+
+// commonSteps counts the leading dotted steps a and b share.
+func commonSteps(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	return n
 }
 
 // parent strips the last step of a path: "a.b[2]" → "a.b" → "a" → "".
@@ -174,6 +206,16 @@ func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 // or "" when none is close: a misspelt key or metric should cost a glance,
 // not a trip to the docs.
 func didYouMean(word string, options []string) string {
+	best := closest(word, options)
+	if len(best) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(best, " or ") + "?)"
+}
+
+// closest returns the one to three options nearest to word by edit
+// distance, or none if none is near.
+func closest(word string, options []string) []string {
 	best, bestD := []string(nil), len(word)/3+1
 	for _, o := range options {
 		d := distance(word, o)
@@ -187,10 +229,10 @@ func didYouMean(word string, options []string) string {
 			best = append(best, o)
 		}
 	}
-	if len(best) == 0 || len(best) > 3 {
-		return ""
+	if len(best) > 3 {
+		return nil
 	}
-	return " (did you mean " + strings.Join(best, " or ") + "?)"
+	return best
 }
 
 // distance is the Levenshtein distance between a and b, in bytes (keys and

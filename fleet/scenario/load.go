@@ -64,13 +64,28 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	errs = append(errs, serrs...)
 	s.Sweep = sweep
 	s.src = src
-	if len(errs) == 0 && len(sweep) > 0 {
-		if _, err := s.Variants(); err != nil {
-			var es Errors
-			if !errors.As(err, &es) {
-				return nil, err
+	if len(errs) == 0 || len(errs) == len(serrs) {
+		// Each swept value alone, so that every bad value is reported once
+		// whatever the other parameters; then, if they all pass, every
+		// combination (a value can clash with another parameter's).
+		base := s.Clone()
+		for i, p := range sweep {
+			base.Sweep = []SweepParam{p}
+			for j := range p.Values {
+				if _, verrs := base.variant(src, []int{j}); len(verrs) > 0 {
+					errs = append(errs, verrs...)
+				}
 			}
-			errs = append(errs, es...)
+			base.Sweep = sweep[i : i+1]
+		}
+		if len(errs) == 0 && len(sweep) > 1 {
+			if _, err := s.Variants(); err != nil {
+				var es Errors
+				if !errors.As(err, &es) {
+					return nil, err
+				}
+				errs = append(errs, es...)
+			}
 		}
 	}
 	if len(errs) > 0 {

@@ -93,7 +93,8 @@ func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 	v.Name = strings.Join(name, ",")
 	sc := s.Clone()
 	sc.Sweep = nil
-	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, pos: maps.Clone(base.pos), note: " (in the variant " + v.Name + ")"}
+	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, pos: maps.Clone(base.pos),
+		note: " (in the variant " + v.Name + ")", labels: map[string]string{}}
 	d := newDecoder(src, nil)
 	for i, p := range s.Sweep {
 		n, err := p.node(pick[i])
@@ -107,7 +108,9 @@ func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 				delete(src.pos, q)
 			}
 		}
-		d.value(n, field, p.Path, index(join("sweep", p.Path), pick[i]))
+		label := index(join("sweep", p.Path), pick[i])
+		src.labels[p.Path] = label
+		d.value(n, field, p.Path, label)
 	}
 	if len(d.errs) > 0 {
 		return v, d.errs
@@ -221,9 +224,14 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 				errs = append(errs, src.atPos(nodePos(e.Key), show, fmt.Sprintf("overlaps %s, swept above: sweep each value once", p.Path)))
 			}
 		}
-		list, ok := d.resolve(e.Value, show).(*ast.SequenceNode)
+		val := d.resolve(e.Value, show)
+		list, ok := val.(*ast.SequenceNode)
 		if !ok || len(list.Values) == 0 {
-			errs = append(errs, src.atPos(nodePos(e.Value), show, "want a list of at least one value, as in [reject, drop-oldest]"))
+			example := "[first, second]"
+			if t, ok := scalarText(val); ok && t != "" {
+				example = "[" + t + "]"
+			}
+			errs = append(errs, src.atPos(nodePos(e.Value), show, "want a list of the values to try, as in "+example))
 			continue
 		}
 		p := SweepParam{Path: path}
