@@ -64,19 +64,22 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	errs = append(errs, serrs...)
 	s.Sweep = sweep
 	s.src = src
-	if len(errs) == 0 || len(errs) == len(serrs) {
-		// Each swept value alone, so that every bad value is reported once
-		// whatever the other parameters; then, if they all pass, every
-		// combination (a value can clash with another parameter's).
-		base := s.Clone()
+	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
+		// Each swept value once, the other parameters at their first value,
+		// so that a bad value is reported once at its place in the sweep;
+		// then, if they all pass, every combination (values can clash).
+		pick := make([]int, len(sweep))
 		for i, p := range sweep {
-			base.Sweep = []SweepParam{p}
 			for j := range p.Values {
-				if _, verrs := base.variant(src, []int{j}); len(verrs) > 0 {
+				if j == 0 && i > 0 {
+					continue
+				}
+				clear(pick)
+				pick[i] = j
+				if _, verrs := s.variant(src, pick); len(verrs) > 0 {
 					errs = append(errs, verrs...)
 				}
 			}
-			base.Sweep = sweep[i : i+1]
 		}
 		if len(errs) == 0 && len(sweep) > 1 {
 			if _, err := s.Variants(); err != nil {

@@ -320,8 +320,10 @@ type Expect struct {
 	Timing bool `yaml:"-"`
 }
 
-// SweepParam is one swept parameter: a dotted path into the scenario
-// ("leader.mailbox.policy") and the values it takes.
+// SweepParam is one swept parameter: a dotted path of YAML keys into the
+// scenario ("leader.mailbox.policy") and the values it takes, as decoded
+// from the file (int64, float64, bool or string; the YAML text of a
+// mapping or a list).
 type SweepParam struct {
 	Path   string
 	Values []any

@@ -195,7 +195,7 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 	for _, e := range root {
 		if k, _ := scalarText(d.resolve(e.Key, "")); k == "sweep" {
 			node = d.resolve(e.Value, "sweep")
-			src.pos["sweep"] = nodePos(node)
+			src.pos["sweep"] = nodePos(e.Key)
 		}
 	}
 	if node == nil || node.Type() == ast.NullType {
@@ -249,11 +249,14 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 }
 
 // nodeValue is a swept value for SweepParam.Values: the scalar's value
-// (int64, uint64, float64, bool or string), or the YAML text of anything
-// larger.
+// (int64, float64, bool or string; uint64 past int64), or the YAML text
+// of anything larger.
 func nodeValue(n ast.Node) any {
 	switch m := n.(type) {
 	case *ast.IntegerNode:
+		if i, ok := intValue(n); ok {
+			return i
+		}
 		return m.Value
 	case *ast.FloatNode:
 		return m.Value
