@@ -40,7 +40,7 @@ type override struct {
 // maxSteps bounds the values one decode visits. A real scenario has a few
 // thousand; aliases of aliases can make a small file expand without end
 // ("billion laughs").
-const maxSteps = 1 << 20
+const maxSteps = 1 << 18
 
 func newDecoder(src *source, doc ast.Node) *decoder {
 	d := &decoder{src: src}
@@ -124,15 +124,21 @@ func (d *decoder) resolve(n ast.Node, path string) ast.Node {
 	return nil
 }
 
+// step counts one value visited; false once the document has expanded
+// past maxSteps (reported once).
+func (d *decoder) step(n ast.Node, show string) bool {
+	if d.steps++; d.steps == maxSteps {
+		d.fail(n, show, "the document expands to more than %d values (aliases inside aliases?)", maxSteps)
+	}
+	return d.steps < maxSteps
+}
+
 // value decodes n into v. path is the value's place in the scenario (for
 // the position map and the sweep's overrides), show the path printed in
 // messages (the sweep entry, for a swept value). A nil n means the key is
 // absent but a sweep sets something below it.
 func (d *decoder) value(n ast.Node, v reflect.Value, path, show string) {
-	if d.steps++; d.steps == maxSteps {
-		d.fail(n, show, "the document expands to more than %d values (aliases inside aliases?)", maxSteps)
-	}
-	if d.steps >= maxSteps {
+	if !d.step(n, show) {
 		return
 	}
 	if n != nil {
@@ -312,7 +318,7 @@ func (d *decoder) entries(n ast.Node, show string) ([]*ast.MappingValueNode, boo
 			srcs = []ast.Node{src}
 		}
 		for _, s := range srcs {
-			if s = d.resolve(s, show); s == nil {
+			if s = d.resolve(s, show); s == nil || !d.step(s, show) {
 				continue
 			}
 			es, ok := d.entries(s, show)

@@ -3,8 +3,10 @@ package scenario
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -101,5 +103,118 @@ func TestLoadMinimalDefaults(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%s = %+v, want %+v", c.name, c.got, c.want)
 		}
+	}
+}
+
+func TestLoadFull(t *testing.T) {
+	s, err := Load("testdata/good/full.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Name != "full-example" || s.Seed != 42 || s.Speed != 20 || s.Duration != Duration(10*time.Minute) ||
+		s.Drain != Duration(2*time.Minute) || s.SampleEvery != Duration(time.Second) || s.Fleet.Ramp != Duration(10*time.Second) {
+		t.Errorf("top level: %+v", s)
+	}
+	if !strings.HasPrefix(s.Description, "Exercises every key of the format. The first") {
+		t.Errorf("description %q", s.Description)
+	}
+	g := s.Fleet.Groups
+	if len(g) != 3 {
+		t.Fatalf("groups: %+v", g)
+	}
+	// config-servers sets the capacity only: the policy is the fleet's.
+	if *g[0].Mailbox != (MailboxSpec{Capacity: 2, Policy: mailbox.DropOldest}) || g[0].Service != nil {
+		t.Errorf("config-servers: %+v", g[0])
+	}
+	if o := g[1].Offline; g[1].Percent != 10 || o == nil || o.Mode != "disconnect" || o.Every != Duration(5*time.Minute) || o.For.Kind != dist.Exponential {
+		t.Errorf("flaky: %+v %+v", g[1], o)
+	}
+	// herd merges the fleet profile with << and overrides reconnect's policy.
+	if r := g[2].Reconnect; r.Policy != "immediate" || r.Base != Duration(500*time.Millisecond) || *g[2].Heartbeat != Duration(5*time.Second) {
+		t.Errorf("herd: %+v %+v", g[2], r)
+	}
+	ws, err := s.Workers()
+	if err != nil || len(ws) != 1000 || ws[0].Group != "config-servers" || ws[3].Group != "flaky" || ws[103].Group != "herd" || ws[203].Group != DefaultGroup {
+		t.Fatalf("layout: %v", err)
+	}
+	if ws[0].Profile.Mailbox.Capacity != 2 || ws[203].Profile.Mailbox.Capacity != 8 {
+		t.Errorf("profiles: %+v / %+v", ws[0].Profile.Mailbox, ws[203].Profile.Mailbox)
+	}
+	l := s.Leader
+	if l.Mailbox != (MailboxSpec{Capacity: 500, Policy: mailbox.Block, BlockTimeout: Duration(200 * time.Millisecond)}) ||
+		l.Outbox != (OutboxSpec{Durability: "none", Partitions: 8, MaxAttempts: 5, LeaseTimeout: Duration(10 * time.Second), MaxDepth: 100000}) ||
+		l.Relay.Limit != (LimitSpec{Initial: 20, Min: 2, Max: 80, Strategy: "aimd"}) || l.Relay.Batch != 50 {
+		t.Errorf("leader: %+v", l)
+	}
+	// The timeline is sorted by time, stably: the two events at 1m keep
+	// their file order.
+	var order []string
+	for _, ev := range s.Timeline {
+		order = append(order, ev.At.String()+" "+actionOf(ev))
+	}
+	want := "0s crash|1m0s partition|1m0s crash|2m0s heal|3m0s disconnect|4m0s reconnect|5m0s deploy|6m0s leader_crash|7m0s heartbeat_storm|8m0s set_capacity|8m0s set_leader|9m0s poison|9m30s speed"
+	if got := strings.Join(order, "|"); got != want {
+		t.Errorf("timeline\n got %s\nwant %s", got, want)
+	}
+	if sel := s.Timeline[0].Crash.Workers; sel.All || sel.Text != "" || sel.String() != "all" {
+		t.Errorf("an empty crash: %+v, want the zero selector (all)", sel)
+	}
+	if sel := s.Timeline[2].Crash.Workers; !reflect.DeepEqual(sel.IDs, []string{"w-00001", "w-00002"}) {
+		t.Errorf("ids: %+v", sel)
+	}
+	if d := s.Timeline[6].Deploy; d.Version != "2.1.0" || d.Kind != "firmware" || d.WaveSize != 100 || !d.WaitForWave || d.TTL != Duration(4*time.Minute) || !d.Workers.All {
+		t.Errorf("deploy: %+v", d)
+	}
+	if p := s.Timeline[11].Poison; p.Count != 3 || p.Workers.Group != DefaultGroup {
+		t.Errorf("poison: %+v", p)
+	}
+	if e := s.Expect[1]; e.Name != "depth bounded" || e.Timing {
+		t.Errorf("expect: %+v", e)
+	}
+}
+
+func actionOf(ev Event) string {
+	rv := reflect.ValueOf(ev)
+	for _, k := range actions {
+		if !rv.FieldByIndex(fieldsOf(rv.Type()).byName[k]).IsNil() {
+			return k
+		}
+	}
+	return ""
+}
+
+// Merge keys over aliases that expand exponentially stop at a bound
+// instead of running the machine out of time and memory.
+func TestLoadAliasBomb(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("name: bomb\nduration: 1m\nfleet: {count: 1}\nleader:\n  m0: &m0 {at: 1s}\n")
+	for i := 1; i < 40; i++ {
+		fmt.Fprintf(&b, "  m%d: &m%d {<<: [*m%d, *m%d]}\n", i, i, i-1, i-1)
+	}
+	b.WriteString("timeline:\n  - *m39\n")
+	_, err := Parse("bomb.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), ": timeline[0]: the document expands to more than 262144 values") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLoadAnchorsAndMerge(t *testing.T) {
+	s := loadString(t, `
+name: anchors
+duration: 1m
+fleet:
+  count: 10
+  worker: {mailbox: &box {capacity: 3, policy: coalesce}}
+  groups:
+    - {name: a, count: 1, mailbox: *box}
+    - name: b
+      count: 1
+      mailbox:
+        <<: *box
+        capacity: 5
+`)
+	g := s.Fleet.Groups
+	if *g[0].Mailbox != (MailboxSpec{Capacity: 3, Policy: mailbox.Coalesce}) || *g[1].Mailbox != (MailboxSpec{Capacity: 5, Policy: mailbox.Coalesce}) {
+		t.Errorf("groups: %+v, %+v", *g[0].Mailbox, *g[1].Mailbox)
 	}
 }
