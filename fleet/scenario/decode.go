@@ -30,6 +30,7 @@ type decoder struct {
 	overrides map[string]override
 	steps     int
 	bad       map[string]bool // the paths that failed
+	merging   map[ast.Node]bool
 }
 
 type override struct {
@@ -304,6 +305,15 @@ func (d *decoder) entries(n ast.Node, show string) ([]*ast.MappingValueNode, boo
 	default:
 		return nil, false
 	}
+	if d.merging[n] {
+		d.fail(n, show, "<< merges the mapping it is in (an alias to an enclosing anchor)")
+		return nil, true
+	}
+	if d.merging == nil {
+		d.merging = map[ast.Node]bool{}
+	}
+	d.merging[n] = true
+	defer delete(d.merging, n)
 	var out, merged []*ast.MappingValueNode
 	for _, e := range own {
 		if e.Key == nil || !e.Key.IsMergeKey() {
@@ -418,6 +428,8 @@ func floatValue(n ast.Node) (float64, bool) {
 // describe names what was written, for "X is not valid here".
 func describe(n ast.Node) string {
 	switch n.(type) {
+	case nil:
+		return "nothing"
 	case *ast.MappingNode, *ast.MappingValueNode:
 		return "a mapping"
 	case *ast.SequenceNode:

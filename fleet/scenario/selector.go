@@ -107,7 +107,9 @@ func (d *decoder) selector(n ast.Node, sel *Selector, path, show string) {
 			return
 		}
 		for i, item := range seq.Values {
-			item = d.resolve(item, show)
+			if item = d.resolve(item, show); item == nil {
+				continue
+			}
 			id, ok := scalarText(item)
 			if !ok {
 				d.fail(item, index(show, i), "%s is not a worker id", describe(item))
