@@ -54,12 +54,20 @@ func (p *secondsPatcher) Visit(node *exprast.Node) {
 	}
 }
 
+// secondsToFloat takes any number: a patched node's parent (sum, max)
+// can be Seconds when checked first and float64 once its arguments are
+// patched.
 func secondsToFloat(params ...any) (any, error) {
-	s, ok := params[0].(Seconds)
-	if !ok {
-		return nil, fmt.Errorf("%s(%T): want Seconds", secondsFunc, params[0])
+	v := reflect.ValueOf(params[0])
+	switch {
+	case v.CanFloat():
+		return v.Float(), nil
+	case v.CanInt():
+		return float64(v.Int()), nil
+	case v.CanUint():
+		return float64(v.Uint()), nil
 	}
-	return float64(s), nil
+	return nil, fmt.Errorf("%s(%T): want a number", secondsFunc, params[0])
 }
 
 // compile compiles one expression against Result; asBool for a check, not
@@ -68,8 +76,10 @@ func compile(text string, asBool bool) (*vm.Program, bool, error) {
 	p := &secondsPatcher{}
 	opts := []expr.Option{
 		expr.Env(Result{}),
-		expr.Function(secondsFunc, secondsToFloat, new(func(Seconds) float64)),
+		expr.Function(secondsFunc, secondsToFloat, new(func(any) float64)),
 		expr.Patch(p),
+		// A verdict must depend on the run only: no wall clock.
+		expr.DisableBuiltin("now"),
 	}
 	if asBool {
 		opts = append(opts, expr.AsBool())

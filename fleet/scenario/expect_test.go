@@ -147,3 +147,38 @@ func TestEveryNameCompiles(t *testing.T) {
 		}
 	}
 }
+
+// Timing values are plain numbers in every form a check can take.
+func TestCheckForms(t *testing.T) {
+	r := Result{Lost: 0, Deploys: []DeployRes{{Duration: 3, Delivered: 5, Targets: 5}, {Duration: 4, Delivered: 5, Targets: 5}},
+		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.25}}}, Heartbeat: HeartbeatRes{Age: Quantiles{Max: 31}}}
+	for _, c := range []struct {
+		check  string
+		timing bool
+		want   bool
+	}{
+		{"sum(deploys, .duration) < 10", true, true},
+		{"max(leader.mailbox.wait.p99, heartbeats.age.max) < 30", true, false},
+		{"leader.mailbox.wait.p99 * 4 == 1", true, true},
+		{"all(deploys, .delivered == .targets)", false, true},
+		{"len(deploys) == 2 and lost == 0", false, true},
+		{"deploys[1].duration - deploys[0].duration == 1", true, true},
+	} {
+		comp, err := compileCheck(c.check)
+		if err != nil {
+			t.Errorf("%s: %v", c.check, err)
+			continue
+		}
+		if comp.timing != c.timing {
+			t.Errorf("%s: timing %v, want %v", c.check, comp.timing, c.timing)
+		}
+		s := &Scenario{Expect: []Expect{{Check: c.check}}}
+		r.Run.KeptUp = true
+		if got := Judge(s, r)[0]; (got.Status == Pass) != c.want {
+			t.Errorf("%s: %+v, want pass = %v", c.check, got, c.want)
+		}
+	}
+	if _, err := compileCheck("now() != nil"); err == nil {
+		t.Error("now() compiles: a verdict would depend on the wall clock")
+	}
+}
