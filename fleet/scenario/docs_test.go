@@ -70,3 +70,33 @@ func TestDocsCoverEveryKey(t *testing.T) {
 		t.Error("docs/SCENARIOS.md lost its pointer to docs/REPORTS.md")
 	}
 }
+
+// TestDocsLoadErrorExample checks that the load error shown in
+// docs/SCENARIOS.md is what Parse prints for the file shown there.
+func TestDocsLoadErrorExample(t *testing.T) {
+	data, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Load errors")
+	if !ok {
+		t.Fatal("no Load errors section")
+	}
+	block := func(s, fence string) (string, string) {
+		_, rest, ok := strings.Cut(s, fence+"\n")
+		if !ok {
+			t.Fatalf("no %s block", fence)
+		}
+		body, rest, _ := strings.Cut(rest, "```\n")
+		return body, rest
+	}
+	file, rest := block(section, "```yaml")
+	want, _ := block(rest, "```")
+	_, err = Parse("wave-deploy.yaml", []byte(file))
+	if err == nil {
+		t.Fatal("the example loads without error")
+	}
+	if got := err.Error() + "\n"; got != want {
+		t.Errorf("docs/SCENARIOS.md shows\n%s\nParse prints\n%s", want, got)
+	}
+}

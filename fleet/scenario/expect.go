@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -157,6 +158,8 @@ type checkError struct {
 
 func (e *checkError) Error() string { return e.msg }
 
+var noFieldRE = regexp.MustCompile(`type scenario\.(\w+) has no field (\w+)`)
+
 // explain turns expr's error into a checkError, naming the valid metric
 // names near a misspelt one.
 func explain(text string, err error) error {
@@ -185,7 +188,16 @@ func explain(text string, err error) error {
 		} else {
 			ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", parent, bad, didYouMean(bad, children), strings.Join(children, ", "))
 		}
-		break
+		return ce
+	}
+	if m := noFieldRE.FindStringSubmatch(ce.msg); m != nil {
+		// Inside all(deploys, .x) expr names the Go type: name the list.
+		for p, t := range names.types {
+			if strings.HasSuffix(p, "[]") && t.Name() == m[1] {
+				children := names.children[p]
+				ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", p, m[2], didYouMean(m[2], children), strings.Join(children, ", "))
+			}
+		}
 	}
 	return ce
 }

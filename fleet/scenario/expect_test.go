@@ -182,3 +182,22 @@ func TestCheckForms(t *testing.T) {
 		t.Error("now() compiles: a verdict would depend on the wall clock")
 	}
 }
+
+// A misspelt name gets the valid names next to it, wherever it is.
+func TestCheckSuggestions(t *testing.T) {
+	for check, want := range map[string]string{
+		"lsot == 0":                       `unknown name "lsot" (did you mean lost?); the names are lost, run, fleet,`,
+		"leader.mailbox.wait.p98 < 1":     `leader.mailbox.wait has no "p98" (did you mean p99?); it has p50, p99, max, mean`,
+		`deploys[0].versoin == "x"`:       `deploys[] has no "versoin" (did you mean version?); it has version, targets,`,
+		`all(deploys, .versoin == "2")`:   `deploys[] has no "versoin" (did you mean version?)`,
+		"relay.limit.minimum < 3":         `relay.limit has no "minimum" (did you mean min?)`,
+		"heartbeats.coalesced_ration > 0": `heartbeats has no "coalesced_ration" (did you mean coalesced_ratio?)`,
+		"run.kept_up == 1":                "invalid operation: == (mismatched types bool and int)",
+		"lost":                            "expected bool, but got int64: a check must be true or false, as in lost == 0",
+	} {
+		_, err := compileCheck(check)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", check, err, want)
+		}
+	}
+}
