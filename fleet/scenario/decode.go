@@ -23,19 +23,11 @@ import (
 // explicit "capacity: 0" from a key left out, and places the errors that
 // validation finds later.
 type decoder struct {
-	src  *source
-	errs Errors
-	// overrides replace the values at these paths (the values of a sweep):
-	// as if the document said so, but errors point at the sweep entry.
-	overrides map[string]override
-	steps     int
-	bad       map[string]bool // the paths that failed
-	merging   map[ast.Node]bool
-}
-
-type override struct {
-	node  ast.Node
-	label string // the sweep entry, for messages: sweep.speed[1]
+	src     *source
+	errs    Errors
+	steps   int
+	bad     map[string]bool   // the paths that failed
+	merging map[ast.Node]bool // the mappings being expanded by <<
 }
 
 // maxSteps bounds the values one decode visits. A real scenario has a few
@@ -43,6 +35,8 @@ type override struct {
 // ("billion laughs").
 const maxSteps = 1 << 18
 
+// newDecoder returns a decoder for doc (nil: for values that refer to the
+// anchors src already holds, as a sweep's do).
 func newDecoder(src *source, doc ast.Node) *decoder {
 	d := &decoder{src: src}
 	if doc != nil {
@@ -51,15 +45,27 @@ func newDecoder(src *source, doc ast.Node) *decoder {
 	return d
 }
 
-// anchorFinder records each anchor by name; a later anchor of the same name
-// replaces an earlier one, as in YAML.
-type anchorFinder map[string]ast.Node
+// anchorFinder records the anchors of each name in document order.
+type anchorFinder map[string][]ast.Node
 
 func (f anchorFinder) Visit(n ast.Node) ast.Visitor {
 	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil && a.Value != nil {
-		f[a.Name.GetToken().Value] = a.Value
+		name := a.Name.GetToken().Value
+		f[name] = append(f[name], a)
 	}
 	return f
+}
+
+// anchor returns the value of the last anchor of name before p: a name can
+// be anchored again, and an alias means the latest one.
+func (d *decoder) anchor(name string, p Pos) (ast.Node, bool) {
+	var v ast.Node
+	for _, a := range d.src.anchors[name] {
+		if q := nodePos(a); q.Line < p.Line || q.Line == p.Line && q.Col < p.Col {
+			v = a.(*ast.AnchorNode).Value
+		}
+	}
+	return v, v != nil
 }
 
 func (d *decoder) fail(n ast.Node, path, format string, args ...any) {
@@ -107,13 +113,18 @@ func (d *decoder) resolve(n ast.Node, path string) ast.Node {
 			if m.Value != nil {
 				name = m.Value.GetToken().Value
 			}
-			v, ok := d.src.anchors[name]
+			v, ok := d.anchor(name, nodePos(m))
 			if !ok {
 				d.fail(m, path, "alias *%s: no anchor &%s before it", name, name)
 				return nil
 			}
 			n = v
 		case *ast.TagNode:
+			if m.Start != nil && !strings.HasPrefix(m.Start.Value, "!!") {
+				tag := m.Start.Value
+				d.fail(m, path, "the tag %s is not supported: scenario files use plain YAML (anchors and aliases work)", tag)
+				return nil
+			}
 			n = m.Value
 		case *ast.MappingKeyNode:
 			n = m.Value
@@ -135,20 +146,17 @@ func (d *decoder) step(n ast.Node, show string) bool {
 }
 
 // value decodes n into v. path is the value's place in the scenario (for
-// the position map and the sweep's overrides), show the path printed in
-// messages (the sweep entry, for a swept value). A nil n means the key is
-// absent but a sweep sets something below it.
+// the position map), show the path printed in messages (the sweep entry,
+// for a swept value).
 func (d *decoder) value(n ast.Node, v reflect.Value, path, show string) {
-	if !d.step(n, show) {
+	if n == nil || !d.step(n, show) {
 		return
 	}
-	if n != nil {
-		if n = d.resolve(n, show); n == nil {
-			return
-		}
-		d.src.pos[path] = nodePos(n)
+	if n = d.resolve(n, show); n == nil {
+		return
 	}
-	null := n == nil || n.Type() == ast.NullType
+	d.src.pos[path] = nodePos(n)
+	null := n.Type() == ast.NullType
 	switch v.Type() {
 	case selectorType:
 		if !null {
@@ -161,7 +169,7 @@ func (d *decoder) value(n ast.Node, v reflect.Value, path, show string) {
 	}
 	if v.Kind() == reflect.Pointer {
 		elem := v.Type().Elem()
-		if n != nil && n.Type() == ast.NullType && (elem.Kind() != reflect.Struct || textual(elem)) {
+		if null && (elem.Kind() != reflect.Struct || textual(elem)) {
 			d.fail(n, show, "no value: write %s, or leave the key out for the default", want(elem))
 			return
 		}
@@ -231,65 +239,42 @@ func (d *decoder) value(n ast.Node, v reflect.Value, path, show string) {
 	}
 }
 
-// mapping decodes a mapping into a struct by its yaml tags. n nil or null
-// leaves the struct as it is, apart from the sweep's overrides below path.
+// mapping decodes a mapping into a struct by its yaml tags; null leaves
+// the struct as it is.
 func (d *decoder) mapping(n ast.Node, v reflect.Value, path, show string) {
-	fs := fieldsOf(v.Type())
-	seen := map[string]bool{}
-	if n != nil && n.Type() != ast.NullType {
-		entries, ok := d.entries(n, show)
-		if !ok {
-			d.fail(n, show, "%s is not valid here: want a mapping with the keys %s", describe(n), fs.names())
-			return
-		}
-		for _, e := range entries {
-			key, ok := scalarText(d.resolve(e.Key, show))
-			if !ok {
-				d.fail(e.Key, show, "a key must be plain text, as in %s", fs.names())
-				continue
-			}
-			if path == "" && key == "sweep" {
-				continue // the sweep is read apart (sweep.go)
-			}
-			f, ok := fs.byName[key]
-			if !ok {
-				d.fail(e.Key, join(show, key), "unknown key %q%s; valid keys here: %s", key, didYouMean(key, fs.order), fs.names())
-				for _, k := range closest(key, fs.order) {
-					// "count is required" would only repeat the hint.
-					d.bad[join(show, k)] = true
-				}
-				continue
-			}
-			if seen[key] {
-				continue // explicit keys win over merged ones (YAML's <<)
-			}
-			seen[key] = true
-			p := join(path, key)
-			if o, ok := d.overrides[p]; ok {
-				d.value(o.node, v.FieldByIndex(f), p, o.label)
-				continue
-			}
-			d.value(e.Value, v.FieldByIndex(f), p, join(show, key))
-		}
-	}
-	if len(d.overrides) == 0 {
+	if n.Type() == ast.NullType {
 		return
 	}
-	for _, key := range fs.order {
-		if seen[key] {
+	fs := fieldsOf(v.Type())
+	entries, ok := d.entries(n, show)
+	if !ok {
+		d.fail(n, show, "%s is not valid here: want a mapping with the keys %s", describe(n), fs.names())
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		key, ok := scalarText(d.resolve(e.Key, show))
+		if !ok {
+			d.fail(e.Key, show, "a key must be plain text, as in %s", fs.names())
 			continue
 		}
-		p := join(path, key)
-		if o, ok := d.overrides[p]; ok {
-			d.value(o.node, v.FieldByIndex(fs.byName[key]), p, o.label)
-			continue
+		if path == "" && key == "sweep" {
+			continue // the sweep is read apart (sweep.go)
 		}
-		for op := range d.overrides {
-			if strings.HasPrefix(op, p+".") {
-				d.value(nil, v.FieldByIndex(fs.byName[key]), p, join(show, key))
-				break
+		f, ok := fs.byName[key]
+		if !ok {
+			d.fail(e.Key, join(show, key), "unknown key %q%s; valid keys here: %s", key, didYouMean(key, fs.order), fs.names())
+			for _, k := range closest(key, fs.order) {
+				// "count is required" would only repeat the hint.
+				d.bad[join(show, k)] = true
 			}
+			continue
 		}
+		if seen[key] {
+			continue // explicit keys win over merged ones (YAML's <<)
+		}
+		seen[key] = true
+		d.value(e.Value, v.FieldByIndex(f), join(path, key), join(show, key))
 	}
 }
 

@@ -110,13 +110,13 @@ type source struct {
 	note string
 	// labels name the sweep entry of each swept path.
 	labels map[string]string
-	// anchors are the document's anchors by name, for the aliases in a
-	// sweep's values.
-	anchors map[string]ast.Node
+	// anchors are the document's anchors by name, in document order (the
+	// aliases in a sweep's values refer to them too).
+	anchors map[string][]ast.Node
 }
 
 func newSource(file string, data []byte) *source {
-	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]Pos{}, anchors: map[string]ast.Node{}}
+	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]Pos{}, anchors: map[string][]ast.Node{}}
 }
 
 // has reports whether the value at path was written in the file.

@@ -212,9 +212,15 @@ fleet:
       mailbox:
         <<: *box
         capacity: 5
+    - {name: c, count: 1, mailbox: &box {capacity: 7}}
+    - {name: d, count: 1, mailbox: *box}
 `)
 	g := s.Fleet.Groups
 	if *g[0].Mailbox != (MailboxSpec{Capacity: 3, Policy: mailbox.Coalesce}) || *g[1].Mailbox != (MailboxSpec{Capacity: 5, Policy: mailbox.Coalesce}) {
 		t.Errorf("groups: %+v, %+v", *g[0].Mailbox, *g[1].Mailbox)
+	}
+	// An anchor defined again: an alias means the latest one before it.
+	if g[3].Mailbox.Capacity != 7 {
+		t.Errorf("group d: %+v", *g[3].Mailbox)
 	}
 }

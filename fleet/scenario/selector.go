@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,6 +118,10 @@ func (d *decoder) selector(n ast.Node, sel *Selector, path, show string) {
 			}
 			if err := wire.ValidWorkerID(id); err != nil {
 				d.fail(item, index(show, i), "%v", err)
+				continue
+			}
+			if slices.Contains(sel.IDs, id) {
+				d.fail(item, index(show, i), "%s is listed twice", id)
 				continue
 			}
 			sel.IDs = append(sel.IDs, id)
