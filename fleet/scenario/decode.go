@@ -58,7 +58,7 @@ func (f anchorFinder) Visit(n ast.Node) ast.Visitor {
 
 // anchor returns the value of the last anchor of name before p: a name can
 // be anchored again, and an alias means the latest one.
-func (d *decoder) anchor(name string, p Pos) (ast.Node, bool) {
+func (d *decoder) anchor(name string, p position) (ast.Node, bool) {
 	var v ast.Node
 	for _, a := range d.src.anchors[name] {
 		if q := nodePos(a); q.Line < p.Line || q.Line == p.Line && q.Col < p.Col {
@@ -81,10 +81,10 @@ func (d *decoder) failed() map[string]bool { return d.bad }
 
 // nodePos is where a node starts: a block mapping at its first key, a
 // mapping entry at its key, anything else at its first token.
-func nodePos(n ast.Node) Pos {
+func nodePos(n ast.Node) position {
 	switch m := n.(type) {
 	case nil:
-		return Pos{}
+		return position{}
 	case *ast.MappingNode:
 		if !m.IsFlowStyle && len(m.Values) > 0 {
 			return nodePos(m.Values[0])
@@ -96,9 +96,9 @@ func nodePos(n ast.Node) Pos {
 	}
 	tk := n.GetToken()
 	if tk == nil || tk.Position == nil {
-		return Pos{}
+		return position{}
 	}
-	return Pos{tk.Position.Line, tk.Position.Column}
+	return position{tk.Position.Line, tk.Position.Column}
 }
 
 // resolve looks through anchors, aliases and tags to the value. It returns

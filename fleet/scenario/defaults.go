@@ -177,7 +177,7 @@ func setInt(n *int, path string, def int, has func(string) bool) {
 // sourceOf makes a source for a Scenario built in code: a value counts as
 // written when it is not zero.
 func sourceOf(s *Scenario) *source {
-	src := &source{file: s.File, pos: map[string]Pos{}, anchors: nil}
+	src := &source{file: s.File, pos: map[string]position{}, anchors: nil}
 	var walk func(v reflect.Value, path string) bool
 	walk = func(v reflect.Value, path string) bool {
 		set := false
@@ -202,13 +202,13 @@ func sourceOf(s *Scenario) *source {
 			set = !v.IsZero()
 		}
 		if set {
-			src.pos[path] = Pos{}
+			src.pos[path] = position{}
 		}
 		return set
 	}
 	walk(reflect.ValueOf(s).Elem(), "")
 	for i := range s.Timeline {
-		src.pos[index("timeline", i)+".at"] = Pos{} // at 0s is a time like any other
+		src.pos[index("timeline", i)+".at"] = position{} // at 0s is a time like any other
 	}
 	return src
 }

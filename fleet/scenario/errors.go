@@ -94,8 +94,8 @@ func (es Errors) sorted() Errors {
 	return slices.CompactFunc(es, func(a, b *Error) bool { return *a == *b })
 }
 
-// Pos is a position in a file, 1-based.
-type Pos struct{ Line, Col int }
+// position is a line and column in a file, 1-based (0: unknown).
+type position struct{ Line, Col int }
 
 // source locates the values of one decoded document, by path, for the
 // errors found after decoding (validation, expectations, Scale).
@@ -104,7 +104,7 @@ type source struct {
 	lines []string
 	// pos maps a value's path to where it is written. A path not in it
 	// was not written (its default applies).
-	pos map[string]Pos
+	pos map[string]position
 	// note is appended to the messages about values the file sets (which
 	// variant of a sweep, which --workers).
 	note string
@@ -116,7 +116,7 @@ type source struct {
 }
 
 func newSource(file string, data []byte) *source {
-	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]Pos{}, anchors: map[string][]ast.Node{}}
+	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]position{}, anchors: map[string][]ast.Node{}}
 }
 
 // has reports whether the value at path was written in the file.
@@ -147,7 +147,7 @@ func (s *source) at(path, format string, args ...any) *Error {
 		p, ok = s.pos[q]
 	}
 	if !ok {
-		p = Pos{1, 1}
+		p = position{1, 1}
 	}
 	msg := fmt.Sprintf(format, args...)
 	for q := path; q != ""; q = parent(q) {
@@ -160,7 +160,7 @@ func (s *source) at(path, format string, args ...any) *Error {
 }
 
 // atPos returns an Error at p.
-func (s *source) atPos(p Pos, path, msg string) *Error {
+func (s *source) atPos(p position, path, msg string) *Error {
 	e := &Error{File: s.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg}
 	if p.Line >= 1 && p.Line <= len(s.lines) {
 		e.Source = strings.TrimRight(s.lines[p.Line-1], "\r")

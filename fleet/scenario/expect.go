@@ -341,7 +341,7 @@ func compileChecks(s *Scenario, src *source) Errors {
 // within moves p from the start of a one-line scalar to the column of ce
 // inside it, if the line shows the check there as written (plain, or
 // quoted without escapes before the column).
-func within(src *source, p Pos, text string, ce *checkError) Pos {
+func within(src *source, p position, text string, ce *checkError) position {
 	if ce.line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
 		return p
 	}
@@ -358,7 +358,7 @@ func within(src *source, p Pos, text string, ce *checkError) Pos {
 	if start+len(prefix) > len(line) || string(line[start:start+len(prefix)]) != string(prefix) {
 		return p
 	}
-	return Pos{p.Line, start + ce.col + 1}
+	return position{p.Line, start + ce.col + 1}
 }
 
 // Judge evaluates each expectation of s on r. A timing check (one that

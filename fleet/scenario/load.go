@@ -103,7 +103,7 @@ func parseDocument(src *source, data []byte) (body ast.Node, errs Errors) {
 		// The parser is outside code: a bug in it must not take the
 		// process down on a user's file.
 		if r := recover(); r != nil {
-			body, errs = nil, Errors{src.atPos(Pos{1, 1}, "", fmt.Sprintf("the YAML parser failed on this file (%v): check its syntax", r))}
+			body, errs = nil, Errors{src.atPos(position{1, 1}, "", fmt.Sprintf("the YAML parser failed on this file (%v): check its syntax", r))}
 		}
 	}()
 	f, err := parser.ParseBytes(data, 0)
@@ -111,9 +111,9 @@ func parseDocument(src *source, data []byte) (body ast.Node, errs Errors) {
 		var ye yaml.Error
 		if errors.As(err, &ye) && ye.GetToken() != nil && ye.GetToken().Position != nil {
 			p := ye.GetToken().Position
-			return nil, Errors{src.atPos(Pos{p.Line, p.Column}, "", "YAML syntax: "+ye.GetMessage())}
+			return nil, Errors{src.atPos(position{p.Line, p.Column}, "", "YAML syntax: "+ye.GetMessage())}
 		}
-		return nil, Errors{src.atPos(Pos{1, 1}, "", "YAML syntax: "+firstLine(err.Error()))}
+		return nil, Errors{src.atPos(position{1, 1}, "", "YAML syntax: "+firstLine(err.Error()))}
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range f.Docs {
@@ -122,14 +122,14 @@ func parseDocument(src *source, data []byte) (body ast.Node, errs Errors) {
 		}
 	}
 	if len(docs) == 0 {
-		return nil, Errors{src.atPos(Pos{1, 1}, "", "the file holds no scenario: it needs at least name, duration and fleet.count")}
+		return nil, Errors{src.atPos(position{1, 1}, "", "the file holds no scenario: it needs at least name, duration and fleet.count")}
 	}
 	if len(docs) > 1 {
 		return nil, Errors{src.atPos(nodePos(docs[1].Body), "", "a file holds one scenario: this is a second YAML document (after ---); put it in its own file")}
 	}
 	body = docs[0].Body
 	if c, ok := body.(*ast.CommentGroupNode); ok && c != nil {
-		return nil, Errors{src.atPos(Pos{1, 1}, "", "the file holds only comments: a scenario needs at least name, duration and fleet.count")}
+		return nil, Errors{src.atPos(position{1, 1}, "", "the file holds only comments: a scenario needs at least name, duration and fleet.count")}
 	}
 	n := newDecoder(src, nil).resolve(body, "")
 	switch n.(type) {

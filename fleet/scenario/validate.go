@@ -10,20 +10,25 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
-// Bounds of a scenario's values (docs/SCENARIOS.md lists them all).
+// Bounds of the fleet's size and the run's speed, for the flags that
+// override them (sim run --workers, --speed).
 const (
-	MaxWorkers     = 1_000_000
-	MaxSpeed       = 10_000
-	MaxDuration    = Duration(365 * 24 * time.Hour)
-	MaxPartitions  = 256
-	MaxCapacity    = 10_000_000
-	MinInterval    = Duration(10 * time.Millisecond) // heartbeats, telemetry, storms, samples
-	MaxKeepAlive   = Duration(65535 * time.Second)   // MQTT's keepalive is 16 bits of seconds
-	MaxSamples     = 100_000
-	MaxMaxAttempts = 1000
-	MaxBatch       = 10_000
-	MaxLimit       = 100_000
-	MaxPoison      = 100_000
+	MaxWorkers = 1_000_000
+	MaxSpeed   = 10_000
+)
+
+// Bounds of the other values (docs/SCENARIOS.md lists them all).
+const (
+	maxDuration    = Duration(365 * 24 * time.Hour)
+	maxPartitions  = 256
+	maxCapacity    = 10_000_000
+	minInterval    = Duration(10 * time.Millisecond) // heartbeats, telemetry, storms, samples
+	maxKeepAlive   = Duration(65535 * time.Second)   // MQTT's keepalive is 16 bits of seconds
+	maxSamples     = 100_000
+	maxMaxAttempts = 1000
+	maxBatch       = 10_000
+	maxLimit       = 100_000
+	maxPoison      = 100_000
 	maxNameLen     = 64
 )
 
@@ -54,18 +59,18 @@ func validate(s *Scenario, src *source) Errors {
 	switch {
 	case !has("duration"):
 		v.errorf("duration", "duration is required: how long the timeline runs in simulated time, as in duration: 10m")
-	case s.Duration <= 0 || s.Duration > MaxDuration:
-		v.errorf("duration", "%v is out of range: want above 0 and at most %v", s.Duration, MaxDuration)
+	case s.Duration <= 0 || s.Duration > maxDuration:
+		v.errorf("duration", "%v is out of range: want above 0 and at most %v", s.Duration, maxDuration)
 	}
 	if has("drain") && s.Drain <= 0 {
 		v.errorf("drain", "%v is out of range: want above 0 (left out, it is %v)", s.Drain, DefaultDrain)
 	}
 	if has("sample_every") {
 		switch {
-		case s.SampleEvery < MinInterval:
-			v.errorf("sample_every", "%v is too small: want at least %v", s.SampleEvery, MinInterval)
-		case s.Duration > 0 && s.Duration/s.SampleEvery > MaxSamples:
-			v.errorf("sample_every", "%v takes more than %d samples over duration %v: want at least %v", s.SampleEvery, MaxSamples, s.Duration, s.Duration/MaxSamples)
+		case s.SampleEvery < minInterval:
+			v.errorf("sample_every", "%v is too small: want at least %v", s.SampleEvery, minInterval)
+		case s.Duration > 0 && s.Duration/s.SampleEvery > maxSamples:
+			v.errorf("sample_every", "%v takes more than %d samples over duration %v: want at least %v", s.SampleEvery, maxSamples, s.Duration, s.Duration/maxSamples)
 		}
 	}
 
@@ -194,7 +199,7 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 func (v *validator) profile(p *WorkerProfile, path string) {
 	if m := p.Mailbox; m != nil {
 		mp := join(path, "mailbox")
-		v.intIn(join(mp, "capacity"), m.Capacity, 1, MaxCapacity)
+		v.intIn(join(mp, "capacity"), m.Capacity, 1, maxCapacity)
 		if m.Policy == mailbox.Block {
 			v.errorf(join(mp, "policy"), "a worker's mailbox cannot be block (a worker answers at once, it never waits for room): want reject, drop-oldest, drop-newest, coalesce or unbounded")
 		}
@@ -202,11 +207,11 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 			v.errorf(join(mp, "block_timeout"), "a worker's mailbox has no block_timeout (it applies to policy block, which workers do not have)")
 		}
 	}
-	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < MinInterval {
-		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, MinInterval)
+	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < minInterval {
+		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, minInterval)
 	}
-	if p.Telemetry != nil && *p.Telemetry != 0 && *p.Telemetry < MinInterval {
-		v.errorf(join(path, "telemetry"), "%v is too small: want 0 (off) or at least %v", *p.Telemetry, MinInterval)
+	if p.Telemetry != nil && *p.Telemetry != 0 && *p.Telemetry < minInterval {
+		v.errorf(join(path, "telemetry"), "%v is too small: want 0 (off) or at least %v", *p.Telemetry, minInterval)
 	}
 	if r := p.Reconnect; r != nil {
 		rp := join(path, "reconnect")
@@ -216,8 +221,8 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 	if k := p.KeepAlive; k != nil {
 		kp := join(path, "keepalive")
 		switch {
-		case *k < Duration(time.Second) || *k > MaxKeepAlive:
-			v.errorf(kp, "%v is out of range: want 1s to %v", *k, MaxKeepAlive)
+		case *k < Duration(time.Second) || *k > maxKeepAlive:
+			v.errorf(kp, "%v is out of range: want 1s to %v", *k, maxKeepAlive)
 		case *k%Duration(time.Second) != 0:
 			v.errorf(kp, "%v: MQTT counts the keepalive in whole seconds: want %v or %v", *k, k.D().Truncate(time.Second), k.D().Truncate(time.Second)+time.Second)
 		}
@@ -229,7 +234,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 		v.version(join(path, "version"), *ver)
 	}
 	if n := p.LocalOutbox; n != nil {
-		v.intIn(join(path, "local_outbox"), *n, 1, MaxCapacity)
+		v.intIn(join(path, "local_outbox"), *n, 1, maxCapacity)
 	}
 	if o := p.Offline; o != nil {
 		op := join(path, "offline")
@@ -259,27 +264,27 @@ func (v *validator) version(path, ver string) {
 
 // leader checks the leader's settings.
 func (v *validator) leader(l *LeaderSpec) {
-	v.intIn("leader.mailbox.capacity", l.Mailbox.Capacity, 1, MaxCapacity)
+	v.intIn("leader.mailbox.capacity", l.Mailbox.Capacity, 1, maxCapacity)
 	v.positive("leader.mailbox.block_timeout", l.Mailbox.BlockTimeout)
 	v.positive("leader.heartbeat_interval", l.HeartbeatInterval)
 	v.positive("leader.ask_timeout", l.AskTimeout)
 	o := &l.Outbox
 	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
-	v.intIn("leader.outbox.partitions", o.Partitions, 1, MaxPartitions)
-	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, MaxMaxAttempts)
+	v.intIn("leader.outbox.partitions", o.Partitions, 1, maxPartitions)
+	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, maxMaxAttempts)
 	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
 	v.intIn("leader.outbox.max_depth", o.MaxDepth, 0, 1_000_000_000)
 	r := &l.Relay
 	if r.Interval <= 0 || r.Interval > Duration(time.Minute) {
 		v.errorf("leader.relay.interval", "%v is out of range: want above 0 and at most 1m", r.Interval)
 	}
-	v.intIn("leader.relay.batch", r.Batch, 1, MaxBatch)
+	v.intIn("leader.relay.batch", r.Batch, 1, maxBatch)
 	lim := &r.Limit
 	switch {
-	case lim.Min < 1 || lim.Min > MaxLimit:
-		v.intIn("leader.relay.limit.min", lim.Min, 1, MaxLimit)
-	case lim.Max < lim.Min || lim.Max > MaxLimit:
-		v.errorf("leader.relay.limit.max", "%d is out of range: want min (%d) to %d", lim.Max, lim.Min, MaxLimit)
+	case lim.Min < 1 || lim.Min > maxLimit:
+		v.intIn("leader.relay.limit.min", lim.Min, 1, maxLimit)
+	case lim.Max < lim.Min || lim.Max > maxLimit:
+		v.errorf("leader.relay.limit.max", "%d is out of range: want min (%d) to %d", lim.Max, lim.Min, maxLimit)
 	case lim.Initial < lim.Min || lim.Initial > lim.Max:
 		v.errorf("leader.relay.limit.initial", "%d is out of range: want from min (%d) to max (%d)", lim.Initial, lim.Min, lim.Max)
 	}
@@ -349,8 +354,8 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		switch {
 		case !v.src.has(join(hp, "interval")):
 			v.errorf(join(hp, "interval"), "interval is required: how often the workers heartbeat during the storm, as in interval: 1s")
-		case h.Interval < MinInterval:
-			v.errorf(join(hp, "interval"), "%v is too small: want at least %v", h.Interval, MinInterval)
+		case h.Interval < minInterval:
+			v.errorf(join(hp, "interval"), "%v is too small: want at least %v", h.Interval, minInterval)
 		}
 		switch {
 		case !v.src.has(join(hp, "for")):
@@ -364,7 +369,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		if !v.src.has(join(path, "set_capacity.capacity")) {
 			v.errorf(join(path, "set_capacity.capacity"), "capacity is required: the workers' new mailbox capacity, at least 1")
 		} else {
-			v.intIn(join(path, "set_capacity.capacity"), c.Capacity, 1, MaxCapacity)
+			v.intIn(join(path, "set_capacity.capacity"), c.Capacity, 1, maxCapacity)
 		}
 		sel("set_capacity", &c.Workers)
 	}
@@ -374,11 +379,11 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 			v.errorf(lp, "set_leader needs capacity, service or both")
 		}
 		if l.Capacity != nil {
-			v.intIn(join(lp, "capacity"), *l.Capacity, 1, MaxCapacity)
+			v.intIn(join(lp, "capacity"), *l.Capacity, 1, maxCapacity)
 		}
 	}
 	if p := ev.Poison; p != nil {
-		v.intIn(join(path, "poison.count"), p.Count, 1, MaxPoison)
+		v.intIn(join(path, "poison.count"), p.Count, 1, maxPoison)
 		sel("poison", &p.Workers)
 	}
 	if ev.Speed != nil {
