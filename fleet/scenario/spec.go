@@ -6,12 +6,12 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Scenario is one scenario file, decoded. Every duration in it is simulated
-// time. Zero fields take the defaults documented in docs/SCENARIOS.md and
-// applied by Defaults; a Scenario from Load or Parse has them applied and
-// has been validated.
+// time. Fields left out take the defaults documented in docs/SCENARIOS.md;
+// a Scenario from Load or Parse has them filled in and has been validated.
 type Scenario struct {
 	// Name identifies the scenario in reports and baselines. Required:
 	// lower case letters, digits and dashes.
@@ -41,6 +41,12 @@ type Scenario struct {
 
 	// File is the path it was loaded from ("" when parsed from memory).
 	File string `yaml:"-"`
+
+	// checks are the Expect items compiled at load time, by index.
+	checks []*check `yaml:"-"`
+	// src locates the file's values, for the errors found after loading
+	// (Variants, Scale).
+	src *source `yaml:"-"`
 }
 
 // Fleet is the simulated workers: Count of them, split into groups. Workers
@@ -104,7 +110,7 @@ type MailboxSpec struct {
 	Capacity int            `yaml:"capacity"`
 	Policy   mailbox.Policy `yaml:"policy"`
 	// BlockTimeout bounds a blocked sender (policy block only). Default
-	// 100ms.
+	// 1s (mailbox.DefaultBlockTimeout).
 	BlockTimeout Duration `yaml:"block_timeout"`
 }
 
@@ -226,6 +232,10 @@ type Event struct {
 	Poison *Poison `yaml:"poison"`
 	// Speed changes the run's speed from here on.
 	Speed *float64 `yaml:"speed"`
+
+	// path is where the event is in the file ("timeline[3]"): the
+	// timeline is sorted by At after loading.
+	path string
 }
 
 // Targets selects workers.
@@ -310,11 +320,17 @@ type Expect struct {
 	Timing bool `yaml:"-"`
 }
 
-// SweepParam is one swept parameter: a dotted path into the scenario
-// ("leader.mailbox.policy") and the values it takes.
+// SweepParam is one swept parameter: a dotted path of YAML keys into the
+// scenario ("leader.mailbox.policy") and the values it takes, as decoded
+// from the file (int64, float64, bool or string; the YAML text of a
+// mapping or a list).
 type SweepParam struct {
 	Path   string
 	Values []any
+
+	// nodes are the values as written, so that a bad one is reported at
+	// its place in the file.
+	nodes []ast.Node
 }
 
 // Duration is a time.Duration written as Go duration text ("250ms", "1m30s").

@@ -1,0 +1,102 @@
+package scenario
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestDocsCoverEveryKey keeps docs/SCENARIOS.md from falling behind the
+// code: every key a file can hold (from spec.go's yaml tags) and every name
+// a check can read (from result.go's expr tags) must appear in it, in
+// backquotes. A key under timeline[] is written relative to the event
+// (`deploy.version`); a group's profile keys are those of fleet.worker.
+func TestDocsCoverEveryKey(t *testing.T) {
+	data, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	profile := map[string]bool{}
+	for _, k := range fieldsOf(reflect.TypeFor[WorkerProfile]()).order {
+		profile[k] = true
+	}
+	var keys []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		fs := fieldsOf(t)
+		for _, k := range fs.order {
+			if prefix == "fleet.groups[]" && profile[k] {
+				continue
+			}
+			p := join(prefix, k)
+			ft := t.FieldByIndex(fs.byName[k]).Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			switch {
+			case ft == selectorType || textual(ft):
+				keys = append(keys, p)
+			case ft.Kind() == reflect.Struct:
+				walk(ft, p)
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct:
+				walk(ft.Elem(), p+"[]")
+			default:
+				keys = append(keys, p)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Scenario](), "")
+	keys = append(keys, "sweep")
+	if len(keys) < 70 {
+		t.Fatalf("only %d keys found: the walk is broken", len(keys))
+	}
+	for _, k := range keys {
+		k = strings.TrimPrefix(k, "timeline[].")
+		if !strings.Contains(doc, "`"+k+"`") {
+			t.Errorf("docs/SCENARIOS.md does not mention the key `%s`", k)
+		}
+	}
+	for _, n := range names.order {
+		if names.types[n].Kind() == reflect.Struct {
+			continue // its fields are listed
+		}
+		if !strings.Contains(doc, "`"+n+"`") {
+			t.Errorf("docs/SCENARIOS.md does not mention the name `%s`", n)
+		}
+	}
+	if !strings.Contains(doc, "## Reports and baselines\n\nSee docs/REPORTS.md.") {
+		t.Error("docs/SCENARIOS.md lost its pointer to docs/REPORTS.md")
+	}
+}
+
+// TestDocsLoadErrorExample checks that the load error shown in
+// docs/SCENARIOS.md is what Parse prints for the file shown there.
+func TestDocsLoadErrorExample(t *testing.T) {
+	data, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Load errors")
+	if !ok {
+		t.Fatal("no Load errors section")
+	}
+	block := func(s, fence string) (string, string) {
+		_, rest, ok := strings.Cut(s, fence+"\n")
+		if !ok {
+			t.Fatalf("no %s block", fence)
+		}
+		body, rest, _ := strings.Cut(rest, "```\n")
+		return body, rest
+	}
+	file, rest := block(section, "```yaml")
+	want, _ := block(rest, "```")
+	_, err = Parse("wave-deploy.yaml", []byte(file))
+	if err == nil {
+		t.Fatal("the example loads without error")
+	}
+	if got := err.Error() + "\n"; got != want {
+		t.Errorf("docs/SCENARIOS.md shows\n%s\nParse prints\n%s", want, got)
+	}
+}

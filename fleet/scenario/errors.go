@@ -1,0 +1,258 @@
+package scenario
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Error is one problem in a scenario file: where it is (file, line and
+// column, 1-based; 0 when unknown), the YAML path of the value
+// ("timeline[2].deploy.version") and what is wrong with it, including the
+// offending text and what would be valid.
+type Error struct {
+	File      string
+	Line, Col int
+	Path, Msg string
+	// Source is the file's line at Line, for the caret under it ("" when
+	// unknown).
+	Source string
+}
+
+// Error formats e as "file:line:col: path: msg".
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteString(":")
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d:", e.Line, e.Col)
+	}
+	if b.Len() > 0 {
+		b.WriteString(" ")
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// quote writes the source line with a caret under the column, indented
+// by a tab so that it stands apart from the message.
+func (e *Error) quote(b *strings.Builder) {
+	if e.Source == "" || e.Line <= 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n\t%s\n\t", e.Source)
+	// Keep tabs so the caret lines up under the same character.
+	col := 1
+	for _, r := range e.Source {
+		if col >= e.Col {
+			break
+		}
+		if r == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+		col++
+	}
+	b.WriteByte('^')
+}
+
+// Errors is every problem found in one scenario file, in file order. Load
+// and Parse return it (as an error) when the file is not valid; a caller
+// tells bad input from an unreadable file with errors.As.
+type Errors []*Error
+
+// Error formats each problem on its own line, followed by the source line
+// with a caret under the column.
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+		e.quote(&b)
+	}
+	return b.String()
+}
+
+// sorted returns es in file order without repeats (a sweep's variants can
+// report the same problem more than once).
+func (es Errors) sorted() Errors {
+	slices.SortStableFunc(es, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	return slices.CompactFunc(es, func(a, b *Error) bool { return *a == *b })
+}
+
+// position is a line and column in a file, 1-based (0: unknown).
+type position struct{ Line, Col int }
+
+// source locates the values of one decoded document, by path, for the
+// errors found after decoding (validation, expectations, Scale).
+type source struct {
+	file  string
+	lines []string
+	// pos maps a value's path to where it is written. A path not in it
+	// was not written (its default applies).
+	pos map[string]position
+	// note is appended to the messages about values the file sets (which
+	// variant of a sweep, which --workers).
+	note string
+	// labels name the sweep entry of each swept path.
+	labels map[string]string
+	// anchors are the document's anchors by name, in document order (the
+	// aliases in a sweep's values refer to them too).
+	anchors map[string][]ast.Node
+}
+
+func newSource(file string, data []byte) *source {
+	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]position{}, anchors: map[string][]ast.Node{}}
+}
+
+// has reports whether the value at path was written in the file.
+func (s *source) has(path string) bool {
+	_, ok := s.pos[path]
+	return ok
+}
+
+// at returns an Error for the value at path, placed at the value or, if it
+// was not written, at its nearest written parent (a missing key is reported
+// at the mapping that lacks it).
+func (s *source) at(path, format string, args ...any) *Error {
+	p, ok := s.pos[path]
+	q := path
+	for !ok && q != "" {
+		q = parent(q)
+		p, ok = s.pos[q]
+	}
+	if q == "" && len(s.labels) > 0 {
+		// Not written in the file, but a sweep value made it wrong: point
+		// at the swept value nearest to it.
+		best := -1
+		for lp := range s.labels {
+			if n := commonSteps(lp, path); n > best || n == best && lp < q {
+				best, q = n, lp
+			}
+		}
+		p, ok = s.pos[q]
+	}
+	if !ok {
+		p = position{1, 1}
+	}
+	msg := fmt.Sprintf(format, args...)
+	for q := path; q != ""; q = parent(q) {
+		if l, ok := s.labels[q]; ok {
+			// A swept value: name the sweep entry that set it.
+			return s.atPos(p, l+path[len(q):], msg)
+		}
+	}
+	return s.atPos(p, path, msg+s.note)
+}
+
+// atPos returns an Error at p.
+func (s *source) atPos(p position, path, msg string) *Error {
+	e := &Error{File: s.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg}
+	if p.Line >= 1 && p.Line <= len(s.lines) {
+		e.Source = strings.TrimRight(s.lines[p.Line-1], "\r")
+	}
+	return e
+}
+
+// commonSteps counts the leading dotted steps a and b share.
+func commonSteps(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	return n
+}
+
+// parent strips the last step of a path: "a.b[2]" → "a.b" → "a" → "".
+func parent(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i >= 0 {
+			return path[:i]
+		}
+	}
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}
+
+// join appends a key to a path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// index appends a sequence index to a path.
+func index(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
+
+// didYouMean returns " (did you mean X?)" for the options closest to word,
+// or "" when none is close: a misspelt key or metric should cost a glance,
+// not a trip to the docs.
+func didYouMean(word string, options []string) string {
+	best := closest(word, options)
+	if len(best) == 0 {
+		return ""
+	}
+	return " (did you mean " + strings.Join(best, " or ") + "?)"
+}
+
+// closest returns the one to three options nearest to word by edit
+// distance, or none if none is near.
+func closest(word string, options []string) []string {
+	best, bestD := []string(nil), len(word)/3+1
+	for _, o := range options {
+		d := distance(word, o)
+		if strings.HasPrefix(o, word) || strings.HasPrefix(word, o) {
+			d = min(d, 2)
+		}
+		switch {
+		case d < bestD:
+			best, bestD = []string{o}, d
+		case d == bestD:
+			best = append(best, o)
+		}
+	}
+	if len(best) > 3 {
+		return nil
+	}
+	return best
+}
+
+// distance is the Levenshtein distance between a and b, in bytes (keys and
+// metric names are ASCII).
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,453 @@
+package scenario
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/expr-lang/expr"
+	exprast "github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+	"github.com/goccy/go-yaml/ast"
+)
+
+// check is one compiled expectation.
+type check struct {
+	prog   *vm.Program
+	timing bool
+	// reads are the metric paths the check reads, shown with their values
+	// when it fails.
+	reads []reading
+}
+
+type reading struct {
+	text   string
+	prog   *vm.Program
+	timing bool
+}
+
+// secondsFunc converts a Seconds to float64 inside expressions. expr treats
+// only the built-in numeric types as numbers, so without it
+// "leader.mailbox.wait.p99 < 2" would not type-check. The name cannot
+// clash with a metric: metric names never start with "_".
+const secondsFunc = "__seconds"
+
+// secondsPatcher wraps every Seconds value an expression reads in
+// secondsFunc, and so learns whether the expression is a timing check.
+type secondsPatcher struct{ timing bool }
+
+var secondsType = reflect.TypeFor[Seconds]()
+
+func (p *secondsPatcher) Visit(node *exprast.Node) {
+	if t := (*node).Type(); t == secondsType {
+		p.timing = true
+		exprast.Patch(node, &exprast.CallNode{
+			Callee:    &exprast.IdentifierNode{Value: secondsFunc},
+			Arguments: []exprast.Node{*node},
+		})
+	}
+}
+
+// secondsToFloat takes any number: a patched node's parent (sum, max)
+// can be Seconds when checked first and float64 once its arguments are
+// patched.
+func secondsToFloat(params ...any) (any, error) {
+	v := reflect.ValueOf(params[0])
+	switch {
+	case v.CanFloat():
+		return v.Float(), nil
+	case v.CanInt():
+		return float64(v.Int()), nil
+	case v.CanUint():
+		return float64(v.Uint()), nil
+	}
+	return nil, fmt.Errorf("%s(%T): want a number", secondsFunc, params[0])
+}
+
+// compile compiles one expression against Result; asBool for a check, not
+// for a metric path read for a failure's detail.
+func compile(text string, asBool bool) (*vm.Program, bool, error) {
+	p := &secondsPatcher{}
+	opts := []expr.Option{
+		expr.Env(Result{}),
+		expr.Function(secondsFunc, secondsToFloat, new(func(any) float64)),
+		expr.Patch(p),
+		// A verdict must depend on the run only: no wall clock.
+		expr.DisableBuiltin("now"),
+	}
+	if asBool {
+		opts = append(opts, expr.AsBool())
+	}
+	prog, err := expr.Compile(text, opts...)
+	return prog, p.timing, err
+}
+
+// compileCheck compiles an expectation: a bool over the Result's names. Its
+// error is a *checkError locating the problem inside text.
+func compileCheck(text string) (*check, error) {
+	prog, timing, err := compile(text, true)
+	if err != nil {
+		return nil, explain(text, err)
+	}
+	c := &check{prog: prog, timing: timing}
+	tree, err := parser.Parse(text)
+	if err != nil {
+		return c, nil // it compiled, so this does not happen
+	}
+	seen := map[string]bool{}
+	for _, n := range metricPaths(tree.Node) {
+		t := n.String()
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if p, timing, err := compile(t, false); err == nil {
+			c.reads = append(c.reads, reading{text: t, prog: p, timing: timing})
+		}
+	}
+	return c, nil
+}
+
+// metricPaths returns the longest member chains rooted at a Result name
+// ("leader.mailbox.max_depth", "workers.at_version[\"2.1.0\"]"), in
+// source order.
+func metricPaths(root exprast.Node) []exprast.Node {
+	out := slices.DeleteFunc(metricChains(root), func(n exprast.Node) bool {
+		segs, ok := segments(n)
+		return !ok || names.types[segs[0]] == nil
+	})
+	slices.SortStableFunc(out, func(a, b exprast.Node) int { return a.Location().From - b.Location().From })
+	return out
+}
+
+type visitFunc func(exprast.Node)
+
+func (f visitFunc) Visit(n *exprast.Node) { f(*n) }
+
+// segments spells a member chain as name steps, "[]" for an index.
+func segments(n exprast.Node) ([]string, bool) {
+	switch m := n.(type) {
+	case *exprast.IdentifierNode:
+		return []string{m.Value}, true
+	case *exprast.MemberNode:
+		segs, ok := segments(m.Node)
+		if !ok {
+			return nil, false
+		}
+		if s, ok := m.Property.(*exprast.StringNode); ok {
+			return append(segs, s.Value), true
+		}
+		return append(segs, "[]"), true
+	}
+	return nil, false
+}
+
+// checkError is a check that does not compile, with the place in the
+// check's text (0-based line and column) and a message for a person.
+type checkError struct {
+	line, col int
+	msg       string
+}
+
+func (e *checkError) Error() string { return e.msg }
+
+var noFieldRE = regexp.MustCompile(`type scenario\.(\w+) has no field (\w+)`)
+
+// explain turns expr's error into a checkError, naming the valid metric
+// names near a misspelt one.
+func explain(text string, err error) error {
+	ce := &checkError{msg: err.Error()}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		ce.line, ce.col, ce.msg = fe.Line-1, fe.Column, fe.Message
+	}
+	if strings.HasPrefix(ce.msg, "expected bool") {
+		ce.msg += ": a check must be true or false, as in lost == 0"
+	}
+	tree, perr := parser.Parse(text)
+	if perr != nil {
+		return ce
+	}
+	for _, n := range metricChains(tree.Node) {
+		segs, _ := segments(n)
+		parent, bad, ok := names.firstUnknown(segs)
+		if !ok || !strings.Contains(ce.msg, bad) {
+			continue
+		}
+		children := names.children[parent]
+		if parent == "" {
+			ce.msg = fmt.Sprintf("unknown name %q%s; the names are %s (docs/SCENARIOS.md describes each)",
+				bad, didYouMean(bad, children), strings.Join(children, ", "))
+		} else {
+			ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", parent, bad, didYouMean(bad, children), strings.Join(children, ", "))
+		}
+		return ce
+	}
+	if m := noFieldRE.FindStringSubmatch(ce.msg); m != nil {
+		// Inside all(deploys, .x) expr names the Go type: name the list.
+		for p, t := range names.types {
+			if strings.HasSuffix(p, "[]") && t.Name() == m[1] {
+				children := names.children[p]
+				ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", p, m[2], didYouMean(m[2], children), strings.Join(children, ", "))
+			}
+		}
+	}
+	return ce
+}
+
+// metricChains is every longest member chain rooted at an identifier,
+// known or not.
+func metricChains(root exprast.Node) []exprast.Node {
+	var all []exprast.Node
+	inner := map[exprast.Node]bool{}
+	exprast.Walk(&root, visitFunc(func(n exprast.Node) {
+		switch m := n.(type) {
+		case *exprast.MemberNode:
+			inner[m.Node] = true
+			all = append(all, n)
+		case *exprast.IdentifierNode:
+			all = append(all, n)
+		}
+	}))
+	return slices.DeleteFunc(all, func(n exprast.Node) bool { return inner[n] })
+}
+
+// nameTable is every name an expectation can read, from Result's expr tags:
+// "leader.mailbox.max_depth", "deploys[].version".
+type nameTable struct {
+	types    map[string]reflect.Type
+	children map[string][]string // by parent path, in declaration order
+	order    []string            // every path, depth first
+}
+
+var names = newNameTable()
+
+func newNameTable() *nameTable {
+	t := &nameTable{types: map[string]reflect.Type{}, children: map[string][]string{}}
+	var walk func(rt reflect.Type, prefix string)
+	walk = func(rt reflect.Type, prefix string) {
+		for i := range rt.NumField() {
+			f := rt.Field(i)
+			tag := f.Tag.Get("expr")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			p := join(prefix, tag)
+			t.types[p] = f.Type
+			t.children[prefix] = append(t.children[prefix], tag)
+			t.order = append(t.order, p)
+			switch {
+			case f.Type.Kind() == reflect.Struct:
+				walk(f.Type, p)
+			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+				t.types[p+"[]"] = f.Type.Elem()
+				walk(f.Type.Elem(), p+"[]")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Result](), "")
+	return t
+}
+
+// firstUnknown walks segs down the table and returns the first step that
+// is not a name (and its parent's path); ok is false when every step is
+// known (a map's keys are not checked).
+func (t *nameTable) firstUnknown(segs []string) (parent, bad string, ok bool) {
+	cur := ""
+	for _, s := range segs {
+		if cur != "" && t.types[cur].Kind() == reflect.Map {
+			return "", "", false
+		}
+		next := join(cur, s)
+		if s == "[]" {
+			next = cur + "[]"
+		}
+		if t.types[next] == nil {
+			if s == "[]" {
+				return "", "", false // expr reports indexing a non-list itself
+			}
+			return cur, s, true
+		}
+		cur = next
+	}
+	return "", "", false
+}
+
+// expect decodes an expectation: the check as a string, or a mapping with
+// name and check.
+func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
+	if n == nil {
+		return
+	}
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+		d.mapping(n, reflect.ValueOf(e).Elem(), path, show)
+		if strings.TrimSpace(e.Check) == "" {
+			d.fail(n, show, "check is required: the expression that must hold, as in check: lost == 0")
+		}
+		return
+	}
+	text, ok := scalarText(n)
+	if !ok || strings.TrimSpace(text) == "" {
+		d.fail(n, show, "%s is not an expectation: want an expression such as lost == 0, or a mapping with name and check", describe(n))
+		return
+	}
+	e.Check = text
+}
+
+// compileChecks compiles every expectation of s and marks the timing ones,
+// reporting each that does not compile at its place in the file (down to
+// the column of the misspelt name when the check is on one line).
+func compileChecks(s *Scenario, src *source) Errors {
+	var errs Errors
+	s.checks = make([]*check, len(s.Expect))
+	byName := map[string]string{}
+	for i := range s.Expect {
+		e := &s.Expect[i]
+		path := index("expect", i)
+		at := path
+		if src.has(join(path, "check")) {
+			at = join(path, "check")
+		}
+		if e.Name == "" {
+			e.Name = strings.TrimSpace(e.Check)
+		}
+		if first, ok := byName[e.Name]; ok {
+			errs = append(errs, src.at(at, "the expectation %q is already at %s: give each a different name (reports and baselines know them by name)", e.Name, first))
+		} else {
+			p := src.pos[at]
+			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
+		}
+		c, err := compileCheck(e.Check)
+		if err != nil {
+			ce := err.(*checkError)
+			p := src.pos[at]
+			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			continue
+		}
+		s.checks[i] = c
+		e.Timing = c.timing
+	}
+	return errs
+}
+
+// within moves p from the start of a one-line scalar to the column of ce
+// inside it, if the line shows the check there as written (plain, or
+// quoted without escapes before the column).
+func within(src *source, p position, text string, ce *checkError) position {
+	if ce.line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
+		return p
+	}
+	line := []rune(src.lines[p.Line-1])
+	start := p.Col - 1
+	if start < len(line) && (line[start] == '"' || line[start] == '\'') {
+		start++
+	}
+	prefix := []rune(text)
+	if ce.col > len(prefix) {
+		return p
+	}
+	prefix = prefix[:ce.col]
+	if start+len(prefix) > len(line) || string(line[start:start+len(prefix)]) != string(prefix) {
+		return p
+	}
+	return position{p.Line, start + ce.col + 1}
+}
+
+// Judge evaluates each expectation of s on r. A timing check (one that
+// reads a Seconds value) on a run that could not keep up with its speed is
+// NotJudged; an evaluation error is a Fail with the error as its detail; a
+// Fail's detail shows the values the check read. Expectations are
+// compiled when the scenario loads; a Scenario built in code is compiled
+// here.
+func Judge(s *Scenario, r Result) []Verdict {
+	out := make([]Verdict, 0, len(s.Expect))
+	for i, e := range s.Expect {
+		v := Verdict{Name: e.Name, Check: e.Check}
+		if v.Name == "" {
+			v.Name = strings.TrimSpace(e.Check)
+		}
+		var c *check
+		if i < len(s.checks) && s.checks[i] != nil {
+			c = s.checks[i]
+		} else if cc, err := compileCheck(e.Check); err != nil {
+			v.Status, v.Detail = Fail, "does not compile: "+err.Error()
+			out = append(out, v)
+			continue
+		} else {
+			c = cc
+		}
+		if (c.timing || e.Timing) && !r.Run.KeptUp {
+			v.Status = NotJudged
+			v.Detail = "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+			out = append(out, v)
+			continue
+		}
+		res, err := expr.Run(c.prog, r)
+		switch {
+		case err != nil:
+			v.Status, v.Detail = Fail, firstLine(err.Error())
+		case res == true:
+			v.Status = Pass
+		default:
+			v.Status, v.Detail = Fail, c.values(r)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// values shows what the check read: "leader.mailbox.max_depth = 1412,
+// leader.mailbox.capacity = 1000".
+func (c *check) values(r Result) string {
+	parts := make([]string, 0, len(c.reads))
+	for _, rd := range c.reads {
+		v, err := expr.Run(rd.prog, r)
+		if err != nil {
+			parts = append(parts, rd.text+": "+firstLine(err.Error()))
+			continue
+		}
+		parts = append(parts, rd.text+" = "+show(v, rd.timing))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// show formats a value for a failure's detail: numbers as Go prints them,
+// timings with their unit, anything larger as JSON, cut short.
+func show(v any, timing bool) string {
+	var s string
+	switch x := v.(type) {
+	case float64:
+		s = strconv.FormatFloat(x, 'g', 6, 64)
+		if timing {
+			s += "s"
+		}
+	case string:
+		s = strconv.Quote(x)
+	case bool, int, int64, uint64:
+		s = fmt.Sprint(x)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			s = fmt.Sprint(v)
+		} else {
+			s = string(b)
+		}
+	}
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

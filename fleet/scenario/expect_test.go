@@ -1,0 +1,203 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+func loadString(t *testing.T, text string) *Scenario {
+	t.Helper()
+	s, err := Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}
+
+const judgeFile = `
+name: judge
+duration: 1m
+fleet: {count: 10}
+expect:
+  - lost == 0
+  - name: depth bounded
+    check: leader.mailbox.max_depth <= leader.mailbox.capacity
+  - workers.at_version["2.1.0"] == fleet.count
+  - leader.mailbox.wait.p99 < 2
+  - all(deploys, .duration < 60)
+  - deploys[0].delivered == 10
+  - heartbeats.coalesced_ratio >= 0.8
+`
+
+func TestJudge(t *testing.T) {
+	s := loadString(t, judgeFile)
+	timing := []bool{false, false, false, true, true, false, false}
+	for i, e := range s.Expect {
+		if e.Timing != timing[i] {
+			t.Errorf("%q: Timing = %v, want %v", e.Check, e.Timing, timing[i])
+		}
+	}
+
+	good := Result{
+		Run:       RunInfo{Speed: 50, KeptUp: true},
+		Fleet:     FleetResult{Count: 10},
+		Workers:   WorkersResult{AtVersion: map[string]int{"2.1.0": 10}},
+		Leader:    LeaderResult{Mailbox: MailboxResult{Capacity: 1000, MaxDepth: 999, Wait: Quantiles{P99: 1.5}}},
+		Heartbeat: HeartbeatRes{CoalescedRatio: 0.9},
+		Deploys:   []DeployRes{{Delivered: 10, Duration: 30}},
+	}
+	for _, v := range Judge(s, good) {
+		if v.Status != Pass {
+			t.Errorf("good run: %+v", v)
+		}
+	}
+
+	bad := good
+	bad.Lost = 3
+	bad.Workers.AtVersion = map[string]int{"2.1.0": 9, "1.0.0": 1}
+	bad.Leader.Mailbox.MaxDepth = 1412
+	bad.Leader.Mailbox.Wait.P99 = 3.25
+	bad.Heartbeat.CoalescedRatio = 0.5
+	bad.Deploys = nil
+	want := []Verdict{
+		{Name: "lost == 0", Check: "lost == 0", Status: Fail, Detail: "lost = 3"},
+		{Name: "depth bounded", Check: "leader.mailbox.max_depth <= leader.mailbox.capacity", Status: Fail,
+			Detail: "leader.mailbox.max_depth = 1412, leader.mailbox.capacity = 1000"},
+		{Name: `workers.at_version["2.1.0"] == fleet.count`, Check: `workers.at_version["2.1.0"] == fleet.count`, Status: Fail,
+			Detail: `workers.at_version["2.1.0"] = 9, fleet.count = 10`},
+		{Name: "leader.mailbox.wait.p99 < 2", Check: "leader.mailbox.wait.p99 < 2", Status: Fail, Detail: "leader.mailbox.wait.p99 = 3.25s"},
+		{Name: "all(deploys, .duration < 60)", Check: "all(deploys, .duration < 60)", Status: Pass},
+		{Name: "deploys[0].delivered == 10", Check: "deploys[0].delivered == 10", Status: Fail},
+		{Name: "heartbeats.coalesced_ratio >= 0.8", Check: "heartbeats.coalesced_ratio >= 0.8", Status: Fail,
+			Detail: "heartbeats.coalesced_ratio = 0.5"},
+	}
+	got := Judge(s, bad)
+	if len(got) != len(want) {
+		t.Fatalf("got %d verdicts, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if i == 5 {
+			// An evaluation error (no deploy 0) fails with expr's message.
+			if got[i].Status != Fail || !strings.Contains(got[i].Detail, "out of range") {
+				t.Errorf("verdict %d = %+v, want a Fail saying index out of range", i, got[i])
+			}
+			continue
+		}
+		if got[i] != want[i] {
+			t.Errorf("verdict %d\n got %+v\nwant %+v", i, got[i], want[i])
+		}
+	}
+
+	behind := bad
+	behind.Run.KeptUp = false
+	for i, v := range Judge(s, behind) {
+		switch {
+		case timing[i] && (v.Status != NotJudged || v.Detail != "machine could not keep up at speed 50"):
+			t.Errorf("timing check %q on a run behind: %+v", v.Check, v)
+		case !timing[i] && v.Status == NotJudged:
+			t.Errorf("count check %q not judged on a run behind", v.Check)
+		}
+	}
+}
+
+// A Scenario built in code has no compiled checks: Judge compiles them, and
+// a check that does not compile fails rather than passing.
+func TestJudgeUncompiled(t *testing.T) {
+	s := &Scenario{Expect: []Expect{{Check: "lost == 0"}, {Name: "typo", Check: "lsot == 0"}, {Check: "run.lag_max < 1"}}}
+	got := Judge(s, Result{Lost: 0})
+	if got[0].Status != Pass || got[0].Name != "lost == 0" {
+		t.Errorf("verdict 0 = %+v", got[0])
+	}
+	if got[1].Status != Fail || !strings.Contains(got[1].Detail, `unknown name "lsot" (did you mean lost?)`) {
+		t.Errorf("verdict 1 = %+v", got[1])
+	}
+	if got[2].Status != NotJudged {
+		t.Errorf("verdict 2 = %+v, want not judged (KeptUp false)", got[2])
+	}
+}
+
+// Every name of Result can be read by a check, with its type: a check over
+// each leaf compiles.
+func TestEveryNameCompiles(t *testing.T) {
+	for _, p := range names.order {
+		if strings.Contains(p, "[]") {
+			continue
+		}
+		typ := names.types[p]
+		var check string
+		switch typ.Kind().String() {
+		case "struct", "slice":
+			continue
+		case "map":
+			check = `len(` + p + `) >= 0`
+		case "string":
+			check = p + ` != ""`
+		case "bool":
+			check = p
+		default:
+			check = p + ` >= 0`
+		}
+		c, err := compileCheck(check)
+		if err != nil {
+			t.Errorf("%s: %v", check, err)
+			continue
+		}
+		if want := typ == secondsType; c.timing != want {
+			t.Errorf("%s: timing = %v, want %v", check, c.timing, want)
+		}
+	}
+}
+
+// Timing values are plain numbers in every form a check can take.
+func TestCheckForms(t *testing.T) {
+	r := Result{Lost: 0, Deploys: []DeployRes{{Duration: 3, Delivered: 5, Targets: 5}, {Duration: 4, Delivered: 5, Targets: 5}},
+		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.25}}}, Heartbeat: HeartbeatRes{Age: Quantiles{Max: 31}}}
+	for _, c := range []struct {
+		check  string
+		timing bool
+		want   bool
+	}{
+		{"sum(deploys, .duration) < 10", true, true},
+		{"max(leader.mailbox.wait.p99, heartbeats.age.max) < 30", true, false},
+		{"leader.mailbox.wait.p99 * 4 == 1", true, true},
+		{"all(deploys, .delivered == .targets)", false, true},
+		{"len(deploys) == 2 and lost == 0", false, true},
+		{"deploys[1].duration - deploys[0].duration == 1", true, true},
+	} {
+		comp, err := compileCheck(c.check)
+		if err != nil {
+			t.Errorf("%s: %v", c.check, err)
+			continue
+		}
+		if comp.timing != c.timing {
+			t.Errorf("%s: timing %v, want %v", c.check, comp.timing, c.timing)
+		}
+		s := &Scenario{Expect: []Expect{{Check: c.check}}}
+		r.Run.KeptUp = true
+		if got := Judge(s, r)[0]; (got.Status == Pass) != c.want {
+			t.Errorf("%s: %+v, want pass = %v", c.check, got, c.want)
+		}
+	}
+	if _, err := compileCheck("now() != nil"); err == nil {
+		t.Error("now() compiles: a verdict would depend on the wall clock")
+	}
+}
+
+// A misspelt name gets the valid names next to it, wherever it is.
+func TestCheckSuggestions(t *testing.T) {
+	for check, want := range map[string]string{
+		"lsot == 0":                       `unknown name "lsot" (did you mean lost?); the names are lost, run, fleet,`,
+		"leader.mailbox.wait.p98 < 1":     `leader.mailbox.wait has no "p98" (did you mean p99?); it has p50, p99, max, mean`,
+		`deploys[0].versoin == "x"`:       `deploys[] has no "versoin" (did you mean version?); it has version, targets,`,
+		`all(deploys, .versoin == "2")`:   `deploys[] has no "versoin" (did you mean version?)`,
+		"relay.limit.minimum < 3":         `relay.limit has no "minimum" (did you mean min?)`,
+		"heartbeats.coalesced_ration > 0": `heartbeats has no "coalesced_ration" (did you mean coalesced_ratio?)`,
+		"run.kept_up == 1":                "invalid operation: == (mismatched types bool and int)",
+		"lost":                            "expected bool, but got int64: a check must be true or false, as in lost == 0",
+	} {
+		_, err := compileCheck(check)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v\nwant %s", check, err, want)
+		}
+	}
+}

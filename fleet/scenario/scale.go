@@ -1,0 +1,133 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+)
+
+// Clone returns a deep copy of s: changing the copy (its fleet, its
+// timeline, its selectors) leaves s as it was. The compiled expectations
+// are shared; they are read-only.
+func (s *Scenario) Clone() *Scenario {
+	c := &Scenario{}
+	deepCopy(reflect.ValueOf(c).Elem(), reflect.ValueOf(s).Elem())
+	return c
+}
+
+// deepCopy copies src into dst, following pointers, slices and maps.
+// Unexported fields are copied as they are (they hold read-only state).
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			return
+		}
+		n := reflect.New(src.Type().Elem())
+		deepCopy(n.Elem(), src.Elem())
+		dst.Set(n)
+	case reflect.Struct:
+		dst.Set(src)
+		t := src.Type()
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() {
+				deepCopy(dst.Field(i), src.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if src.IsNil() {
+			return
+		}
+		n := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := range src.Len() {
+			deepCopy(n.Index(i), src.Index(i))
+		}
+		dst.Set(n)
+	case reflect.Map:
+		if src.IsNil() {
+			return
+		}
+		n := reflect.MakeMapWithSize(src.Type(), src.Len())
+		for it := src.MapRange(); it.Next(); {
+			v := reflect.New(it.Value().Type()).Elem()
+			deepCopy(v, it.Value())
+			n.SetMapIndex(it.Key(), v)
+		}
+		dst.Set(n)
+	default:
+		dst.Set(src)
+	}
+}
+
+// Scale returns a copy of s for a fleet of n workers (sim run --workers):
+// fleet.count becomes n, and what counts workers follows in proportion:
+// group counts (at least 1 each; percent groups already follow), index
+// range selectors, and deploy wave sizes (at least 1). Percentages and
+// group selectors need no change. Expectations are unchanged: write them
+// relative to fleet.count. A selector listing a worker id that the smaller
+// fleet does not have, or groups that no longer fit, is an error.
+func (s *Scenario) Scale(n int) (*Scenario, error) {
+	if n < 1 || n > MaxWorkers {
+		return nil, fmt.Errorf("--workers %d: want 1 to %d", n, MaxWorkers)
+	}
+	old := s.Fleet.Count
+	if old < 1 {
+		return nil, fmt.Errorf("--workers %d: the scenario has no valid fleet.count to scale from", n)
+	}
+	c := s.Clone()
+	c.Fleet.Count = n
+	scale := func(x int) int {
+		return max(1, int(math.Round(float64(x)*float64(n)/float64(old))))
+	}
+	for i := range c.Fleet.Groups {
+		if g := &c.Fleet.Groups[i]; g.Percent == 0 {
+			g.Count = scale(g.Count)
+		}
+	}
+	for i := range c.Timeline {
+		ev := &c.Timeline[i]
+		for _, sel := range ev.selectors() {
+			if sel.Range {
+				sel.From = int(int64(sel.From) * int64(n) / int64(old))
+				sel.To = max(sel.From, int((int64(sel.To)+1)*int64(n)/int64(old))-1)
+				sel.Text = fmt.Sprintf("%d-%d", sel.From, sel.To)
+			}
+		}
+		if d := ev.Deploy; d != nil && d.WaveSize > 0 {
+			d.WaveSize = scale(d.WaveSize)
+		}
+	}
+	src := s.src
+	if src == nil {
+		src = sourceOf(s)
+	}
+	note := *src
+	note.note = fmt.Sprintf(" (with --workers %d)", n)
+	if errs := validate(c, &note); len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return c, nil
+}
+
+// selectors returns the event's selectors, to change them in place.
+func (ev *Event) selectors() []*Selector {
+	var out []*Selector
+	for _, t := range []*Targets{ev.Partition, ev.Heal, ev.Disconnect, ev.Reconnect, ev.Crash} {
+		if t != nil {
+			out = append(out, &t.Workers)
+		}
+	}
+	if ev.Deploy != nil {
+		out = append(out, &ev.Deploy.Workers)
+	}
+	if ev.HeartbeatStorm != nil {
+		out = append(out, &ev.HeartbeatStorm.Workers)
+	}
+	if ev.SetCapacity != nil {
+		out = append(out, &ev.SetCapacity.Workers)
+	}
+	if ev.Poison != nil {
+		out = append(out, &ev.Poison.Workers)
+	}
+	return out
+}

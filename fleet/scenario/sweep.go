@@ -1,0 +1,270 @@
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+)
+
+// Variant is one run of a sweep: the scenario with one value of each swept
+// parameter set.
+type Variant struct {
+	// Name lists the values, "leader.mailbox.policy=reject" (comma
+	// separated when several parameters are swept); "" without a sweep.
+	Name string
+	// Params maps each swept path to its value as written; nil without a
+	// sweep.
+	Params map[string]string
+	// Scenario is the variant's complete scenario (defaults, validation,
+	// compiled expectations), without a sweep of its own.
+	Scenario *Scenario
+}
+
+// maxVariants bounds a sweep's cartesian product: each variant is a run.
+const maxVariants = 1000
+
+// Variants expands the sweep: the cartesian product of the swept values,
+// the first parameter varying slowest (file order). Each value is set in
+// the scenario as if the file said so (replacing what the file says at
+// that path), then the variant is completed and validated like a loaded
+// file, so a bad value is reported at its place in the sweep. Without a
+// sweep it returns one variant: s itself, with an empty Name.
+//
+// Variants are built from s as it is now, so a Scale before Variants
+// scales every variant.
+func (s *Scenario) Variants() ([]Variant, error) {
+	if len(s.Sweep) == 0 {
+		return []Variant{{Scenario: s}}, nil
+	}
+	base := s.src
+	if base == nil {
+		base = sourceOf(s)
+	}
+	total := 1
+	for _, p := range s.Sweep {
+		if len(p.Values) == 0 {
+			return nil, Errors{base.at(join("sweep", p.Path), "no values: give a list of at least one value")}
+		}
+		if msg := sweepTarget(p.Path); msg != "" {
+			return nil, Errors{base.at(join("sweep", p.Path), "%s", msg)}
+		}
+		total *= len(p.Values)
+		if total > maxVariants {
+			return nil, Errors{base.at("sweep", "the sweep makes more than %d variants: sweep fewer values, or split the file", maxVariants)}
+		}
+	}
+	var out []Variant
+	var errs Errors
+	pick := make([]int, len(s.Sweep))
+	for range total {
+		v, err := s.variant(base, pick)
+		if err != nil {
+			errs = append(errs, err...)
+		} else {
+			out = append(out, v)
+		}
+		// Next combination: the last parameter varies fastest.
+		for i := len(pick) - 1; i >= 0; i-- {
+			if pick[i]++; pick[i] < len(s.Sweep[i].Values) {
+				break
+			}
+			pick[i] = 0
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return out, nil
+}
+
+// variant builds the variant with value pick[i] of each parameter i.
+func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
+	v := Variant{Params: map[string]string{}}
+	var name []string
+	for i, p := range s.Sweep {
+		text := p.text(pick[i])
+		v.Params[p.Path] = text
+		name = append(name, p.Path+"="+text)
+	}
+	v.Name = strings.Join(name, ",")
+	sc := s.Clone()
+	sc.Sweep = nil
+	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, pos: maps.Clone(base.pos),
+		note: " (in the variant " + v.Name + ")", labels: map[string]string{}}
+	d := newDecoder(src, nil)
+	for i, p := range s.Sweep {
+		n, err := p.node(pick[i])
+		if err != nil {
+			return v, Errors{src.at(join("sweep", p.Path), "value %d: %v", pick[i]+1, err)}
+		}
+		field := locate(reflect.ValueOf(sc).Elem(), p.Path)
+		field.Set(reflect.Zero(field.Type()))
+		for q := range src.pos {
+			if q == p.Path || strings.HasPrefix(q, p.Path+".") || strings.HasPrefix(q, p.Path+"[") {
+				delete(src.pos, q)
+			}
+		}
+		label := index(join("sweep", p.Path), pick[i])
+		src.labels[p.Path] = label
+		d.value(n, field, p.Path, label)
+	}
+	if len(d.errs) > 0 {
+		return v, d.errs
+	}
+	if errs := finish(sc, src, nil); len(errs) > 0 {
+		return v, errs
+	}
+	sc.src = src
+	v.Scenario = sc
+	return v, nil
+}
+
+// text is value i as written.
+func (p SweepParam) text(i int) string {
+	if i < len(p.nodes) && p.nodes[i] != nil {
+		n := p.nodes[i]
+		if t, ok := scalarText(n); ok {
+			return t
+		}
+		return strings.Join(strings.Fields(n.String()), " ")
+	}
+	return fmt.Sprint(p.Values[i])
+}
+
+// node is value i as a YAML node: as written, or encoded from Values for a
+// Scenario built in code.
+func (p SweepParam) node(i int) (ast.Node, error) {
+	if i < len(p.nodes) && p.nodes[i] != nil {
+		return p.nodes[i], nil
+	}
+	return yaml.ValueToNode(p.Values[i])
+}
+
+// locate returns the field at a dotted path of yaml keys (checked by
+// sweepTarget), allocating the structs on the way.
+func locate(v reflect.Value, path string) reflect.Value {
+	for _, key := range strings.Split(path, ".") {
+		for v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.FieldByIndex(fieldsOf(v.Type()).byName[key])
+	}
+	return v
+}
+
+// sweepTarget checks that path names a key of the scenario, through
+// mappings only; it returns what is wrong, or "".
+func sweepTarget(path string) string {
+	t := reflect.TypeFor[Scenario]()
+	at := ""
+	for _, key := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || textual(t) || t == selectorType || t == expectType {
+			return fmt.Sprintf("%s has no keys inside: sweep %s itself, or a key of a mapping", at, at)
+		}
+		fs := fieldsOf(t)
+		idx, ok := fs.byName[key]
+		if !ok || (at == "" && key == "sweep") {
+			where := "at the top"
+			if at != "" {
+				where = "in " + at
+			}
+			return fmt.Sprintf("%q is not a scenario path: no key %q %s%s; the keys there are %s", path, key, where, didYouMean(key, fs.order), fs.names())
+		}
+		t = t.FieldByIndex(idx).Type
+		at = join(at, key)
+	}
+	return ""
+}
+
+// readSweep reads the top-level sweep: a mapping of dotted scenario paths to
+// lists of values, in file order.
+func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
+	src := d.src
+	root, _ := d.entries(d.resolve(body, ""), "")
+	var node ast.Node
+	for _, e := range root {
+		if k, _ := scalarText(d.resolve(e.Key, "")); k == "sweep" {
+			node = d.resolve(e.Value, "sweep")
+			src.pos["sweep"] = nodePos(e.Key)
+		}
+	}
+	if node == nil || node.Type() == ast.NullType {
+		return nil, nil
+	}
+	entries, ok := d.entries(node, "sweep")
+	if !ok {
+		return nil, Errors{src.atPos(nodePos(node), "sweep", describe(node)+" is not a sweep: want a mapping of scenario paths to lists of values, as in\n\tsweep:\n\t  leader.mailbox.policy: [reject, drop-oldest]")}
+	}
+	var out []SweepParam
+	var errs Errors
+	for _, e := range entries {
+		path, ok := scalarText(d.resolve(e.Key, "sweep"))
+		if !ok {
+			errs = append(errs, src.atPos(nodePos(e.Key), "sweep", "a swept path is a dotted key, as in leader.mailbox.policy"))
+			continue
+		}
+		show := join("sweep", path)
+		src.pos[show] = nodePos(e.Key)
+		if msg := sweepTarget(path); msg != "" {
+			errs = append(errs, src.atPos(nodePos(e.Key), show, msg))
+			continue
+		}
+		for _, p := range out {
+			if p.Path == path || strings.HasPrefix(path, p.Path+".") || strings.HasPrefix(p.Path, path+".") {
+				errs = append(errs, src.atPos(nodePos(e.Key), show, fmt.Sprintf("overlaps %s, swept above: sweep each value once", p.Path)))
+			}
+		}
+		val := d.resolve(e.Value, show)
+		list, ok := val.(*ast.SequenceNode)
+		if !ok || len(list.Values) == 0 {
+			example := "[first, second]"
+			if t, ok := scalarText(val); ok && t != "" {
+				example = "[" + t + "]"
+			}
+			errs = append(errs, src.atPos(nodePos(e.Value), show, "want a list of the values to try, as in "+example))
+			continue
+		}
+		p := SweepParam{Path: path}
+		for _, item := range list.Values {
+			item = d.resolve(item, show)
+			if item == nil {
+				continue
+			}
+			p.nodes = append(p.nodes, item)
+			p.Values = append(p.Values, nodeValue(item))
+		}
+		out = append(out, p)
+	}
+	return out, errs
+}
+
+// nodeValue is a swept value for SweepParam.Values: the scalar's value
+// (int64, float64, bool or string; uint64 past int64), or the YAML text
+// of anything larger.
+func nodeValue(n ast.Node) any {
+	switch m := n.(type) {
+	case *ast.IntegerNode:
+		if i, ok := intValue(n); ok {
+			return i
+		}
+		return m.Value
+	case *ast.FloatNode:
+		return m.Value
+	case *ast.BoolNode:
+		return m.Value
+	}
+	if t, ok := scalarText(n); ok {
+		return t
+	}
+	return n.String()
+}

@@ -1,0 +1,392 @@
+package scenario
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+)
+
+// Bounds of the fleet's size and the run's speed, for the flags that
+// override them (sim run --workers, --speed).
+const (
+	MaxWorkers = 1_000_000
+	MaxSpeed   = 10_000
+)
+
+// Bounds of the other values (docs/SCENARIOS.md lists them all).
+const (
+	maxDuration    = Duration(365 * 24 * time.Hour)
+	maxPartitions  = 256
+	maxCapacity    = 10_000_000
+	minInterval    = Duration(10 * time.Millisecond) // heartbeats, telemetry, storms, samples
+	maxKeepAlive   = Duration(65535 * time.Second)   // MQTT's keepalive is 16 bits of seconds
+	maxSamples     = 100_000
+	maxMaxAttempts = 1000
+	maxBatch       = 10_000
+	maxLimit       = 100_000
+	maxPoison      = 100_000
+	maxNameLen     = 64
+)
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// validator collects the problems of a decoded scenario, each placed by
+// its path.
+type validator struct {
+	src  *source
+	errs Errors
+}
+
+func (v *validator) errorf(path, format string, args ...any) {
+	v.errs = append(v.errs, v.src.at(path, format, args...))
+}
+
+// validate checks a decoded scenario whose mechanism defaults are filled
+// in (fillDefaults) and whose scenario-level defaults are not yet
+// (applyDefaults), so that an explicit "speed: 0" is still 0 here.
+func validate(s *Scenario, src *source) Errors {
+	v := &validator{src: src}
+	has := src.has
+
+	v.name("name", s.Name, "the scenario", true)
+	if has("speed") {
+		v.speed("speed", s.Speed)
+	}
+	switch {
+	case !has("duration"):
+		v.errorf("duration", "duration is required: how long the timeline runs in simulated time, as in duration: 10m")
+	case s.Duration <= 0 || s.Duration > maxDuration:
+		v.errorf("duration", "%v is out of range: want above 0 and at most %v", s.Duration, maxDuration)
+	}
+	if has("drain") && s.Drain <= 0 {
+		v.errorf("drain", "%v is out of range: want above 0 (left out, it is %v)", s.Drain, DefaultDrain)
+	}
+	if has("sample_every") {
+		switch {
+		case s.SampleEvery < minInterval:
+			v.errorf("sample_every", "%v is too small: want at least %v", s.SampleEvery, minInterval)
+		case s.Duration > 0 && s.Duration/s.SampleEvery > maxSamples:
+			v.errorf("sample_every", "%v takes more than %d samples over duration %v: want at least %v", s.SampleEvery, maxSamples, s.Duration, s.Duration/maxSamples)
+		}
+	}
+
+	shape, ok := v.fleet(s)
+	v.leader(&s.Leader)
+	for i := range s.Timeline {
+		v.event(s, &s.Timeline[i], shape, ok)
+	}
+	return v.errs
+}
+
+// name checks a name: lower-case letters, digits and dashes.
+func (v *validator) name(path, name, what string, required bool) {
+	switch {
+	case name == "" && required:
+		v.errorf(path, "%s needs a name: lower-case letters, digits and dashes, as in wave-deploy", what)
+	case name == "":
+	case len(name) > maxNameLen || !nameRE.MatchString(name):
+		v.errorf(path, "%q is not a valid name: want lower-case letters, digits and single dashes between them (at most %d characters), as in wave-deploy", name, maxNameLen)
+	}
+}
+
+func (v *validator) speed(path string, x float64) {
+	if !(x > 0 && x <= MaxSpeed) {
+		v.errorf(path, "%v is out of range: want above 0 and at most %d (simulated seconds per wall second)", x, MaxSpeed)
+	}
+}
+
+func (v *validator) intIn(path string, x, lo, hi int) {
+	if x < lo || x > hi {
+		v.errorf(path, "%d is out of range: want %d to %d", x, lo, hi)
+	}
+}
+
+func (v *validator) positive(path string, d Duration) {
+	if d <= 0 {
+		v.errorf(path, "%v is out of range: want above 0", d)
+	}
+}
+
+func (v *validator) oneOf(path, x string, valid ...string) {
+	for _, ok := range valid {
+		if x == ok {
+			return
+		}
+	}
+	v.errorf(path, "%q is not valid: want %s", x, orList(valid))
+}
+
+func orList(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// backoff checks a base and cap pair.
+func (v *validator) backoff(path string, base, cap Duration) {
+	v.positive(join(path, "base"), base)
+	if base > 0 && cap < base {
+		v.errorf(join(path, "cap"), "%v is below base %v: the cap must be at least the base", cap, base)
+	}
+}
+
+// fleet checks the fleet and returns its shape for the selectors; ok is
+// false when the groups do not fit (selectors are then not checked).
+func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
+	f := &s.Fleet
+	has := v.src.has
+	if !has("fleet.count") {
+		v.errorf("fleet.count", "fleet.count is required: the number of workers, 1 to %d", MaxWorkers)
+		return fleetShape{}, false
+	}
+	v.intIn("fleet.count", f.Count, 1, MaxWorkers)
+	if f.Ramp > s.Duration && s.Duration > 0 {
+		v.errorf("fleet.ramp", "%v is longer than the scenario (duration %v)", f.Ramp, s.Duration)
+	}
+	v.profile(&f.Worker, "fleet.worker")
+	ok := f.Count >= 1 && f.Count <= MaxWorkers
+	seen := map[string]string{}
+	for i := range f.Groups {
+		g := &f.Groups[i]
+		path := index("fleet.groups", i)
+		v.name(join(path, "name"), g.Name, "a group", true)
+		if g.Name == DefaultGroup {
+			v.errorf(join(path, "name"), "%q is the name of the workers no group claims: choose another name", DefaultGroup)
+		}
+		if first, dup := seen[g.Name]; dup && g.Name != "" {
+			v.errorf(join(path, "name"), "the group %q is already defined at %s: group names must be unique", g.Name, first)
+		} else {
+			seen[g.Name] = fmt.Sprintf("%s (line %d)", path, v.src.pos[join(path, "name")].Line)
+		}
+		hasCount, hasPercent := has(join(path, "count")), has(join(path, "percent"))
+		switch {
+		case hasCount == hasPercent:
+			v.errorf(path, "a group needs exactly one of count (workers) or percent (of fleet.count)")
+			ok = false
+		case hasCount && (g.Count < 1 || g.Count > MaxWorkers):
+			v.intIn(join(path, "count"), g.Count, 1, MaxWorkers)
+			ok = false
+		case hasPercent && !(g.Percent > 0 && g.Percent <= 100):
+			v.errorf(join(path, "percent"), "%v is out of range: want above 0 and at most 100", g.Percent)
+			ok = false
+		}
+		v.profile(&g.WorkerProfile, path)
+	}
+	if !ok {
+		return fleetShape{}, false
+	}
+	sizes, rest, err := f.groupSizes()
+	if err != nil {
+		v.errorf("fleet.groups", "%v", err)
+		return fleetShape{}, false
+	}
+	shape := fleetShape{count: f.Count, groups: map[string]int{}}
+	for i, g := range f.Groups {
+		shape.groups[g.Name] = sizes[i]
+		shape.names = append(shape.names, g.Name)
+	}
+	shape.groups[DefaultGroup] = rest
+	shape.names = append(shape.names, DefaultGroup)
+	return shape, true
+}
+
+// profile checks a worker profile's set fields.
+func (v *validator) profile(p *WorkerProfile, path string) {
+	if m := p.Mailbox; m != nil {
+		mp := join(path, "mailbox")
+		v.intIn(join(mp, "capacity"), m.Capacity, 1, maxCapacity)
+		if m.Policy == mailbox.Block {
+			v.errorf(join(mp, "policy"), "a worker's mailbox cannot be block (a worker answers at once, it never waits for room): want reject, drop-oldest, drop-newest, coalesce or unbounded")
+		}
+		if v.src.has(join(mp, "block_timeout")) {
+			v.errorf(join(mp, "block_timeout"), "a worker's mailbox has no block_timeout (it applies to policy block, which workers do not have)")
+		}
+	}
+	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < minInterval {
+		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, minInterval)
+	}
+	if p.Telemetry != nil && *p.Telemetry != 0 && *p.Telemetry < minInterval {
+		v.errorf(join(path, "telemetry"), "%v is too small: want 0 (off) or at least %v", *p.Telemetry, minInterval)
+	}
+	if r := p.Reconnect; r != nil {
+		rp := join(path, "reconnect")
+		v.oneOf(join(rp, "policy"), r.Policy, "backoff", "immediate")
+		v.backoff(rp, r.Base, r.Cap)
+	}
+	if k := p.KeepAlive; k != nil {
+		kp := join(path, "keepalive")
+		switch {
+		case *k < Duration(time.Second) || *k > maxKeepAlive:
+			v.errorf(kp, "%v is out of range: want 1s to %v", *k, maxKeepAlive)
+		case *k%Duration(time.Second) != 0:
+			v.errorf(kp, "%v: MQTT counts the keepalive in whole seconds: want %v or %v", *k, k.D().Truncate(time.Second), k.D().Truncate(time.Second)+time.Second)
+		}
+	}
+	if a := p.AskTimeout; a != nil {
+		v.positive(join(path, "ask_timeout"), *a)
+	}
+	if ver := p.Version; ver != nil {
+		v.version(join(path, "version"), *ver)
+	}
+	if n := p.LocalOutbox; n != nil {
+		v.intIn(join(path, "local_outbox"), *n, 1, maxCapacity)
+	}
+	if o := p.Offline; o != nil {
+		op := join(path, "offline")
+		if !v.src.has(join(op, "every")) {
+			v.errorf(join(op, "every"), "every is required: the mean time between a worker's offline periods, as in every: 10m")
+		} else {
+			v.positive(join(op, "every"), o.Every)
+		}
+		if !v.src.has(join(op, "for")) {
+			v.errorf(join(op, "for"), "for is required: how long a worker stays away, as in for: 2m or for: exponential(2m)")
+		} else if o.For.Average() <= 0 {
+			v.errorf(join(op, "for"), "%v: an offline period must last: want a distribution with a mean above 0", o.For)
+		}
+		v.oneOf(join(op, "mode"), o.Mode, "partition", "disconnect")
+	}
+}
+
+// version checks a version string (it travels in messages and reports).
+func (v *validator) version(path, ver string) {
+	switch {
+	case ver == "":
+		v.errorf(path, "a version is required, as in 2.1.0")
+	case len(ver) > maxNameLen || strings.ContainsFunc(ver, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		v.errorf(path, "%q is not a valid version: want at most %d characters without spaces, as in 2.1.0", ver, maxNameLen)
+	}
+}
+
+// leader checks the leader's settings.
+func (v *validator) leader(l *LeaderSpec) {
+	v.intIn("leader.mailbox.capacity", l.Mailbox.Capacity, 1, maxCapacity)
+	v.positive("leader.mailbox.block_timeout", l.Mailbox.BlockTimeout)
+	v.positive("leader.heartbeat_interval", l.HeartbeatInterval)
+	v.positive("leader.ask_timeout", l.AskTimeout)
+	o := &l.Outbox
+	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
+	v.intIn("leader.outbox.partitions", o.Partitions, 1, maxPartitions)
+	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, maxMaxAttempts)
+	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
+	v.intIn("leader.outbox.max_depth", o.MaxDepth, 0, 1_000_000_000)
+	r := &l.Relay
+	if r.Interval <= 0 || r.Interval > Duration(time.Minute) {
+		v.errorf("leader.relay.interval", "%v is out of range: want above 0 and at most 1m", r.Interval)
+	}
+	v.intIn("leader.relay.batch", r.Batch, 1, maxBatch)
+	lim := &r.Limit
+	switch {
+	case lim.Min < 1 || lim.Min > maxLimit:
+		v.intIn("leader.relay.limit.min", lim.Min, 1, maxLimit)
+	case lim.Max < lim.Min || lim.Max > maxLimit:
+		v.errorf("leader.relay.limit.max", "%d is out of range: want min (%d) to %d", lim.Max, lim.Min, maxLimit)
+	case lim.Initial < lim.Min || lim.Initial > lim.Max:
+		v.errorf("leader.relay.limit.initial", "%d is out of range: want from min (%d) to max (%d)", lim.Initial, lim.Min, lim.Max)
+	}
+	v.oneOf("leader.relay.limit.strategy", lim.Strategy, "aimd", "static")
+	v.backoff("leader.relay.backoff", r.Backoff.Base, r.Backoff.Cap)
+}
+
+// actions are the event's action keys, in the order Event declares them.
+var actions = func() []string {
+	var out []string
+	for _, k := range fieldsOf(reflect.TypeFor[Event]()).order {
+		if k != "at" {
+			out = append(out, k)
+		}
+	}
+	return out
+}()
+
+// event checks one timeline event. shapeOK is false when the fleet is not
+// valid, and selectors cannot be checked against it.
+func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool) {
+	path := ev.path
+	var set []string
+	rv := reflect.ValueOf(ev).Elem()
+	for _, k := range actions {
+		if !rv.FieldByIndex(fieldsOf(rv.Type()).byName[k]).IsNil() {
+			set = append(set, k)
+		}
+	}
+	switch len(set) {
+	case 0:
+		v.errorf(path, "an event needs one action: %s", orList(actions))
+	case 1:
+	default:
+		v.errorf(path, "an event has one action, this one has %s: write one event per action (two events may have the same at)", strings.Join(set, " and "))
+	}
+	if !v.src.has(join(path, "at")) {
+		v.errorf(join(path, "at"), "at is required: when the event fires, in simulated time since the start, as in at: 30s")
+	} else if ev.At > s.Duration && s.Duration > 0 {
+		v.errorf(join(path, "at"), "%v is after the end of the timeline (duration %v)", ev.At, s.Duration)
+	}
+	sel := func(action string, sel *Selector) {
+		if !shapeOK {
+			return
+		}
+		if msg := sel.check(shape); msg != "" {
+			v.errorf(join(path, action+".workers"), "%s", msg)
+		}
+	}
+	for _, t := range []struct {
+		action string
+		t      *Targets
+	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}} {
+		if t.t != nil {
+			sel(t.action, &t.t.Workers)
+		}
+	}
+	if d := ev.Deploy; d != nil {
+		dp := join(path, "deploy")
+		v.version(join(dp, "version"), d.Version)
+		v.oneOf(join(dp, "kind"), d.Kind, "firmware", "config")
+		v.intIn(join(dp, "wave_size"), d.WaveSize, 0, MaxWorkers)
+		sel("deploy", &d.Workers)
+	}
+	if h := ev.HeartbeatStorm; h != nil {
+		hp := join(path, "heartbeat_storm")
+		switch {
+		case !v.src.has(join(hp, "interval")):
+			v.errorf(join(hp, "interval"), "interval is required: how often the workers heartbeat during the storm, as in interval: 1s")
+		case h.Interval < minInterval:
+			v.errorf(join(hp, "interval"), "%v is too small: want at least %v", h.Interval, minInterval)
+		}
+		switch {
+		case !v.src.has(join(hp, "for")):
+			v.errorf(join(hp, "for"), "for is required: how long the storm lasts, as in for: 30s")
+		case h.For <= 0:
+			v.errorf(join(hp, "for"), "%v is out of range: want above 0", h.For)
+		}
+		sel("heartbeat_storm", &h.Workers)
+	}
+	if c := ev.SetCapacity; c != nil {
+		if !v.src.has(join(path, "set_capacity.capacity")) {
+			v.errorf(join(path, "set_capacity.capacity"), "capacity is required: the workers' new mailbox capacity, at least 1")
+		} else {
+			v.intIn(join(path, "set_capacity.capacity"), c.Capacity, 1, maxCapacity)
+		}
+		sel("set_capacity", &c.Workers)
+	}
+	if l := ev.SetLeader; l != nil {
+		lp := join(path, "set_leader")
+		if l.Capacity == nil && l.Service == nil {
+			v.errorf(lp, "set_leader needs capacity, service or both")
+		}
+		if l.Capacity != nil {
+			v.intIn(join(lp, "capacity"), *l.Capacity, 1, maxCapacity)
+		}
+	}
+	if p := ev.Poison; p != nil {
+		v.intIn(join(path, "poison.count"), p.Count, 1, maxPoison)
+		sel("poison", &p.Workers)
+	}
+	if ev.Speed != nil {
+		v.speed(join(path, "speed"), *ev.Speed)
+	}
+}
