@@ -97,6 +97,8 @@ func (e *env) ack(ms ...outbox.Message) {
 }
 
 func runContract(t *testing.T, open opener) {
+	runOverwriteContract(t, open)
+
 	t.Run("per-receiver order, one in flight", func(t *testing.T) {
 		e := newEnv(t, open, outbox.Options{})
 		e.enq(msg("a", "a1"), msg("a", "a2"))
