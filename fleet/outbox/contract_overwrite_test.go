@@ -42,6 +42,9 @@ func handBacks() []handBack {
 			if err != nil || rs[0].Err != nil {
 				e.t.Fatalf("Settle(%+v) = %+v, %v", s, rs, err)
 			}
+			if s.Op == outbox.SettleNack && rs[0].Nack != outbox.Superseded {
+				e.t.Fatalf("Settle nack of a superseded message: %v, want superseded", rs[0].Nack)
+			}
 			return nil
 		}
 	}
@@ -57,8 +60,8 @@ func handBacks() []handBack {
 		{name: "nack", due: time.Minute, attempts: 1, lastErr: "timeout", nacked: true,
 			back: func(e *env, m outbox.Message) []outbox.Message {
 				e.t.Helper()
-				if _, err := e.s.Nack(ctx, m.ID, time.Minute, "timeout"); err != nil {
-					e.t.Fatalf("Nack: %v", err)
+				if res, err := e.s.Nack(ctx, m.ID, time.Minute, "timeout"); err != nil || res != outbox.Superseded {
+					e.t.Fatalf("Nack = %v, %v; want superseded", res, err)
 				}
 				return nil
 			}},
@@ -81,8 +84,8 @@ func handBacks() []handBack {
 			back: func(e *env, m outbox.Message) []outbox.Message {
 				e.t.Helper()
 				rs, ms, err := e.s.SettleAndDequeue(ctx, 0, 10, outbox.Settlement{ID: m.ID, Op: outbox.SettleNack, Delay: time.Second, Cause: "busy"})
-				if err != nil || rs[0].Err != nil {
-					e.t.Fatalf("SettleAndDequeue = %+v, %v", rs, err)
+				if err != nil || rs[0].Err != nil || rs[0].Nack != outbox.Superseded {
+					e.t.Fatalf("SettleAndDequeue = %+v, %v; want v5 superseded", rs, err)
 				}
 				return ms
 			}},
@@ -201,7 +204,8 @@ func runOverwriteContract(t *testing.T, open opener) {
 			} else if err := e.s.DeadLetter(ctx, m.ID, "no"); err != nil {
 				t.Fatal(err)
 			}
-			if v2 := e.want(10, "v2")[0]; v2.Attempts != 0 || v2.LastError != "" {
+			v2 := e.want(10, "v2")[0]
+			if v2.Attempts != 0 || v2.LastError != "" {
 				t.Fatalf("v2 attempts %d last error %q, want a fresh start", v2.Attempts, v2.LastError)
 			}
 			if dl, _ := e.s.DeadLetters(ctx, 0); len(dl) != 1 || dl[0].ID != m.ID {
@@ -210,6 +214,17 @@ func runOverwriteContract(t *testing.T, open opener) {
 			if st := e.s.Stats(); st.DeadLettered != 1 || st.Overwritten != 0 || st.Depth != 1 {
 				t.Fatalf("Stats = %+v", st)
 			}
+			// Replayed once v2 is delivered, v1 is a new message that no
+			// Overwrite has superseded: handed back, it stays.
+			e.ack(v2)
+			if n, err := e.s.Replay(ctx); err != nil || n != 1 {
+				t.Fatalf("Replay = %d, %v", n, err)
+			}
+			m = e.want(10, "v1")[0]
+			if err := e.s.Release(ctx, m.ID, time.Time{}); err != nil {
+				t.Fatal(err)
+			}
+			e.want(10, "v1")
 		}
 	})
 

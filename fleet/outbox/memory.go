@@ -39,6 +39,9 @@ type memEntry struct {
 	part  int
 	until time.Time // lease deadline; zero when not leased
 	hidx  int       // index in its partition heap, -1 when not there
+	// superseded: an Overwrite found this message leased and appended a
+	// newer version; handed back undelivered, it is dropped.
+	superseded bool
 }
 
 // NewMemory returns an empty in-memory store. Durability and OpenTimeout are
@@ -152,7 +155,10 @@ func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
 				s.c.Overwritten++
 				return Receipt{ID: id, Outcome: Replaced}
 			}
-			// The queued version is in flight: the new one goes behind it.
+			// The queued version is in flight: the receiver may already
+			// have it, so the new one goes behind it, and the one in flight
+			// is dropped if it comes back undelivered.
+			e.superseded = true
 		}
 	}
 	s.nextID++
@@ -210,7 +216,7 @@ func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ..
 func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 	for _, e := range s.leased {
 		if !now.Before(e.until) { // the holder never settled it
-			s.unleaseLocked(e)
+			s.handBackLocked(e)
 		}
 	}
 	h := &s.ready[partition]
@@ -278,16 +284,20 @@ func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {
 			s.deadLetterLocked(e)
 			break
 		}
-		s.c.Nacked++
 		e.m.SendAt = now.Add(max(st.Delay, 0))
-		s.unleaseLocked(e)
+		if s.handBackLocked(e) {
+			res.Nack = Superseded
+			break
+		}
+		s.c.Nacked++
 	case SettleRelease:
-		s.c.Released++
 		e.m.SendAt = st.SendAt
 		if e.m.SendAt.IsZero() {
 			e.m.SendAt = now
 		}
-		s.unleaseLocked(e)
+		if !s.handBackLocked(e) {
+			s.c.Released++
+		}
 	case SettleDeadLetter:
 		e.m.LastError = st.Cause
 		s.deadLetterLocked(e)
@@ -301,13 +311,16 @@ func (s *Memory) Ack(ctx context.Context, id uint64) error {
 	return err
 }
 
-// Nack counts a failed attempt; at MaxAttempts the message is dead-lettered.
+// Nack counts a failed attempt; at MaxAttempts the message is
+// dead-lettered, and if an Overwrite superseded it while it was leased it
+// is dropped (see Store).
 func (s *Memory) Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error) {
 	r, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleNack, Delay: delay, Cause: cause})
 	return r.Nack, err
 }
 
-// Release returns a leased message without charging an attempt.
+// Release returns a leased message without charging an attempt, or drops
+// it if an Overwrite superseded it while it was leased (see Store).
 func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error {
 	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleRelease, SendAt: sendAt})
 	return err
@@ -336,6 +349,37 @@ func (s *Memory) Wake(ctx context.Context, receiver string) error {
 		heap.Fix(&s.ready[e.part], e.hidx)
 	}
 	return nil
+}
+
+// handBackLocked returns the leased head e, undelivered, to the queue, or
+// drops it if it was superseded (and reports that).
+func (s *Memory) handBackLocked(e *memEntry) bool {
+	if !e.superseded {
+		s.unleaseLocked(e)
+		return false
+	}
+	s.dropSupersededLocked(e)
+	return true
+}
+
+// dropSupersededLocked drops the leased head e, which an Overwrite
+// superseded, as if that Overwrite had replaced it in place: the newest
+// version of its key takes over its Attempts and LastError, and the
+// receiver's next head is due no sooner than e would have been (its
+// backoff, or its parking while the receiver is offline, still holds).
+func (s *Memory) dropSupersededLocked(e *memEntry) {
+	s.c.Overwritten++
+	if id, ok := s.keys[recvKey{e.m.Receiver, e.m.Key}]; ok && id != e.m.ID {
+		n := s.msgs[id] // behind e, so not a head: no heap to fix
+		n.m.Attempts, n.m.LastError = e.m.Attempts, e.m.LastError
+	}
+	s.removeLocked(e)
+	if q := s.queues[e.m.Receiver]; len(q) > 0 {
+		if h := s.msgs[q[0]]; e.m.SendAt.After(h.m.SendAt) {
+			h.m.SendAt = e.m.SendAt
+			heap.Fix(&s.ready[h.part], h.hidx)
+		}
+	}
 }
 
 // unleaseLocked puts a leased head back among the ready ones.

@@ -27,6 +27,7 @@ type modelMsg struct {
 	outbox.Message
 	leased     bool
 	leaseUntil time.Time
+	superseded bool // an Overwrite found it leased and appended a newer version
 }
 
 type model struct {
@@ -72,6 +73,10 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 			m.c.Overwritten++
 			return outbox.Receipt{ID: id, Outcome: outbox.Replaced}, true
 		}
+		if bounded && m.o.MaxDepth > 0 && m.depth() >= m.o.MaxDepth {
+			return outbox.Receipt{}, false
+		}
+		old.superseded = true
 	}
 	if bounded && m.o.MaxDepth > 0 && m.depth() >= m.o.MaxDepth {
 		return outbox.Receipt{}, false
@@ -123,10 +128,32 @@ func (m *model) remove(e *modelMsg) {
 	}
 }
 
+// handBack returns the leased e, undelivered and with its settlement
+// applied, to the queue; if it was superseded it is dropped instead, as if
+// the Overwrite had replaced it in place: the key's newest version takes
+// its Attempts and LastError, and the receiver's next head is due no
+// sooner than e was. It reports the drop.
+func (m *model) handBack(e *modelMsg) bool {
+	e.leased = false
+	if !e.superseded {
+		return false
+	}
+	if id, ok := m.keys[[2]string{e.Receiver, e.Key}]; ok && id != e.ID {
+		n := m.byID[id]
+		n.Attempts, n.LastError = e.Attempts, e.LastError
+	}
+	m.remove(e)
+	if q := m.queues[e.Receiver]; len(q) > 0 && q[0].SendAt.Before(e.SendAt) {
+		q[0].SendAt = e.SendAt
+	}
+	m.c.Overwritten++
+	return true
+}
+
 func (m *model) dequeue(partition, max int) []outbox.Message {
 	for _, e := range m.byID {
 		if e.leased && !m.now.Before(e.leaseUntil) {
-			e.leased = false
+			m.handBack(e)
 		}
 	}
 	var out []outbox.Message
@@ -187,6 +214,11 @@ func (m *model) stats() outbox.Stats {
 		s.OldestAge = m.now.Sub(oldest.CreatedAt)
 	}
 	return s
+}
+
+func withSendAt(e *modelMsg, at time.Time) *modelMsg {
+	e.SendAt = at
+	return e
 }
 
 // machine drives a store and the model with the same operations.
@@ -339,11 +371,13 @@ func (k *machine) Nack(t *rapid.T) {
 	e.Attempts++
 	e.LastError = "nack " + fmt.Sprint(id)
 	want := outbox.Requeued
-	if e.Attempts >= k.m.o.MaxAttempts {
+	switch {
+	case e.Attempts >= k.m.o.MaxAttempts:
 		want = outbox.DeadLettered
 		k.m.bury(e)
-	} else {
-		e.SendAt = k.m.now.Add(delay)
+	case k.m.handBack(withSendAt(e, k.m.now.Add(delay))):
+		want = outbox.Superseded
+	default:
 		k.m.c.Nacked++
 	}
 	if res != want {
@@ -354,8 +388,7 @@ func (k *machine) Nack(t *rapid.T) {
 func (k *machine) Release(t *rapid.T) {
 	id := k.pickID(t)
 	at := k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "at")) * time.Second)
-	if e, ok := k.settle(t, "Release", id, k.s.Release(ctx, id, at)); ok {
-		e.SendAt = at
+	if e, ok := k.settle(t, "Release", id, k.s.Release(ctx, id, at)); ok && !k.m.handBack(withSendAt(e, at)) {
 		k.m.c.Released++
 	}
 }
@@ -440,22 +473,26 @@ func (k *machine) checkSettle(t *rapid.T, ss []outbox.Settlement, got []outbox.S
 			e.Attempts++
 			e.LastError = s.Cause
 			want := outbox.Requeued
-			if e.Attempts >= k.m.o.MaxAttempts {
+			switch {
+			case e.Attempts >= k.m.o.MaxAttempts:
 				want = outbox.DeadLettered
 				k.m.bury(e)
-			} else {
-				e.SendAt = k.m.now.Add(max(s.Delay, 0))
+			case k.m.handBack(withSendAt(e, k.m.now.Add(max(s.Delay, 0)))):
+				want = outbox.Superseded
+			default:
 				k.m.c.Nacked++
 			}
 			if r.Nack != want {
 				t.Fatalf("Settle[%d] nack of %d = %v, want %v", i, s.ID, r.Nack, want)
 			}
 		case outbox.SettleRelease:
-			e.SendAt = s.SendAt
-			if e.SendAt.IsZero() {
-				e.SendAt = k.m.now
+			at := s.SendAt
+			if at.IsZero() {
+				at = k.m.now
 			}
-			k.m.c.Released++
+			if !k.m.handBack(withSendAt(e, at)) {
+				k.m.c.Released++
+			}
 		case outbox.SettleDeadLetter:
 			e.LastError = s.Cause
 			k.m.bury(e)
@@ -549,7 +586,9 @@ func (k *machine) Reopen(t *rapid.T) {
 	}
 	k.s = k.reopen()
 	for _, e := range k.m.byID {
-		e.leased = false
+		if e.leased {
+			k.m.handBack(e)
+		}
 	}
 	k.m.c = outbox.Stats{}
 }

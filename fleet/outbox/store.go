@@ -21,6 +21,20 @@ import (
 // Options.LeaseTimeout (the relay crashed or hung) expires and the message
 // is handed out again. Reopening a bbolt store expires every lease at once,
 // since the process that held them is gone.
+//
+// Overwrite. An Overwrite replaces the newest queued message with the same
+// (Receiver, Key) in place, unless its Seq is lower (then it is Stale). If
+// that message is in flight (leased), the receiver may already have it, so
+// the new version is appended behind it instead and the one in flight is
+// superseded. Acked, it was delivered, and the new version follows (the
+// receiver dedupes by key and Seq). Dead-lettered (DeadLetter, or Nack at
+// MaxAttempts), it goes to the dead letters as usual and the new version
+// follows with a fresh attempt count. But handed back undelivered (Nack,
+// Release, its lease running out, a reopen) it is dropped and counted as
+// Overwritten, as if the new version had replaced it in place: the new
+// version takes over its Attempts and LastError, and the receiver's next
+// message is due no sooner than the dropped one would have been. So a
+// receiver that was away gets the newest version only.
 type Store interface {
 	// Enqueue adds messages atomically (all or none; a validation error or
 	// ErrFull stores nothing): when it returns nil every message is
@@ -61,11 +75,14 @@ type Store interface {
 
 	// Nack records a failed delivery of a leased message: Attempts+1,
 	// LastError = cause, SendAt = now+delay. At Options.MaxAttempts it goes to
-	// the dead letters instead.
+	// the dead letters instead (DeadLettered); superseded by an Overwrite
+	// while leased, it is dropped instead (Superseded).
 	Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error)
 
 	// Release returns a leased message without counting an attempt, due
-	// again at sendAt (the relay uses it for a receiver known to be offline).
+	// again at sendAt (the relay uses it for a receiver known to be
+	// offline). Superseded by an Overwrite while leased, it is dropped
+	// instead.
 	Release(ctx context.Context, id uint64, sendAt time.Time) error
 
 	// DeadLetter moves a leased message to the dead letters at once (a
