@@ -74,7 +74,6 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			d.dead--
 			d.replayed++
 		}
-		d.enqueued = 0 // a replay is not a new message
 		w.add(&d)
 		return nil
 	})

@@ -62,6 +62,7 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 				return err
 			}
 		}
+		d.enqueued = int64(len(recs)) // appended, replaced or stale: see Stats
 		w.add(&d)
 		return nil
 	})
@@ -125,7 +126,6 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 		}
 	}
 	d.depth++
-	d.enqueued++
 	return Receipt{ID: id, Outcome: Appended}, nil
 }
 

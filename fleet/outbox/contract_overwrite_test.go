@@ -141,7 +141,7 @@ func runOverwriteContract(t *testing.T, open opener) {
 					t.Fatalf("a got %q after v7 was acked", m.Payload)
 				}
 			}
-			st := e.s.Stats()
+			st := e.balanced()
 			if st.Overwritten != 2 || st.Stale != 1 || st.Acked != 1 || st.Depth != 1 || st.DeadLettered != 0 {
 				t.Fatalf("Stats = %+v; want v5 and v6 overwritten, v4 stale, v7 acked, b1 queued", st)
 			}
@@ -174,6 +174,9 @@ func runOverwriteContract(t *testing.T, open opener) {
 		if v2.Attempts != 1 || v2.LastError != "busy" {
 			t.Fatalf("v2: attempts %d last error %q; want v1's 1, busy", v2.Attempts, v2.LastError)
 		}
+		if st := e.balanced(); st.Overwritten != 1 || st.Nacked != 1 || st.Released != 0 {
+			t.Fatalf("Stats = %+v; want v1 nacked once, then dropped on release", st)
+		}
 	})
 
 	t.Run("overwrite in flight, then ack: the new version follows", func(t *testing.T) {
@@ -186,7 +189,7 @@ func runOverwriteContract(t *testing.T, open opener) {
 		if v2.Attempts != 0 {
 			t.Fatalf("v2 attempts %d, want 0", v2.Attempts)
 		}
-		if st := e.s.Stats(); st.Acked != 1 || st.Overwritten != 0 || st.Depth != 1 {
+		if st := e.balanced(); st.Acked != 1 || st.Overwritten != 0 || st.Depth != 1 {
 			t.Fatalf("Stats = %+v; want v1 acked, v2 queued, nothing overwritten", st)
 		}
 	})
@@ -211,7 +214,7 @@ func runOverwriteContract(t *testing.T, open opener) {
 			if dl, _ := e.s.DeadLetters(ctx, 0); len(dl) != 1 || dl[0].ID != m.ID {
 				t.Fatalf("dead letters = %s, want v1", show(dl))
 			}
-			if st := e.s.Stats(); st.DeadLettered != 1 || st.Overwritten != 0 || st.Depth != 1 {
+			if st := e.balanced(); st.DeadLettered != 1 || st.Overwritten != 0 || st.Depth != 1 {
 				t.Fatalf("Stats = %+v", st)
 			}
 			// Replayed once v2 is delivered, v1 is a new message that no
@@ -225,6 +228,7 @@ func runOverwriteContract(t *testing.T, open opener) {
 				t.Fatal(err)
 			}
 			e.want(10, "v1")
+			e.balanced()
 		}
 	})
 
@@ -245,7 +249,7 @@ func runOverwriteContract(t *testing.T, open opener) {
 		}
 		e.ack(e.want(10, "j1")...)
 		e.want(10, "o3")
-		if st := e.s.Stats(); st.Released != 1 || st.Overwritten != 1 {
+		if st := e.balanced(); st.Released != 1 || st.Overwritten != 1 {
 			t.Fatalf("Stats = %+v; want j1 released, j2 overwritten", st)
 		}
 	})

@@ -91,8 +91,9 @@ func (s *Memory) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error
 	now := s.opts.Clock.Now()
 	out := make([]Receipt, len(msgs))
 	for i := range msgs {
-		out[i] = s.enqueueLocked(msgs[i], now, true)
+		out[i] = s.enqueueLocked(msgs[i], now)
 	}
+	s.c.Enqueued += uint64(len(msgs)) // appended, replaced or stale: see Stats
 	return out, nil
 }
 
@@ -125,9 +126,8 @@ func (s *Memory) appendsLocked(msgs []Message) int {
 	return n
 }
 
-// enqueueLocked stores m; count says whether an append counts as Enqueued
-// (a replay does not).
-func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
+// enqueueLocked stores m (enqueued, or replayed).
+func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 	m.Payload = bytes.Clone(m.Payload)
 	m.Attempts, m.LastError, m.CreatedAt = 0, "", now
 	if m.SendAt.IsZero() {
@@ -172,9 +172,6 @@ func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
 	}
 	if m.Key != "" {
 		s.keys[rk] = m.ID
-	}
-	if count {
-		s.c.Enqueued++
 	}
 	return Receipt{ID: m.ID, Outcome: Appended}
 }
@@ -468,7 +465,7 @@ func (s *Memory) Replay(ctx context.Context, ids ...uint64) (int, error) {
 		m := *s.dead[id]
 		delete(s.dead, id)
 		m.SendAt = time.Time{}
-		s.enqueueLocked(m, now, false) // an Overwrite may find a newer version queued
+		s.enqueueLocked(m, now) // an Overwrite may find a newer version queued
 		n++
 	}
 	s.c.Replayed += uint64(n)

@@ -21,7 +21,8 @@ import (
 // reference model of the contract, compared after every step. The model
 // predicts every Dequeue exactly (ids, order, fields), every error, the
 // dead letters and every Stats field, so a lost, duplicated, reordered or
-// wrongly overwritten message shows up as a difference.
+// wrongly overwritten message shows up as a difference. Check also holds
+// the store's own Stats to the balance documented on Stats.
 
 type modelMsg struct {
 	outbox.Message
@@ -50,7 +51,8 @@ func newModel(o outbox.Options) *model {
 func (m *model) depth() int { return len(m.byID) }
 
 // enqueue applies one message (already validated) and returns its receipt;
-// bounded false skips MaxDepth (Replay). ok false means ErrFull.
+// bounded false skips MaxDepth (Replay). ok false means ErrFull. The
+// caller counts Enqueued (every message of a call that succeeds).
 func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) {
 	in.Attempts, in.LastError, in.CreatedAt = 0, "", m.now
 	if in.SendAt.IsZero() {
@@ -89,7 +91,6 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 	if in.Key != "" {
 		m.keys[k] = in.ID
 	}
-	m.c.Enqueued++
 	return outbox.Receipt{ID: in.ID, Outcome: outbox.Appended}, true
 }
 
@@ -227,6 +228,9 @@ type machine struct {
 	m      *model
 	clk    *clock.Fake
 	reopen func() outbox.Store // nil: the store cannot be reopened
+
+	// What the store held when last opened, for the balance in Check.
+	depth0, dead0 int
 }
 
 var receivers = []string{"a", "b", "c", "d", "e"}
@@ -296,6 +300,7 @@ func (k *machine) Enqueue(t *rapid.T) {
 		t.Fatalf("Enqueue receipts %+v, want %+v", got, want)
 	}
 	k.m = mm
+	k.m.c.Enqueued += uint64(len(msgs))
 }
 
 func (k *machine) Dequeue(t *rapid.T) {
@@ -536,9 +541,7 @@ func (k *machine) Replay(t *rapid.T) {
 		msg := k.m.dead[id]
 		delete(k.m.dead, id)
 		msg.SendAt = time.Time{}
-		if r, _ := k.m.enqueue(msg, false); r.Outcome == outbox.Appended {
-			k.m.c.Enqueued-- // a replay is not a new message
-		}
+		k.m.enqueue(msg, false) // counted as Replayed, not Enqueued
 		k.m.c.Replayed++
 	}
 }
@@ -591,11 +594,23 @@ func (k *machine) Reopen(t *rapid.T) {
 		}
 	}
 	k.m.c = outbox.Stats{}
+	k.depth0, k.dead0 = k.m.depth(), len(k.m.dead)
 }
 
 func (k *machine) Check(t *rapid.T) {
-	if got, want := k.s.Stats(), k.m.stats(); got != want {
-		t.Fatalf("Stats =\n%+v, want\n%+v", got, want)
+	st := k.s.Stats()
+	// The balance on Stats, on the store's own numbers: every message
+	// enqueued or replayed since the open is queued or left exactly once.
+	in := st.Enqueued + st.Replayed + uint64(k.depth0)
+	out := st.Acked + st.Overwritten + st.Stale + st.Expired + st.DeadLettered + uint64(st.Depth)
+	if in != out {
+		t.Fatalf("Stats %+v do not balance (depth at open %d): %d in, %d out", st, k.depth0, in, out)
+	}
+	if dl := uint64(k.dead0) + st.DeadLettered - st.Replayed - st.Purged; uint64(st.DeadLetters) != dl {
+		t.Fatalf("Stats %+v: %d dead letters, want %d (%d at open)", st, st.DeadLetters, dl, k.dead0)
+	}
+	if want := k.m.stats(); st != want {
+		t.Fatalf("Stats =\n%+v, want\n%+v", st, want)
 	}
 	got, err := k.s.DeadLetters(ctx, 0)
 	if err != nil {
