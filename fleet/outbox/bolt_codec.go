@@ -12,7 +12,7 @@ import (
 // the hot paths can read a deadline or a due time without decoding the rest:
 //
 //	0      format (recVersion)
-//	1      flags (flagOverwrite)
+//	1      flags (flagOverwrite, flagSuperseded)
 //	2:10   lease deadline, unix ns (0: not leased)
 //	10:18  SendAt, unix ns
 //	18:26  CreatedAt, unix ns
@@ -29,12 +29,17 @@ const (
 	recVersion    = 1
 	recHeaderLen  = 42
 	flagOverwrite = 1 << 0
+	// flagSuperseded marks a leased message an Overwrite found in flight
+	// (see Bolt.Enqueue). A build that predates it ignores the bit, and
+	// so requeues such a message as it always did.
+	flagSuperseded = 1 << 1
 )
 
 // rec is a decoded record. Its byte slices alias the buffer it was decoded
 // from: inside a transaction they are valid until the transaction ends.
 type rec struct {
 	overwrite  bool
+	superseded bool
 	leaseUntil int64
 	sendAt     int64
 	createdAt  int64
@@ -76,7 +81,10 @@ func (r *rec) encode() []byte {
 	b := make([]byte, recHeaderLen, n)
 	b[0] = recVersion
 	if r.overwrite {
-		b[1] = flagOverwrite
+		b[1] |= flagOverwrite
+	}
+	if r.superseded {
+		b[1] |= flagSuperseded
 	}
 	binary.BigEndian.PutUint64(b[2:], uint64(r.leaseUntil))
 	binary.BigEndian.PutUint64(b[10:], uint64(r.sendAt))
@@ -100,6 +108,7 @@ func decodeRec(b []byte) (rec, error) {
 		return r, fmt.Errorf("%w: bad message record (%d bytes, format %d)", ErrCorrupt, len(b), firstByte(b))
 	}
 	r.overwrite = b[1]&flagOverwrite != 0
+	r.superseded = b[1]&flagSuperseded != 0
 	r.leaseUntil = int64(binary.BigEndian.Uint64(b[2:]))
 	r.sendAt = int64(binary.BigEndian.Uint64(b[10:]))
 	r.createdAt = int64(binary.BigEndian.Uint64(b[18:]))

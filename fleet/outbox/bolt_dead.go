@@ -61,7 +61,7 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			if err != nil {
 				return fmt.Errorf("dead letter %d: %w", id, err)
 			}
-			r.attempts, r.lastErr, r.leaseUntil = 0, nil, 0
+			r.attempts, r.lastErr, r.leaseUntil, r.superseded = 0, nil, 0, false
 			r.sendAt, r.createdAt = now, now
 			if _, err := b.enqueueOne(bk, w, &d, &r, r.encode(), false); err != nil {
 				return err
@@ -74,7 +74,6 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			d.dead--
 			d.replayed++
 		}
-		d.enqueued = 0 // a replay is not a new message
 		w.add(&d)
 		return nil
 	})

@@ -126,8 +126,9 @@ func (b *Bolt) idle(partition, max int, now int64) (bool, error) {
 }
 
 // reclaim returns the messages whose lease ran out by now to the ready
-// index: their holder crashed or hung, so they are handed out again. A
-// settle call for one of them afterwards gets ErrNotLeased.
+// index: their holder crashed or hung, so they are handed out again (or,
+// superseded, dropped as Release would). A settle call for one of them
+// afterwards gets ErrNotLeased.
 func (b *Bolt) reclaim(bk buckets, d *counters, now int64) error {
 	var ids []uint64
 	c := bk.lease.Cursor()
@@ -139,10 +140,16 @@ func (b *Bolt) reclaim(bk buckets, d *counters, now int64) error {
 		if err != nil {
 			return fmt.Errorf("%w: lease index names message %d: %v", ErrCorrupt, id, err)
 		}
+		d.leased--
+		if r.superseded {
+			if err := b.dropSuperseded(bk, d, id, &r); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := bk.unlease(id, &r, b.o.Partitions); err != nil {
 			return err
 		}
-		d.leased--
 	}
 	return nil
 }

@@ -19,8 +19,11 @@ import (
 // Key), whatever Conflict that one was enqueued with. A lower Seq is Stale;
 // an equal or higher Seq replaces Kind, Payload, Seq, TTL and CreatedAt in
 // place, keeping ID, position, Attempts, LastError and the later of the two
-// SendAts. If the target is in flight the new version is appended instead
-// and becomes the key's target.
+// SendAts. If the target is in flight (leased) the new version is
+// appended instead and becomes the key's target, and the one in flight is
+// superseded: acked or dead-lettered it stays so, but handed back
+// undelivered (Nack, Release, its lease running out, a reopen) it is
+// dropped and counted as Overwritten (see Nack).
 func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) {
 	if err := b.enter(ctx); err != nil {
 		return nil, err
@@ -59,6 +62,7 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 				return err
 			}
 		}
+		d.enqueued = int64(len(recs)) // appended, replaced or stale: see Stats
 		w.add(&d)
 		return nil
 	})
@@ -73,6 +77,8 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 // not enforced.
 func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte, bounded bool) (Receipt, error) {
 	var kk []byte
+	var inflight uint64 // the leased version this one supersedes, if any
+	var inflightRec rec
 	if len(r.key) > 0 {
 		kk = keyIndexKey(r.receiver, r.key)
 		if v := bk.keys.Get(kk); r.overwrite && len(v) == 16 {
@@ -94,11 +100,21 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 			}
 			// In flight: the receiver may already have the old version,
 			// so the new one must follow it. It is appended below and
-			// becomes the key's target.
+			// becomes the key's target; the old one is marked, so that
+			// it is dropped if it comes back undelivered.
+			if !old.superseded {
+				inflight, inflightRec = id, old
+			}
 		}
 	}
 	if bounded && b.o.MaxDepth > 0 && w.cur.depth+d.depth >= int64(b.o.MaxDepth) {
 		return Receipt{}, fmt.Errorf("%w: %d messages queued (max depth %d)", ErrFull, w.cur.depth+d.depth, b.o.MaxDepth)
+	}
+	if inflight != 0 {
+		inflightRec.superseded = true
+		if err := bk.msgs.Put(idKey(inflight), inflightRec.encode()); err != nil {
+			return Receipt{}, err
+		}
 	}
 	id, err := bk.appendMsg(r, val, b.o.Partitions)
 	if err != nil {
@@ -110,7 +126,6 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 		}
 	}
 	d.depth++
-	d.enqueued++
 	return Receipt{ID: id, Outcome: Appended}, nil
 }
 

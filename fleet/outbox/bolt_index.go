@@ -124,13 +124,54 @@ func (bk *buckets) unlease(id uint64, r *rec, partitions int) error {
 	return bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), r.sendAt, id), nil)
 }
 
+// dropSuperseded removes leased message id (record r, its settlement
+// applied), which an Overwrite superseded, as if that Overwrite had
+// replaced it in place: the newest version of its key takes over its
+// Attempts and LastError, and the receiver's next head, promoted, is due
+// no sooner than r was (a backoff, or the parking of an offline
+// receiver, still holds).
+func (bk *buckets) dropSuperseded(id uint64, r *rec, partitions int) error {
+	if v := bk.keys.Get(keyIndexKey(r.receiver, r.key)); len(v) == 16 {
+		if nid := keyID(v[:8]); nid != id {
+			n, err := bk.get(nid)
+			if err != nil {
+				return fmt.Errorf("%w: key index names message %d: %v", ErrCorrupt, nid, err)
+			}
+			n.attempts, n.lastErr = r.attempts, r.lastErr
+			if err := bk.msgs.Put(idKey(nid), n.encode()); err != nil {
+				return err
+			}
+		}
+	}
+	if err := bk.remove(id, r); err != nil {
+		return err
+	}
+	hid, ok, err := bk.head(r.receiver)
+	if !ok {
+		return err
+	}
+	h, err := bk.get(hid)
+	if err != nil {
+		return fmt.Errorf("%w: message %d: %v", ErrCorrupt, hid, err)
+	}
+	if h.sendAt < r.sendAt {
+		h.sendAt = r.sendAt
+		if err := bk.msgs.Put(idKey(hid), h.encode()); err != nil {
+			return err
+		}
+	}
+	return bk.ready.Put(readyKey(PartitionOf(string(r.receiver), partitions), h.sendAt, hid), nil)
+}
+
 // bury moves message id (record r, already updated with its Attempts and
 // LastError) to the dead letters and promotes the receiver's next message.
 func (bk *buckets) bury(id uint64, r *rec, partitions int) error {
 	if err := bk.remove(id, r); err != nil {
 		return err
 	}
-	r.leaseUntil = 0
+	// A dead letter is out of the queue: a replay is a new message, which
+	// no Overwrite has superseded yet.
+	r.leaseUntil, r.superseded = 0, false
 	if err := bk.dead.Put(idKey(id), r.encode()); err != nil {
 		return err
 	}

@@ -161,7 +161,8 @@ func (b *Bolt) load() (err error) {
 			old = int(binary.BigEndian.Uint32(v))
 		}
 		rebuild := old != b.o.Partitions
-		if err := b.expireAllLeases(bk, !rebuild); err != nil {
+		dropped, err := b.expireAllLeases(bk, !rebuild)
+		if err != nil {
 			return corruptError(b.path, err)
 		}
 		if rebuild {
@@ -173,7 +174,9 @@ func (b *Bolt) load() (err error) {
 			}
 		}
 		bk, _ = bucketsOf(tx) // rebuildReady replaced the ready bucket
-		c.depth = int64(bk.msgs.Stats().KeyN)
+		// Stats reads the pages as committed, before this transaction's
+		// drops.
+		c.depth = int64(bk.msgs.Stats().KeyN - dropped)
 		c.dead = int64(bk.dead.Stats().KeyN)
 		return nil
 	})
@@ -219,40 +222,50 @@ func (b *Bolt) create(tx *bolt.Tx) error {
 }
 
 // expireAllLeases returns every leased message to its receiver's head,
-// due at its old SendAt, and empties the lease index. With ready false the
-// ready index is about to be rebuilt, so it is left alone.
-func (b *Bolt) expireAllLeases(bk buckets, ready bool) error {
+// due at its old SendAt (a superseded one is dropped instead, as Release
+// would), and empties the lease index. With ready false the ready index is
+// about to be rebuilt, so it is left alone (a drop's promotion writes to
+// it, which the rebuild replaces). It returns how many it dropped, which
+// no counter counts: counters start once the store is open.
+func (b *Bolt) expireAllLeases(bk buckets, ready bool) (dropped int, err error) {
 	var ids []uint64
-	err := bk.lease.ForEach(func(k, _ []byte) error {
+	err = bk.lease.ForEach(func(k, _ []byte) error {
 		ids = append(ids, keyID(k))
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, id := range ids {
 		r, err := bk.get(id)
 		if err != nil {
-			return err
+			return dropped, err
+		}
+		if r.superseded {
+			if err := bk.dropSuperseded(id, &r, b.o.Partitions); err != nil {
+				return dropped, err
+			}
+			dropped++
+			continue
 		}
 		r.leaseUntil = 0
 		if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
-			return err
+			return dropped, err
 		}
 		if ready {
 			if err := bk.ready.Put(readyKey(PartitionOf(string(r.receiver), b.o.Partitions), r.sendAt, id), nil); err != nil {
-				return err
+				return dropped, err
 			}
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return 0, nil
 	}
 	if err := bk.tx.DeleteBucket(bucketLease); err != nil {
-		return err
+		return dropped, err
 	}
 	_, err = bk.tx.CreateBucket(bucketLease)
-	return err
+	return dropped, err
 }
 
 // rebuildReady recreates the ready index from the receivers' heads: one

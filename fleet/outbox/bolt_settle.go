@@ -53,15 +53,21 @@ func (b *Bolt) Ack(ctx context.Context, id uint64) error {
 // Nack records a failed delivery of leased message id: Attempts+1,
 // LastError = cause, due again at now+delay (a negative delay counts as 0).
 // When Attempts reaches MaxAttempts the message moves to the dead letters
-// instead and the result is DeadLettered. It returns ErrNotLeased if id is
-// not leased.
+// instead and the result is DeadLettered. Otherwise, if an Overwrite
+// superseded it while it was leased (see Enqueue), it is dropped, counted
+// as Overwritten, and the result is Superseded: the newest version of its
+// key takes over its Attempts and LastError, and the receiver's next
+// message is due no sooner than now+delay. It returns ErrNotLeased if id
+// is not leased.
 func (b *Bolt) Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error) {
 	r, err := b.settleOne(ctx, Settlement{ID: id, Op: SettleNack, Delay: delay, Cause: cause})
 	return r.Nack, err
 }
 
 // Release returns leased message id without counting an attempt, due
-// again at sendAt (zero: now). It returns ErrNotLeased if id is not leased.
+// again at sendAt (zero: now). A message an Overwrite superseded while it
+// was leased is dropped instead, as Nack does. It returns ErrNotLeased if
+// id is not leased.
 func (b *Bolt) Release(ctx context.Context, id uint64, sendAt time.Time) error {
 	_, err := b.settleOne(ctx, Settlement{ID: id, Op: SettleRelease, SendAt: sendAt})
 	return err
@@ -162,14 +168,21 @@ func (b *Bolt) settleRec(bk buckets, d *counters, s *Settlement, now int64) (Set
 			d.deadLettered++
 			return res, bk.bury(s.ID, &r, b.o.Partitions)
 		}
-		res.Nack = Requeued
 		r.sendAt = addNano(now, max(s.Delay, 0))
+		if r.superseded {
+			res.Nack = Superseded
+			return res, b.dropSuperseded(bk, d, s.ID, &r)
+		}
+		res.Nack = Requeued
 		d.nacked++
 		return res, bk.unlease(s.ID, &r, b.o.Partitions)
 	case SettleRelease:
 		r.sendAt = now
 		if !s.SendAt.IsZero() {
 			r.sendAt = unixNano(s.SendAt)
+		}
+		if r.superseded {
+			return res, b.dropSuperseded(bk, d, s.ID, &r)
 		}
 		d.released++
 		return res, bk.unlease(s.ID, &r, b.o.Partitions)
@@ -180,4 +193,12 @@ func (b *Bolt) settleRec(bk buckets, d *counters, s *Settlement, now int64) (Set
 		d.deadLettered++
 		return res, bk.bury(s.ID, &r, b.o.Partitions)
 	}
+}
+
+// dropSuperseded drops leased message id (record r, with its settlement
+// applied), which an Overwrite superseded, counting into d.
+func (b *Bolt) dropSuperseded(bk buckets, d *counters, id uint64, r *rec) error {
+	d.depth--
+	d.overwritten++
+	return bk.dropSuperseded(id, r, b.o.Partitions)
 }

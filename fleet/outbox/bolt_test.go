@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,52 @@ func TestBoltReopenKeepsEverythingAndExpiresLeases(t *testing.T) {
 	// New ids keep increasing past the old ones.
 	if r := e.enq(msg("z", "z"))[0]; r.ID <= ms[4].ID {
 		t.Fatalf("new id %d after reopen, not above %d", r.ID, ms[4].ID)
+	}
+}
+
+// A message an Overwrite superseded while it was leased comes back
+// undelivered when the process that leased it dies: the reopen drops it, as
+// Release would, and only the newer version is delivered.
+func TestBoltReopenDropsSupersededLeases(t *testing.T) {
+	for _, parts := range []int{1, 3} { // 3: the reopen rebuilds the ready index too
+		t.Run(fmt.Sprintf("partitions %d", parts), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "outbox.db")
+			clk := clock.NewFake(t0)
+			o := outbox.Options{Clock: clk, LeaseTimeout: time.Hour}
+			s := reopen(t, path, o)
+			e := &env{t: t, s: s, clk: clk}
+			e.enq(over("a", "cfg", 1, "v1"), over("b", "cfg", 1, "b1"))
+			v1 := e.want(10, "v1", "b1")[0]
+			if _, err := s.Nack(ctx, v1.ID, 0, "timeout"); err != nil {
+				t.Fatal(err)
+			}
+			e.want(10, "v1")
+			e.enq(over("a", "cfg", 2, "v2")) // v1 in flight: appended
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			o.Partitions = parts
+			s = reopen(t, path, o)
+			if st := s.Stats(); st.Depth != 2 || st.Leased != 0 || st.Overwritten != 0 {
+				t.Fatalf("Stats after reopen = %+v; want v2 and b1 queued, counters reset", st)
+			}
+			var got []outbox.Message
+			for p := range parts {
+				ms, err := s.Dequeue(ctx, p, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, ms...)
+			}
+			slices.SortFunc(got, func(a, b outbox.Message) int { return strings.Compare(a.Receiver, b.Receiver) })
+			if p := payloads(got); !slices.Equal(p, []string{"v2", "b1"}) {
+				t.Fatalf("after reopen: %q, want [v2 b1]", p)
+			}
+			if v2 := got[0]; v2.Attempts != 1 || v2.LastError != "timeout" {
+				t.Fatalf("v2: attempts %d last error %q; want v1's 1, timeout", v2.Attempts, v2.LastError)
+			}
+		})
 	}
 }
 

@@ -39,6 +39,9 @@ type memEntry struct {
 	part  int
 	until time.Time // lease deadline; zero when not leased
 	hidx  int       // index in its partition heap, -1 when not there
+	// superseded: an Overwrite found this message leased and appended a
+	// newer version; handed back undelivered, it is dropped.
+	superseded bool
 }
 
 // NewMemory returns an empty in-memory store. Durability and OpenTimeout are
@@ -88,8 +91,9 @@ func (s *Memory) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error
 	now := s.opts.Clock.Now()
 	out := make([]Receipt, len(msgs))
 	for i := range msgs {
-		out[i] = s.enqueueLocked(msgs[i], now, true)
+		out[i] = s.enqueueLocked(msgs[i], now)
 	}
+	s.c.Enqueued += uint64(len(msgs)) // appended, replaced or stale: see Stats
 	return out, nil
 }
 
@@ -122,9 +126,8 @@ func (s *Memory) appendsLocked(msgs []Message) int {
 	return n
 }
 
-// enqueueLocked stores m; count says whether an append counts as Enqueued
-// (a replay does not).
-func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
+// enqueueLocked stores m (enqueued, or replayed).
+func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 	m.Payload = bytes.Clone(m.Payload)
 	m.Attempts, m.LastError, m.CreatedAt = 0, "", now
 	if m.SendAt.IsZero() {
@@ -152,7 +155,10 @@ func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
 				s.c.Overwritten++
 				return Receipt{ID: id, Outcome: Replaced}
 			}
-			// The queued version is in flight: the new one goes behind it.
+			// The queued version is in flight: the receiver may already
+			// have it, so the new one goes behind it, and the one in flight
+			// is dropped if it comes back undelivered.
+			e.superseded = true
 		}
 	}
 	s.nextID++
@@ -166,9 +172,6 @@ func (s *Memory) enqueueLocked(m Message, now time.Time, count bool) Receipt {
 	}
 	if m.Key != "" {
 		s.keys[rk] = m.ID
-	}
-	if count {
-		s.c.Enqueued++
 	}
 	return Receipt{ID: m.ID, Outcome: Appended}
 }
@@ -210,7 +213,7 @@ func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ..
 func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 	for _, e := range s.leased {
 		if !now.Before(e.until) { // the holder never settled it
-			s.unleaseLocked(e)
+			s.handBackLocked(e)
 		}
 	}
 	h := &s.ready[partition]
@@ -278,16 +281,20 @@ func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {
 			s.deadLetterLocked(e)
 			break
 		}
-		s.c.Nacked++
 		e.m.SendAt = now.Add(max(st.Delay, 0))
-		s.unleaseLocked(e)
+		if s.handBackLocked(e) {
+			res.Nack = Superseded
+			break
+		}
+		s.c.Nacked++
 	case SettleRelease:
-		s.c.Released++
 		e.m.SendAt = st.SendAt
 		if e.m.SendAt.IsZero() {
 			e.m.SendAt = now
 		}
-		s.unleaseLocked(e)
+		if !s.handBackLocked(e) {
+			s.c.Released++
+		}
 	case SettleDeadLetter:
 		e.m.LastError = st.Cause
 		s.deadLetterLocked(e)
@@ -301,13 +308,16 @@ func (s *Memory) Ack(ctx context.Context, id uint64) error {
 	return err
 }
 
-// Nack counts a failed attempt; at MaxAttempts the message is dead-lettered.
+// Nack counts a failed attempt; at MaxAttempts the message is
+// dead-lettered, and if an Overwrite superseded it while it was leased it
+// is dropped (see Store).
 func (s *Memory) Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error) {
 	r, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleNack, Delay: delay, Cause: cause})
 	return r.Nack, err
 }
 
-// Release returns a leased message without charging an attempt.
+// Release returns a leased message without charging an attempt, or drops
+// it if an Overwrite superseded it while it was leased (see Store).
 func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error {
 	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleRelease, SendAt: sendAt})
 	return err
@@ -336,6 +346,37 @@ func (s *Memory) Wake(ctx context.Context, receiver string) error {
 		heap.Fix(&s.ready[e.part], e.hidx)
 	}
 	return nil
+}
+
+// handBackLocked returns the leased head e, undelivered, to the queue, or
+// drops it if it was superseded (and reports that).
+func (s *Memory) handBackLocked(e *memEntry) bool {
+	if !e.superseded {
+		s.unleaseLocked(e)
+		return false
+	}
+	s.dropSupersededLocked(e)
+	return true
+}
+
+// dropSupersededLocked drops the leased head e, which an Overwrite
+// superseded, as if that Overwrite had replaced it in place: the newest
+// version of its key takes over its Attempts and LastError, and the
+// receiver's next head is due no sooner than e would have been (its
+// backoff, or its parking while the receiver is offline, still holds).
+func (s *Memory) dropSupersededLocked(e *memEntry) {
+	s.c.Overwritten++
+	if id, ok := s.keys[recvKey{e.m.Receiver, e.m.Key}]; ok && id != e.m.ID {
+		n := s.msgs[id] // behind e, so not a head: no heap to fix
+		n.m.Attempts, n.m.LastError = e.m.Attempts, e.m.LastError
+	}
+	s.removeLocked(e)
+	if q := s.queues[e.m.Receiver]; len(q) > 0 {
+		if h := s.msgs[q[0]]; e.m.SendAt.After(h.m.SendAt) {
+			h.m.SendAt = e.m.SendAt
+			heap.Fix(&s.ready[h.part], h.hidx)
+		}
+	}
 }
 
 // unleaseLocked puts a leased head back among the ready ones.
@@ -424,7 +465,7 @@ func (s *Memory) Replay(ctx context.Context, ids ...uint64) (int, error) {
 		m := *s.dead[id]
 		delete(s.dead, id)
 		m.SendAt = time.Time{}
-		s.enqueueLocked(m, now, false) // an Overwrite may find a newer version queued
+		s.enqueueLocked(m, now) // an Overwrite may find a newer version queued
 		n++
 	}
 	s.c.Replayed += uint64(n)

@@ -16,7 +16,8 @@ const (
 	// Overwrite replaces the queued message with the same (receiver, key)
 	// in place, keeping its position, unless the new sequence number is
 	// lower (then the new message is stale and dropped, counted). Heartbeats,
-	// status and config pushes coalesce this way (seed 000 2.7).
+	// status and config pushes coalesce this way (seed 000 2.7). A message
+	// in flight is not replaced but superseded: see Store.
 	Overwrite
 )
 
@@ -122,13 +123,24 @@ const (
 	// DeadLettered: the message reached MaxAttempts and moved to the dead
 	// letters.
 	DeadLettered
+	// Superseded: while the message was leased an Overwrite appended a
+	// newer version of its key, so it was dropped instead of requeued
+	// (counted in Stats.Overwritten). The newer version carries on with
+	// its Attempts and LastError, and the receiver's next message is due
+	// no sooner than it would have been.
+	Superseded
 )
 
 func (r NackResult) String() string {
-	if r == DeadLettered {
+	switch r {
+	case Requeued:
+		return "requeued"
+	case DeadLettered:
 		return "dead-lettered"
+	case Superseded:
+		return "superseded"
 	}
-	return "requeued"
+	return fmt.Sprintf("NackResult(%d)", int(r))
 }
 
 // validate checks the fields a caller must fill.

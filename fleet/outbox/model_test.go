@@ -21,12 +21,14 @@ import (
 // reference model of the contract, compared after every step. The model
 // predicts every Dequeue exactly (ids, order, fields), every error, the
 // dead letters and every Stats field, so a lost, duplicated, reordered or
-// wrongly overwritten message shows up as a difference.
+// wrongly overwritten message shows up as a difference. Check also holds
+// the store's own Stats to the balance documented on Stats.
 
 type modelMsg struct {
 	outbox.Message
 	leased     bool
 	leaseUntil time.Time
+	superseded bool // an Overwrite found it leased and appended a newer version
 }
 
 type model struct {
@@ -49,7 +51,8 @@ func newModel(o outbox.Options) *model {
 func (m *model) depth() int { return len(m.byID) }
 
 // enqueue applies one message (already validated) and returns its receipt;
-// bounded false skips MaxDepth (Replay). ok false means ErrFull.
+// bounded false skips MaxDepth (Replay). ok false means ErrFull. The
+// caller counts Enqueued (every message of a call that succeeds).
 func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) {
 	in.Attempts, in.LastError, in.CreatedAt = 0, "", m.now
 	if in.SendAt.IsZero() {
@@ -72,6 +75,10 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 			m.c.Overwritten++
 			return outbox.Receipt{ID: id, Outcome: outbox.Replaced}, true
 		}
+		if bounded && m.o.MaxDepth > 0 && m.depth() >= m.o.MaxDepth {
+			return outbox.Receipt{}, false
+		}
+		old.superseded = true
 	}
 	if bounded && m.o.MaxDepth > 0 && m.depth() >= m.o.MaxDepth {
 		return outbox.Receipt{}, false
@@ -84,7 +91,6 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 	if in.Key != "" {
 		m.keys[k] = in.ID
 	}
-	m.c.Enqueued++
 	return outbox.Receipt{ID: in.ID, Outcome: outbox.Appended}, true
 }
 
@@ -123,10 +129,32 @@ func (m *model) remove(e *modelMsg) {
 	}
 }
 
+// handBack returns the leased e, undelivered and with its settlement
+// applied, to the queue; if it was superseded it is dropped instead, as if
+// the Overwrite had replaced it in place: the key's newest version takes
+// its Attempts and LastError, and the receiver's next head is due no
+// sooner than e was. It reports the drop.
+func (m *model) handBack(e *modelMsg) bool {
+	e.leased = false
+	if !e.superseded {
+		return false
+	}
+	if id, ok := m.keys[[2]string{e.Receiver, e.Key}]; ok && id != e.ID {
+		n := m.byID[id]
+		n.Attempts, n.LastError = e.Attempts, e.LastError
+	}
+	m.remove(e)
+	if q := m.queues[e.Receiver]; len(q) > 0 && q[0].SendAt.Before(e.SendAt) {
+		q[0].SendAt = e.SendAt
+	}
+	m.c.Overwritten++
+	return true
+}
+
 func (m *model) dequeue(partition, max int) []outbox.Message {
 	for _, e := range m.byID {
 		if e.leased && !m.now.Before(e.leaseUntil) {
-			e.leased = false
+			m.handBack(e)
 		}
 	}
 	var out []outbox.Message
@@ -189,12 +217,20 @@ func (m *model) stats() outbox.Stats {
 	return s
 }
 
+func withSendAt(e *modelMsg, at time.Time) *modelMsg {
+	e.SendAt = at
+	return e
+}
+
 // machine drives a store and the model with the same operations.
 type machine struct {
 	s      outbox.Store
 	m      *model
 	clk    *clock.Fake
 	reopen func() outbox.Store // nil: the store cannot be reopened
+
+	// What the store held when last opened, for the balance in Check.
+	depth0, dead0 int
 }
 
 var receivers = []string{"a", "b", "c", "d", "e"}
@@ -264,6 +300,7 @@ func (k *machine) Enqueue(t *rapid.T) {
 		t.Fatalf("Enqueue receipts %+v, want %+v", got, want)
 	}
 	k.m = mm
+	k.m.c.Enqueued += uint64(len(msgs))
 }
 
 func (k *machine) Dequeue(t *rapid.T) {
@@ -339,11 +376,13 @@ func (k *machine) Nack(t *rapid.T) {
 	e.Attempts++
 	e.LastError = "nack " + fmt.Sprint(id)
 	want := outbox.Requeued
-	if e.Attempts >= k.m.o.MaxAttempts {
+	switch {
+	case e.Attempts >= k.m.o.MaxAttempts:
 		want = outbox.DeadLettered
 		k.m.bury(e)
-	} else {
-		e.SendAt = k.m.now.Add(delay)
+	case k.m.handBack(withSendAt(e, k.m.now.Add(delay))):
+		want = outbox.Superseded
+	default:
 		k.m.c.Nacked++
 	}
 	if res != want {
@@ -354,8 +393,7 @@ func (k *machine) Nack(t *rapid.T) {
 func (k *machine) Release(t *rapid.T) {
 	id := k.pickID(t)
 	at := k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "at")) * time.Second)
-	if e, ok := k.settle(t, "Release", id, k.s.Release(ctx, id, at)); ok {
-		e.SendAt = at
+	if e, ok := k.settle(t, "Release", id, k.s.Release(ctx, id, at)); ok && !k.m.handBack(withSendAt(e, at)) {
 		k.m.c.Released++
 	}
 }
@@ -440,22 +478,26 @@ func (k *machine) checkSettle(t *rapid.T, ss []outbox.Settlement, got []outbox.S
 			e.Attempts++
 			e.LastError = s.Cause
 			want := outbox.Requeued
-			if e.Attempts >= k.m.o.MaxAttempts {
+			switch {
+			case e.Attempts >= k.m.o.MaxAttempts:
 				want = outbox.DeadLettered
 				k.m.bury(e)
-			} else {
-				e.SendAt = k.m.now.Add(max(s.Delay, 0))
+			case k.m.handBack(withSendAt(e, k.m.now.Add(max(s.Delay, 0)))):
+				want = outbox.Superseded
+			default:
 				k.m.c.Nacked++
 			}
 			if r.Nack != want {
 				t.Fatalf("Settle[%d] nack of %d = %v, want %v", i, s.ID, r.Nack, want)
 			}
 		case outbox.SettleRelease:
-			e.SendAt = s.SendAt
-			if e.SendAt.IsZero() {
-				e.SendAt = k.m.now
+			at := s.SendAt
+			if at.IsZero() {
+				at = k.m.now
 			}
-			k.m.c.Released++
+			if !k.m.handBack(withSendAt(e, at)) {
+				k.m.c.Released++
+			}
 		case outbox.SettleDeadLetter:
 			e.LastError = s.Cause
 			k.m.bury(e)
@@ -499,9 +541,7 @@ func (k *machine) Replay(t *rapid.T) {
 		msg := k.m.dead[id]
 		delete(k.m.dead, id)
 		msg.SendAt = time.Time{}
-		if r, _ := k.m.enqueue(msg, false); r.Outcome == outbox.Appended {
-			k.m.c.Enqueued-- // a replay is not a new message
-		}
+		k.m.enqueue(msg, false) // counted as Replayed, not Enqueued
 		k.m.c.Replayed++
 	}
 }
@@ -549,14 +589,28 @@ func (k *machine) Reopen(t *rapid.T) {
 	}
 	k.s = k.reopen()
 	for _, e := range k.m.byID {
-		e.leased = false
+		if e.leased {
+			k.m.handBack(e)
+		}
 	}
 	k.m.c = outbox.Stats{}
+	k.depth0, k.dead0 = k.m.depth(), len(k.m.dead)
 }
 
 func (k *machine) Check(t *rapid.T) {
-	if got, want := k.s.Stats(), k.m.stats(); got != want {
-		t.Fatalf("Stats =\n%+v, want\n%+v", got, want)
+	st := k.s.Stats()
+	// The balance on Stats, on the store's own numbers: every message
+	// enqueued or replayed since the open is queued or left exactly once.
+	in := st.Enqueued + st.Replayed + uint64(k.depth0)
+	out := st.Acked + st.Overwritten + st.Stale + st.Expired + st.DeadLettered + uint64(st.Depth)
+	if in != out {
+		t.Fatalf("Stats %+v do not balance (depth at open %d): %d in, %d out", st, k.depth0, in, out)
+	}
+	if dl := uint64(k.dead0) + st.DeadLettered - st.Replayed - st.Purged; uint64(st.DeadLetters) != dl {
+		t.Fatalf("Stats %+v: %d dead letters, want %d (%d at open)", st, st.DeadLetters, dl, k.dead0)
+	}
+	if want := k.m.stats(); st != want {
+		t.Fatalf("Stats =\n%+v, want\n%+v", st, want)
 	}
 	got, err := k.s.DeadLetters(ctx, 0)
 	if err != nil {

@@ -2,8 +2,10 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -151,6 +153,125 @@ func TestRelayShutdownMidPoll(t *testing.T) {
 		}
 		if s := mem.Stats(); s.Leased != 0 || s.Released != 3 || s.Depth != 3 || s.Nacked != 0 {
 			t.Fatalf("store %+v: want the 3 leased messages released, uncharged", s)
+		}
+	})
+}
+
+// versions is a Delivery for one key's versions: it records the payloads
+// each receiver was handed and answers with answer(payload).
+type versions struct {
+	answer func(payload string) error
+
+	mu   sync.Mutex
+	got  []string // "payload attempts=n ok|err", in call order
+	took []string // payloads answered ok
+}
+
+func (v *versions) Deliver(_ context.Context, m outbox.Message) error {
+	err := v.answer(string(m.Payload))
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	res := "ok"
+	if err != nil {
+		res = "err"
+	} else {
+		v.took = append(v.took, string(m.Payload))
+	}
+	v.got = append(v.got, fmt.Sprintf("%s attempts=%d %s", m.Payload, m.Attempts, res))
+	return err
+}
+
+func (v *versions) calls() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Clone(v.got)
+}
+
+func overwrite(t *testing.T, st outbox.Store, receiver string, seq uint64) {
+	t.Helper()
+	_, err := st.Enqueue(context.Background(), outbox.Message{Receiver: receiver, Kind: "config",
+		Payload: fmt.Appendf(nil, "v%d", seq), Key: "config", Seq: seq, Conflict: outbox.Overwrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRelayOfflineReceiverGetsOnlyTheLatest: a newer version that arrives
+// while the relay holds the old one of an offline receiver (between
+// leasing and parking it) replaces it: after Wake the receiver gets the
+// newest version only, not the old one first.
+func TestRelayOfflineReceiverGetsOnlyTheLatest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mem := newMemory(t, outbox.Options{})
+		overwrite(t, mem, "away", 1)
+		rec := &versions{answer: func(string) error { return nil }}
+		st := &hookedStore{Store: mem, n: 1, hook: func() {
+			// v1 is leased, about to be parked.
+			overwrite(t, mem, "away", 2)
+			overwrite(t, mem, "away", 3)
+		}}
+		r, err := outbox.NewRelay(st, rec, outbox.RelayOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOffline("away")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		synctest.Wait()
+		time.Sleep(10 * time.Second) // parked for a minute: nothing to deliver
+		synctest.Wait()
+		if s := r.Stats().Partitions[0]; s.OfflineSkips != 1 || len(rec.calls()) != 0 {
+			t.Fatalf("offline skips %d, calls %q: want v1 parked once, nothing delivered", s.OfflineSkips, rec.calls())
+		}
+		if err := r.Wake(context.Background(), "away"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := rec.calls(); !slices.Equal(got, []string{"v3 attempts=0 ok"}) {
+			t.Fatalf("after Wake the receiver was handed %q, want only v3", got)
+		}
+		if s := mem.Stats(); s.Overwritten != 2 || s.Acked != 1 || s.Released != 0 || s.Depth != 0 {
+			t.Fatalf("store %+v: want v1 dropped when parked, v2 replaced by v3, v3 acked", s)
+		}
+	})
+}
+
+// TestRelayFailedAskThenOnlyTheLatest: a newer version that arrives while
+// an ask for the old one is out (the receiver is away and the leader does
+// not know yet) replaces it once the ask fails: the retry delivers the
+// newest version, carrying the failed attempt.
+func TestRelayFailedAskThenOnlyTheLatest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newMemory(t, outbox.Options{})
+		overwrite(t, st, "away", 1)
+		asked, answer := make(chan struct{}), make(chan error)
+		var once sync.Once
+		rec := &versions{answer: func(p string) error {
+			err := error(nil)
+			once.Do(func() { // the first ask, for v1: out until the test answers
+				close(asked)
+				err = <-answer
+			})
+			return err
+		}}
+		r, stop := start(t, st, rec, outbox.RelayOptions{Backoff: flow.Backoff{Base: 100 * time.Millisecond, Cap: time.Second}})
+		defer stop()
+		<-asked
+		overwrite(t, st, "away", 2)
+		answer <- flow.Transient(errors.New("ask timed out"))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if got := rec.calls(); !slices.Equal(got, []string{"v1 attempts=0 err", "v2 attempts=1 ok"}) {
+			t.Fatalf("the receiver was handed %q, want v1 (failed), then only v2 with the attempt carried", got)
+		}
+		if s := st.Stats(); s.Overwritten != 1 || s.Acked != 1 || s.Nacked != 0 || s.Depth != 0 {
+			t.Fatalf("store %+v: want v1 dropped at its nack, v2 acked", s)
+		}
+		if s := r.Stats().Partitions[0]; s.Retries != 1 || s.Delivered != 1 {
+			t.Fatalf("relay %+v: want 1 retry (as v2), 1 delivered", s)
 		}
 	})
 }

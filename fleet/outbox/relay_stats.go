@@ -31,7 +31,9 @@ type PartitionStats struct {
 	// (fleetsim_outbox_relay_backpressure_total).
 	Backpressure uint64
 	// Retries counts failed attempts requeued with a delay, after a capacity
-	// or a transient answer (fleetsim_outbox_relay_retries_total).
+	// or a transient answer (fleetsim_outbox_relay_retries_total). A
+	// message superseded while in flight is retried as its newer version,
+	// which inherits its attempts and delay (Store, Superseded).
 	Retries uint64
 	// Errors counts transient (or unclassified) failures, which leave the
 	// limit alone (fleetsim_outbox_relay_errors_total).

@@ -21,6 +21,20 @@ import (
 // Options.LeaseTimeout (the relay crashed or hung) expires and the message
 // is handed out again. Reopening a bbolt store expires every lease at once,
 // since the process that held them is gone.
+//
+// Overwrite. An Overwrite replaces the newest queued message with the same
+// (Receiver, Key) in place, unless its Seq is lower (then it is Stale). If
+// that message is in flight (leased), the receiver may already have it, so
+// the new version is appended behind it instead and the one in flight is
+// superseded. Acked, it was delivered, and the new version follows (the
+// receiver dedupes by key and Seq). Dead-lettered (DeadLetter, or Nack at
+// MaxAttempts), it goes to the dead letters as usual and the new version
+// follows with a fresh attempt count. But handed back undelivered (Nack,
+// Release, its lease running out, a reopen) it is dropped and counted as
+// Overwritten, as if the new version had replaced it in place: the new
+// version takes over its Attempts and LastError, and the receiver's next
+// message is due no sooner than the dropped one would have been. So a
+// receiver that was away gets the newest version only.
 type Store interface {
 	// Enqueue adds messages atomically (all or none; a validation error or
 	// ErrFull stores nothing): when it returns nil every message is
@@ -61,11 +75,14 @@ type Store interface {
 
 	// Nack records a failed delivery of a leased message: Attempts+1,
 	// LastError = cause, SendAt = now+delay. At Options.MaxAttempts it goes to
-	// the dead letters instead.
+	// the dead letters instead (DeadLettered); superseded by an Overwrite
+	// while leased, it is dropped instead (Superseded).
 	Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error)
 
 	// Release returns a leased message without counting an attempt, due
-	// again at sendAt (the relay uses it for a receiver known to be offline).
+	// again at sendAt (the relay uses it for a receiver known to be
+	// offline). Superseded by an Overwrite while leased, it is dropped
+	// instead.
 	Release(ctx context.Context, id uint64, sendAt time.Time) error
 
 	// DeadLetter moves a leased message to the dead letters at once (a
@@ -100,22 +117,71 @@ type Store interface {
 	Close() error
 }
 
-// Stats is a point-in-time view of a Store. Counters count since Open.
+// Stats is a point-in-time view of a Store. Depth, Leased, DeadLetters and
+// OldestAge describe the store now; the counters count events since the
+// store was opened (a bbolt store's start at zero however much its file
+// holds).
+//
+// The counters balance, which is what lets a caller prove nothing was
+// lost. Every message an Enqueue accepted, and every dead letter replayed,
+// is still queued or has left the queue exactly once, as one of Acked,
+// Overwritten, Stale, Expired or DeadLettered:
+//
+//	Enqueued + Replayed = Acked + Overwritten + Stale + Expired + DeadLettered + Depth - Depth₀
+//	DeadLetters = DeadLetters₀ + DeadLettered - Replayed - Purged
+//
+// where Depth₀ and DeadLetters₀ are what the store held once opened (zero
+// for a new one; a bbolt store drops superseded leases while opening,
+// before Depth₀ is counted). An Overwrite that replaces a queued version
+// in place is one Enqueued, and the version it replaced one Overwritten;
+// an Overwrite appended behind a version in flight is one Enqueued, and
+// that version, if it comes back undelivered, one Overwritten; a stale
+// Overwrite is one Enqueued and one Stale. Nacked and Released count
+// events, not fates: a requeued message still counts in Depth.
 type Stats struct {
-	Depth        int           // queued messages, leased ones included
-	Leased       int           // messages handed out and not yet settled
-	DeadLetters  int           // messages in the dead letters now
-	OldestAge    time.Duration // age of the first queued message in enqueue order (0 if empty); an overwrite refreshes its age, so after overwrites this can read young
-	Enqueued     uint64        // messages appended
-	Overwritten  uint64        // messages replaced in place by a newer version
-	Stale        uint64        // overwrites dropped for a lower Seq
-	Acked        uint64
-	Nacked       uint64 // failed attempts requeued
-	Released     uint64 // leases returned without an attempt
-	Expired      uint64 // dropped at dequeue for TTL
-	DeadLettered uint64 // moved to the dead letters (attempts or permanent)
-	Replayed     uint64
-	Purged       uint64
+	// Depth is the number of messages queued now, leased ones included.
+	Depth int
+	// Leased is the number of queued messages handed out by Dequeue and
+	// not yet settled (a lease past its deadline counts until a Dequeue
+	// takes it back).
+	Leased int
+	// DeadLetters is the number of messages in the dead letters now.
+	DeadLetters int
+	// OldestAge is the age of the first queued message in enqueue order (0
+	// if none). An overwrite refreshes its age, so after overwrites this
+	// can read young.
+	OldestAge time.Duration
+	// Enqueued counts the messages Enqueue accepted, one per Receipt:
+	// appended, replaced in place, or stale. A failed Enqueue counts none;
+	// a replayed dead letter counts in Replayed instead.
+	Enqueued uint64
+	// Overwritten counts versions dropped for a newer one of their key:
+	// replaced in place by an Overwrite (or a replayed one), or superseded
+	// while in flight and then handed back undelivered (Nack, Release,
+	// lease expiry; see Store).
+	Overwritten uint64
+	// Stale counts Overwrites, enqueued or replayed, dropped on arrival
+	// because a version with a higher Seq is queued.
+	Stale uint64
+	// Acked counts messages removed as delivered (Ack).
+	Acked uint64
+	// Nacked counts failed attempts whose message was requeued (a Nack
+	// that neither dead-lettered nor dropped it).
+	Nacked uint64
+	// Released counts leases handed back without an attempt whose message
+	// was requeued (a Release that did not drop it). A lease that runs out
+	// is not counted.
+	Released uint64
+	// Expired counts messages dropped at Dequeue because their TTL had run
+	// out.
+	Expired uint64
+	// DeadLettered counts messages moved to the dead letters: DeadLetter,
+	// or a Nack at MaxAttempts.
+	DeadLettered uint64
+	// Replayed counts dead letters moved back to the queue (Replay).
+	Replayed uint64
+	// Purged counts dead letters deleted (Purge).
+	Purged uint64
 }
 
 // Errors returned by Store methods.
