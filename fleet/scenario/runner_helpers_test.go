@@ -1,0 +1,68 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func sec(s float64) Duration { return Duration(time.Duration(s * float64(time.Second))) }
+
+// small is a fleet of n workers, fast: speed 20, keepalive 1s (the wall
+// time a partition takes to be noticed), no fsync.
+func small(n int, dur float64) *Scenario {
+	sc := &Scenario{
+		Name: "test", Seed: 7, Speed: 20, Duration: sec(dur), Drain: sec(60),
+		Fleet: Fleet{Count: n, Worker: WorkerProfile{
+			KeepAlive: ptr(Duration(time.Second)),
+			Heartbeat: ptr(sec(2)),
+		}},
+		Leader: LeaderSpec{HeartbeatInterval: sec(5), Outbox: OutboxSpec{Durability: "none"}},
+	}
+	sc.applyDefaults()
+	return sc
+}
+
+// run runs sc and fails the test on an error.
+func run(t *testing.T, sc *Scenario) *Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := Run(ctx, sc, RunOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return rep
+}
+
+// dump logs the result and the records when the test has failed.
+func dump(t *testing.T, rep *Report) {
+	t.Helper()
+	if !t.Failed() && os.Getenv("SCENARIO_DUMP") == "" {
+		return
+	}
+	b, _ := json.MarshalIndent(rep.Result, "", "  ")
+	t.Logf("result: %s", b)
+	for _, rec := range rep.Records {
+		t.Logf("%7.2fs %-8s %s (lag %.3fs)", rec.T, rec.Kind, rec.Text, rec.LagSec)
+	}
+}
+
+// noLoss checks the balances every run must keep.
+func noLoss(t *testing.T, rep *Report) {
+	t.Helper()
+	r := rep.Result
+	if r.Lost != 0 || r.Commands.Lost != 0 || r.Telemetry.Lost != 0 {
+		t.Errorf("lost %d (commands %d, telemetry %d), want 0", r.Lost, r.Commands.Lost, r.Telemetry.Lost)
+	}
+	if r.Workers.AppliedTwice != 0 {
+		t.Errorf("%d workers applied a version twice", r.Workers.AppliedTwice)
+	}
+	if rep.Err != "" {
+		t.Errorf("report error: %s", rep.Err)
+	}
+}
