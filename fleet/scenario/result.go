@@ -80,6 +80,11 @@ type WorkersResult struct {
 	Reconnects      uint64 `expr:"reconnects" json:"reconnects"`
 	ConnectionsLost uint64 `expr:"connections_lost" json:"connections_lost"`
 	Malformed       uint64 `expr:"malformed" json:"malformed"`
+	// Crashes counts connections a worker dropped without a word (crash
+	// events); Refused the commands refused for good with a reject ack
+	// (poison): the leader dead-letters them at once.
+	Crashes uint64 `expr:"crashes" json:"crashes"`
+	Refused uint64 `expr:"refused" json:"refused"`
 	// Sync is the request every worker sends on (re)connect.
 	SyncSent     uint64 `expr:"sync_sent" json:"sync_sent"`
 	SyncOK       uint64 `expr:"sync_ok" json:"sync_ok"`
@@ -121,7 +126,7 @@ type LeaderResult struct {
 	AnsweredFull      uint64        `expr:"answered_full" json:"answered_full"`
 	Malformed         uint64        `expr:"malformed" json:"malformed"`
 	Reconnects        uint64        `expr:"reconnects" json:"reconnects"`
-	AskRTT            Quantiles     `expr:"ask_rtt" json:"ask_rtt"` // wall-clock seconds
+	AskRTT            Quantiles     `expr:"ask_rtt" json:"ask_rtt"` // simulated seconds, like every other time
 	AsksSent          uint64        `expr:"asks_sent" json:"asks_sent"`
 	AsksTimedOut      uint64        `expr:"asks_timed_out" json:"asks_timed_out"`
 }

@@ -111,6 +111,10 @@ type Runner struct {
 	deploys   []*deployRun
 	report    *Report
 	fail      context.CancelCauseFunc
+
+	// testLeaderDown, if set, is called with the outbox file's path while
+	// a crashed leader is down (tests: tamper with the file).
+	testLeaderDown func(path string)
 }
 
 // NewRunner checks what it can of sc before anything runs — the fleet's

@@ -34,9 +34,6 @@ type leaderState struct {
 	// from there, so a file that was not empty does not count as loss.
 	depthStart int
 	opened     bool
-	// lastOutbox is the newest outbox stats of a stopped instance: what
-	// the file holds while the leader is down.
-	lastOutbox outbox.Stats
 }
 
 // leaderRun is one leader process: its outbox store, session and actor.
@@ -99,6 +96,10 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		HeartbeatWait:     &r.hbWait,
 		AskRTT:            &r.askRTT,
 		ReplyQueue:        max(leader.DefaultReplyQueue, 2*len(r.workers)),
+		// One heartbeat slot per worker, as many as there are: the
+		// default (a million) allocates its ring and key map up front,
+		// half a second and a hundred megabytes at every (re)start.
+		HeartbeatSlots: max(len(r.workers), 1),
 		Relay: outbox.RelayOptions{
 			Interval: ls.Relay.Interval.D(), Batch: ls.Relay.Batch,
 			Limiter: flow.LimiterOptions{Initial: ls.Relay.Limit.Initial, Min: ls.Relay.Limit.Min, Max: ls.Relay.Limit.Max},
@@ -224,7 +225,7 @@ func (r *Runner) stopLeader(crash bool) *leaderRun {
 	s.mu.Lock()
 	lr.stopped, lr.final = true, final
 	s.past = append(s.past, lr)
-	s.dying, s.lastOutbox = nil, final.Outbox
+	s.dying = nil
 	s.mu.Unlock()
 	return lr
 }
@@ -240,6 +241,9 @@ func (r *Runner) crashLeader(ctx context.Context, restartAfter time.Duration) {
 	r.lead.mu.Lock()
 	r.lead.restarts++
 	r.lead.mu.Unlock()
+	if r.testLeaderDown != nil {
+		r.testLeaderDown(r.lead.path)
+	}
 	if restartAfter <= 0 {
 		r.restartLeader(ctx)
 	}
@@ -298,7 +302,7 @@ func (r *Runner) withLeader(ctx context.Context, f func(*leaderRun) error) error
 
 // liveLeaders returns, under one lock so nothing is counted twice or
 // missed, the stopped instances and the live ones (dying, then serving).
-func (r *Runner) liveLeaders() (past, live []*leaderRun, up bool, lastOutbox outbox.Stats) {
+func (r *Runner) liveLeaders() (past, live []*leaderRun, up bool) {
 	s := &r.lead
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -309,7 +313,7 @@ func (r *Runner) liveLeaders() (past, live []*leaderRun, up bool, lastOutbox out
 	if s.cur != nil {
 		live = append(live, s.cur)
 	}
-	return past, live, s.cur != nil, s.lastOutbox
+	return past, live, s.cur != nil
 }
 
 // stats returns a stopped instance's final counters, or a live one's now.

@@ -178,6 +178,8 @@ func (r *Runner) workersResult(f *final) WorkersResult {
 		w.Reconnects += s.Reconnects
 		w.ConnectionsLost += s.ConnectionsLost
 		w.Malformed += s.Malformed
+		w.Crashes += s.Crashes
+		w.Refused += s.Refused
 		w.SyncSent += s.SyncSent
 		w.SyncOK += s.SyncOK
 		w.SyncFull += s.SyncFull

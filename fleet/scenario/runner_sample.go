@@ -41,9 +41,11 @@ type leaderTotals struct {
 }
 
 // gather reads every leader instance's stats once: the stopped ones'
-// final counters and the live ones' current ones.
-func (r *Runner) gather() (lt leaderTotals, lastOutbox outbox.Stats) {
-	past, live, up, lastOutbox := r.liveLeaders()
+// final counters and the live ones' current ones. newest is the outbox as
+// the newest instance sees it (a stopping one's, while no leader serves),
+// which is what the file holds.
+func (r *Runner) gather() (lt leaderTotals, newest outbox.Stats) {
+	past, live, up := r.liveLeaders()
 	for _, lr := range past {
 		lt.all = append(lt.all, lr.stats(&r.lead))
 	}
@@ -52,10 +54,13 @@ func (r *Runner) gather() (lt leaderTotals, lastOutbox outbox.Stats) {
 		lt.all = append(lt.all, s)
 		r.limits.observe(lr.n, s.Relay.Partitions)
 	}
-	if up {
-		lt.cur = &lt.all[len(lt.all)-1]
+	if n := len(lt.all); n > 0 {
+		newest = lt.all[n-1].Outbox
+		if up {
+			lt.cur = &lt.all[n-1]
+		}
 	}
-	return lt, lastOutbox
+	return lt, newest
 }
 
 func (lt leaderTotals) sum(f func(*leader.Stats) uint64) uint64 {
@@ -76,7 +81,7 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
-	lt, lastOutbox := r.gather()
+	lt, newest := r.gather()
 	s := Sample{T: seconds(now), LeaderUp: lt.cur != nil}
 	s.LeaderAccepted = lt.sum(func(l *leader.Stats) uint64 {
 		return l.Mailbox.Offered - l.Mailbox.Rejected() - l.Mailbox.DroppedNewest
@@ -88,7 +93,7 @@ func (r *Runner) takeSample(now time.Duration) {
 	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
 	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
 	s.LeaderWaitP99 = seconds(r.leaderWait.Snapshot().Quantile(0.99))
-	s.OutboxDepth = lastOutbox.Depth
+	s.OutboxDepth = newest.Depth
 	if c := lt.cur; c != nil {
 		s.LeaderDepth, s.LeaderCapacity = c.Mailbox.Depth, c.Mailbox.Capacity
 		s.HeartbeatsQueued = c.Heartbeats.Depth

@@ -265,9 +265,10 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)
 	case ev.LeaderCrash != nil:
 		after := ev.LeaderCrash.RestartAfter.D()
 		return func(ctx context.Context, push func(*action)) {
+			down := r.simNow() // the downtime runs from the kill, however long stopping takes
 			r.crashLeader(ctx, after)
 			if after > 0 {
-				push(&action{at: r.simNow() + after, text: "leader restart", mustRun: true, do: func(ctx context.Context, _ func(*action)) {
+				push(&action{at: down + after, text: "leader restart", mustRun: true, do: func(ctx context.Context, _ func(*action)) {
 					r.restartLeader(ctx)
 				}})
 			}

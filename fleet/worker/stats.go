@@ -76,7 +76,9 @@ type State struct {
 	Version      string // applied
 	// Depth and Capacity are the command mailbox's.
 	Depth, Capacity int
-	AckedFull       uint64 // commands answered "full" so far
+	// Stored is the messages for the leader waiting in the local outbox.
+	Stored    int
+	AckedFull uint64 // commands answered "full" so far
 }
 
 // State returns the worker's state at a glance. It copies no map and no
@@ -86,6 +88,6 @@ func (w *Worker) State() State {
 	w.mu.Lock()
 	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
 	w.mu.Unlock()
-	s.Depth, s.Capacity = w.mb.Len(), w.mb.Cap()
+	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), w.local.Len()
 	return s
 }
