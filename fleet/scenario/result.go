@@ -188,9 +188,16 @@ type OutboxResult struct {
 	OldestMax    Seconds `expr:"oldest_max" json:"oldest_max"`     // sampled: the oldest message's age at its worst
 }
 
-// CommandResult balances the leader's commands: every one enqueued is
-// acked, overwritten, stale, expired, dead-lettered or still queued; Lost
-// is the remainder (and acked commands a worker never saw).
+// CommandResult balances the leader's commands: every one handed to the
+// outbox (Sent, over every leader instance) is acked, overwritten, stale,
+// expired, dead-lettered or still queued (Queued, in the file at the
+// end). Lost is the largest of three shortfalls, each a lower bound on
+// the commands lost: that ledger's remainder; outbox acks beyond the ok
+// answers the workers gave (acked, but no worker took it); and deploy
+// targets that never applied their version, were not sent a later one,
+// are not in the dead letters and are not explained by expiries or what
+// is still queued. A negative Lost (more settled than sent) is a counting
+// error.
 type CommandResult struct {
 	Sent   uint64 `expr:"sent" json:"sent"`
 	Queued int    `expr:"queued" json:"queued"`

@@ -146,7 +146,8 @@ func (r *Runner) result(f *final) Result {
 	res.Telemetry = telemetryBalance(f.workers, res.Leader.TelemetryReceived)
 	res.Lost = res.Commands.Lost + res.Telemetry.Lost
 	if res.Lost != 0 {
-		r.warnf("lost %d messages: commands %d, telemetry %d (see the balances in docs/SCENARIOS.md)", res.Lost, res.Commands.Lost, res.Telemetry.Lost)
+		r.warnf("lost %d messages: commands %d (sent %d, queued %d), telemetry %d (generated %d, pending %d)",
+			res.Lost, res.Commands.Lost, res.Commands.Sent, res.Commands.Queued, res.Telemetry.Lost, res.Telemetry.Generated, res.Telemetry.Pending)
 	}
 	return res
 }
@@ -368,7 +369,8 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     open). What left the queue is Acked, Expired or DeadLettered, or
 //     was Overwritten or Stale (the replaced and the dropped version). The
 //     rest must be still queued: the depth in the file at the end, less
-//     what it held when the run first opened it. The depth persists in
+//     what it held when the run first opened it. (The runner never
+//     replays or purges dead letters, the two other ways in and out.) The depth persists in
 //     the file while the counters restart, so a message removed from the
 //     file behind the leader's back, lost across a restart, or settled
 //     without being counted breaks it. (A negative remainder — more
