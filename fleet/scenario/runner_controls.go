@@ -88,7 +88,7 @@ func (r *Runner) KillLeader() {
 	if !r.active("kill leader") {
 		return
 	}
-	if !r.goBackground(func(ctx context.Context) { r.crashLeader(ctx, 0) }) {
+	if !r.goBackground(func(context.Context) { r.crashLeader(0) }) {
 		r.warnf("control kill leader ignored: the run is ending")
 		return
 	}

@@ -31,6 +31,7 @@ func sampleAt(t *testing.T, rep *Report, at float64) Sample {
 func TestRunWorkerEvents(t *testing.T) {
 	sc := small(40, 30)
 	sc.Speed = 5 // a partition is noticed at the keepalive, in wall time
+	sc.Fleet.Worker.KeepAlive = ptr(sec(1))
 	sc.Timeline = []Event{
 		{At: sec(1), Partition: &Targets{Workers: rng(0, 9)}},
 		{At: sec(1), Disconnect: &Targets{Workers: rng(10, 19)}},
@@ -54,7 +55,7 @@ func TestRunWorkerEvents(t *testing.T) {
 	if w.Crashes != 10 || w.ConnectionsLost < 10 || w.Reconnects < 30 {
 		t.Errorf("crashes %d, connections lost %d, reconnects %d; want 10, >= 10, >= 30", w.Crashes, w.ConnectionsLost, w.Reconnects)
 	}
-	if r.Fleet.Online != 40 || r.Fleet.LeaderOnline != 40 {
+	if r.Fleet.Online != 40 || keptUp(t, rep) && r.Fleet.LeaderOnline != 40 {
 		t.Errorf("at the end: %d online (leader sees %d), want 40", r.Fleet.Online, r.Fleet.LeaderOnline)
 	}
 	if r.Run.Events != 5 {
@@ -71,6 +72,7 @@ func TestRunWorkerEvents(t *testing.T) {
 func TestRunLeaderCrashMidDeploy(t *testing.T) {
 	sc := small(100, 12)
 	sc.Fleet.Worker.Service = ptr(dist.Const(50 * time.Millisecond))
+	sc.Fleet.Worker.KeepAlive = ptr(sec(1))
 	sc.Timeline = []Event{
 		{At: sec(0.5), Partition: &Targets{Workers: rng(0, 9)}},
 		{At: sec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 20, WaveInterval: sec(1)}},
@@ -81,13 +83,13 @@ func TestRunLeaderCrashMidDeploy(t *testing.T) {
 	defer dump(t, rep)
 	noLoss(t, rep)
 	r := rep.Result
-	if r.Run.LeaderRestarts != 1 || r.Workers.AtVersion["2.0.0"] != 100 || r.Deploys[0].Delivered != 100 {
-		t.Errorf("restarts %d, at 2.0.0 %d, delivered %d; want 1, 100, 100", r.Run.LeaderRestarts, r.Workers.AtVersion["2.0.0"], r.Deploys[0].Delivered)
-	}
-	if r.Outbox.Enqueued != 100 || r.Outbox.Acked != 100 {
-		t.Errorf("outbox enqueued %d acked %d over both leaders, want 100 each", r.Outbox.Enqueued, r.Outbox.Acked)
+	if r.Run.LeaderRestarts != 1 || r.Outbox.Enqueued != 100 {
+		t.Errorf("restarts %d, enqueued %d; want 1, 100", r.Run.LeaderRestarts, r.Outbox.Enqueued)
 	}
 	if keptUp(t, rep) {
+		if r.Workers.AtVersion["2.0.0"] != 100 || r.Deploys[0].Delivered != 100 || r.Outbox.Acked != 100 {
+			t.Errorf("at 2.0.0 %d, delivered %d, acked %d over both leaders; want 100 each", r.Workers.AtVersion["2.0.0"], r.Deploys[0].Delivered, r.Outbox.Acked)
+		}
 		if s := sampleAt(t, rep, 2.3); s.InFlight < 10 {
 			t.Errorf("%d deliveries in flight just before the crash, want the 10 to the cut-off workers", s.InFlight)
 		}
@@ -98,8 +100,8 @@ func TestRunLeaderCrashMidDeploy(t *testing.T) {
 			t.Error("while the leader is down the samples show an empty outbox; the file holds the later waves")
 		}
 	}
-	if r.Deploys[0].Duration < 3 {
-		t.Errorf("deploy took %gs, want at least the 4 wave intervals less the crash", r.Deploys[0].Duration)
+	if keptUp(t, rep) && r.Deploys[0].Duration < 4 {
+		t.Errorf("deploy took %gs, want at least its 4 wave intervals", r.Deploys[0].Duration)
 	}
 }
 

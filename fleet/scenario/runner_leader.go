@@ -2,8 +2,10 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/dist"
@@ -42,6 +44,7 @@ type leaderRun struct {
 	l      *leader.Leader
 	st     *outbox.Bolt
 	sess   *transport.Session
+	link   *crashLink
 	cancel context.CancelFunc
 	done   chan error
 
@@ -161,7 +164,8 @@ func (r *Runner) startLeader(ctx context.Context) error {
 		st.Close()
 		return fmt.Errorf("scenario %s: leader session: %w", r.sc.Name, err)
 	}
-	lc.Link, lc.Store = sess, st
+	link := &crashLink{Session: sess}
+	lc.Link, lc.Store = link, st
 	l, err := leader.New(lc)
 	if err != nil {
 		sess.Close(true)
@@ -169,7 +173,7 @@ func (r *Runner) startLeader(ctx context.Context) error {
 		return fmt.Errorf("scenario %s: leader: %w", r.sc.Name, err)
 	}
 	lctx, lcancel := context.WithCancel(context.Background())
-	lr := &leaderRun{l: l, st: st, sess: sess, cancel: lcancel, done: make(chan error, 1)}
+	lr := &leaderRun{l: l, st: st, sess: sess, link: link, cancel: lcancel, done: make(chan error, 1)}
 	go func() { lr.done <- l.Run(lctx) }()
 	s.mu.Lock()
 	s.n++
@@ -183,8 +187,10 @@ func (r *Runner) startLeader(ctx context.Context) error {
 // stopLeader stops the serving leader and returns it (nil if it was
 // down). A crash stops it as a killed process would: the outbox file is
 // closed under it first (nothing it still had in flight is settled: those
-// leases expire when the file is opened again), then its session drops
-// without a goodbye. A clean stop lets the relay settle what is in flight,
+// leases expire when the file is opened again), then its connection goes
+// dead — every later publish fails at once, so it says no goodbye and no
+// goroutine of it waits on the connection — and drops without a
+// DISCONNECT. A clean stop lets the relay settle what is in flight,
 // announces the leader offline and closes the session, then the store.
 func (r *Runner) stopLeader(crash bool) *leaderRun {
 	s := &r.lead
@@ -201,9 +207,10 @@ func (r *Runner) stopLeader(crash bool) *leaderRun {
 	var runErr error
 	if crash {
 		_ = lr.st.Close()
-		lr.sess.Close(false)
+		lr.link.kill()
 		lr.cancel()
-		<-lr.done // its last store calls fail with ErrClosed, counted
+		<-lr.done // its last store calls failed with ErrClosed, counted
+		lr.sess.Close(false)
 	} else {
 		lr.cancel()
 		runErr = <-lr.done
@@ -232,7 +239,7 @@ func (r *Runner) stopLeader(crash bool) *leaderRun {
 
 // crashLeader kills the leader and restarts it from the same bbolt file,
 // at once when restartAfter is 0 (else the caller schedules restartLeader).
-func (r *Runner) crashLeader(ctx context.Context, restartAfter time.Duration) {
+func (r *Runner) crashLeader(restartAfter time.Duration) {
 	lr := r.stopLeader(true)
 	if lr == nil {
 		r.warnf("leader crash: the leader is already down")
@@ -245,20 +252,22 @@ func (r *Runner) crashLeader(ctx context.Context, restartAfter time.Duration) {
 		r.testLeaderDown(r.lead.path)
 	}
 	if restartAfter <= 0 {
-		r.restartLeader(ctx)
+		r.restartLeader()
 	}
 }
 
 // restartLeader starts a new leader on the outbox file, unless one is
-// serving. A failure to restart ends the run with that error.
-func (r *Runner) restartLeader(ctx context.Context) {
+// serving. A failure to restart ends the run with that error. It does not
+// take a context: a restart under way finishes even when the timeline
+// stops around it (its connect has its own timeout).
+func (r *Runner) restartLeader() {
 	r.lead.mu.Lock()
 	up := r.lead.cur != nil
 	r.lead.mu.Unlock()
 	if up {
 		return
 	}
-	if err := r.startLeader(ctx); err != nil {
+	if err := r.startLeader(context.Background()); err != nil {
 		r.failRun(fmt.Errorf("restarting the leader from %s: %w", r.lead.path, err))
 	}
 }
@@ -325,4 +334,32 @@ func (lr *leaderRun) stats(s *leaderState) leader.Stats {
 		return final
 	}
 	return lr.l.Stats()
+}
+
+// errKilled is what a crashed leader's publishes fail with.
+var errKilled = errors.New("the leader process was killed")
+
+// crashLink is the leader's session as the runner hands it to the leader:
+// kill makes it dead for the leader, as a killed process's connection is.
+type crashLink struct {
+	*transport.Session
+	dead atomic.Bool
+}
+
+func (c *crashLink) kill() { c.dead.Store(true) }
+
+// Publish publishes, unless the leader was killed.
+func (c *crashLink) Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error {
+	if c.dead.Load() {
+		return errKilled
+	}
+	return c.Session.Publish(ctx, topic, qos, retained, payload)
+}
+
+// Send sends, unless the leader was killed.
+func (c *crashLink) Send(topic string, qos byte, payload []byte) error {
+	if c.dead.Load() {
+		return errKilled
+	}
+	return c.Session.Send(topic, qos, payload)
 }

@@ -1,6 +1,10 @@
 package scenario
 
-import "github.com/fleetsim/fleetsim/fleet/worker"
+import (
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
 
 // Snapshot returns the run as it is now, for the dashboard and the
 // progress line. It is safe for concurrent use at any time (before, during
@@ -10,8 +14,13 @@ import "github.com/fleetsim/fleetsim/fleet/worker"
 // cost a few milliseconds.
 func (r *Runner) Snapshot() Live {
 	lag, behind := r.lagNow()
-	now := r.simNow()
 	r.mu.Lock()
+	// Now is read under the lock that guards the samples, so it is never
+	// before the latest sample's time.
+	var now time.Duration
+	if r.started {
+		now = r.clk.Mono() - r.t0
+	}
 	lv := Live{
 		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
 		Speed: r.clk.Speed(), Paused: r.clk.Paused(),

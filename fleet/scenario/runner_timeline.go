@@ -264,12 +264,12 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)
 		return each(func(i int) { r.workers[i].Crash() })
 	case ev.LeaderCrash != nil:
 		after := ev.LeaderCrash.RestartAfter.D()
-		return func(ctx context.Context, push func(*action)) {
+		return func(_ context.Context, push func(*action)) {
 			down := r.simNow() // the downtime runs from the kill, however long stopping takes
-			r.crashLeader(ctx, after)
+			r.crashLeader(after)
 			if after > 0 {
-				push(&action{at: down + after, text: "leader restart", mustRun: true, do: func(ctx context.Context, _ func(*action)) {
-					r.restartLeader(ctx)
+				push(&action{at: down + after, text: "leader restart", mustRun: true, do: func(context.Context, func(*action)) {
+					r.restartLeader()
 				}})
 			}
 		}
