@@ -13,7 +13,8 @@ import (
 // reconnect policy, and the run waits — at most sc.Drain of simulated
 // time — until nothing is left to deliver: the leader serving with an
 // empty outbox (dead letters apart), no deploy still enqueueing waves,
-// and every worker online with an empty mailbox and local outbox. Only
+// every worker online with an empty mailbox and local outbox, and the
+// leader seeing every worker online. Only
 // then are the counts final enough to balance. A drain that runs out of
 // time is a warning; the balance then counts what is still queued.
 func (r *Runner) drain(ctx context.Context) {
@@ -69,6 +70,13 @@ func (r *Runner) busy() string {
 	switch {
 	case offline > 0:
 		return fmt.Sprintf("%d workers offline", offline)
+	case queued == 0 && stored == 0:
+		// A worker whose connection went silent and was healed thinks it
+		// is online until its keepalive fails; the leader, told by the
+		// broker's will, knows better.
+		if on := lr.l.Fleet().Online; on < len(r.workers) {
+			return fmt.Sprintf("the leader sees %d of %d workers online", on, len(r.workers))
+		}
 	case queued > 0:
 		return fmt.Sprintf("%d commands queued or in service at workers", queued)
 	case stored > 0:

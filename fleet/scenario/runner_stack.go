@@ -14,7 +14,6 @@ import (
 // stack is what Run started and shutdown stops.
 type stack struct {
 	broker     *transport.Broker
-	path       string
 	poolCancel context.CancelFunc
 	poolDone   chan struct{}
 	bgCancel   context.CancelFunc
@@ -137,7 +136,7 @@ func (r *Runner) startStack(ctx context.Context, path string) (*stack, error) {
 		return nil, fmt.Errorf("scenario %s: start the broker: %w", r.sc.Name, err)
 	}
 	r.broker.Store(b)
-	st := &stack{broker: b, path: path}
+	st := &stack{broker: b}
 	r.lead.path = path
 	if err := r.startLeader(ctx); err != nil {
 		r.closeBroker(b)
