@@ -304,7 +304,7 @@ func (r *Runner) setPhase(p string) {
 func (r *Runner) record(kind, text string, lag time.Duration) {
 	now := r.simNow()
 	r.mu.Lock()
-	r.records = append(r.records, Record{T: seconds(now), Kind: kind, Text: text, LagSec: seconds(lag)})
+	r.records = append(r.records, Record{T: simSec(now), Kind: kind, Text: text, LagSec: simSec(lag)})
 	r.mu.Unlock()
 	if kind == "warning" {
 		r.log.Warn(text, "t", now)
@@ -329,4 +329,4 @@ func (r *Runner) goBackground(f func(ctx context.Context)) bool {
 	return true
 }
 
-func seconds(d time.Duration) Seconds { return Seconds(d.Seconds()) }
+func simSec(d time.Duration) Seconds { return Seconds(d.Seconds()) }

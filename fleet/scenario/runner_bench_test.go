@@ -18,14 +18,14 @@ import (
 func BenchmarkRunThousand(b *testing.B) {
 	for b.Loop() {
 		sc := &Scenario{
-			Name: "thousand", Seed: 1, Speed: 10, Duration: sec(60),
+			Name: "thousand", Seed: 1, Speed: 10, Duration: rtSec(60),
 			Fleet: Fleet{Count: 1000, Worker: WorkerProfile{
-				KeepAlive: ptr(sec(2)), Heartbeat: ptr(sec(5)), Telemetry: ptr(sec(10)),
+				KeepAlive: rtPtr(rtSec(2)), Heartbeat: rtPtr(rtSec(5)), Telemetry: rtPtr(rtSec(10)),
 			}},
 			Timeline: []Event{
-				{At: sec(5), Deploy: &Deploy{Version: "2.0.0", WaveSize: 100, WaveInterval: sec(3)}},
-				{At: sec(20), Partition: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
-				{At: sec(40), Heal: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
+				{At: rtSec(5), Deploy: &Deploy{Version: "2.0.0", WaveSize: 100, WaveInterval: rtSec(3)}},
+				{At: rtSec(20), Partition: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
+				{At: rtSec(40), Heal: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
 			},
 		}
 		sc.applyDefaults()
@@ -72,7 +72,7 @@ func peakRSS() int64 {
 // BenchmarkSnapshot10k: what one Snapshot of a 10,000-worker run costs
 // (the dashboard takes ten a second).
 func BenchmarkSnapshot10k(b *testing.B) {
-	sc := &Scenario{Name: "snap", Duration: sec(60), Fleet: Fleet{Count: 10_000}}
+	sc := &Scenario{Name: "snap", Duration: rtSec(60), Fleet: Fleet{Count: 10_000}}
 	sc.applyDefaults()
 	r, err := NewRunner(sc, RunOptions{})
 	if err != nil {

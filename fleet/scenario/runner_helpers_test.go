@@ -8,28 +8,28 @@ import (
 	"time"
 )
 
-func ptr[T any](v T) *T { return &v }
+func rtPtr[T any](v T) *T { return &v }
 
-func sec(s float64) Duration { return Duration(time.Duration(s * float64(time.Second))) }
+func rtSec(s float64) Duration { return Duration(time.Duration(s * float64(time.Second))) }
 
 // small is a fleet of n workers, fast: speed 20, keepalive 2s (wall
 // time; tests with partitions take 1s, the time a partition takes to be
 // noticed), no fsync.
-func small(n int, dur float64) *Scenario {
+func rtFleet(n int, dur float64) *Scenario {
 	sc := &Scenario{
-		Name: "test", Seed: 7, Speed: 20, Duration: sec(dur), Drain: sec(60),
+		Name: "test", Seed: 7, Speed: 20, Duration: rtSec(dur), Drain: rtSec(60),
 		Fleet: Fleet{Count: n, Worker: WorkerProfile{
-			KeepAlive: ptr(Duration(2 * time.Second)),
-			Heartbeat: ptr(sec(2)),
+			KeepAlive: rtPtr(Duration(2 * time.Second)),
+			Heartbeat: rtPtr(rtSec(2)),
 		}},
-		Leader: LeaderSpec{HeartbeatInterval: sec(5), Outbox: OutboxSpec{Durability: "none"}},
+		Leader: LeaderSpec{HeartbeatInterval: rtSec(5), Outbox: OutboxSpec{Durability: "none"}},
 	}
 	sc.applyDefaults()
 	return sc
 }
 
 // run runs sc and fails the test on an error.
-func run(t *testing.T, sc *Scenario) *Report {
+func rtRun(t *testing.T, sc *Scenario) *Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,7 +41,7 @@ func run(t *testing.T, sc *Scenario) *Report {
 }
 
 // dump logs the result and the records when the test has failed.
-func dump(t *testing.T, rep *Report) {
+func rtDump(t *testing.T, rep *Report) {
 	t.Helper()
 	if !t.Failed() && os.Getenv("SCENARIO_DUMP") == "" {
 		return
@@ -54,7 +54,7 @@ func dump(t *testing.T, rep *Report) {
 }
 
 // noLoss checks the balances every run must keep.
-func noLoss(t *testing.T, rep *Report) {
+func rtNoLoss(t *testing.T, rep *Report) {
 	t.Helper()
 	r := rep.Result
 	if r.Lost != 0 || r.Commands.Lost != 0 || r.Telemetry.Lost != 0 {
@@ -79,7 +79,7 @@ func noLoss(t *testing.T, rep *Report) {
 // that connection's will ("offline") published after its new "online"
 // (mochi sends the will of a taken-over session asynchronously), so the
 // leader parks its commands until the run ends.
-func keptUp(t *testing.T, reps ...*Report) bool {
+func rtKeptUp(t *testing.T, reps ...*Report) bool {
 	t.Helper()
 	for _, rep := range reps {
 		if r := rep.Result.Run; !r.KeptUp {

@@ -24,13 +24,13 @@ func (r *Runner) Snapshot() Live {
 	lv := Live{
 		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
 		Speed: r.clk.Speed(), Paused: r.clk.Paused(),
-		Now: seconds(now), Duration: seconds(r.sc.Duration.D()),
-		Phase: r.phase, Lag: seconds(lag), Behind: behind,
+		Now: simSec(now), Duration: simSec(r.sc.Duration.D()),
+		Phase: r.phase, Lag: simSec(lag), Behind: behind,
 		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
 	}
 	if r.nextEvent < len(r.events) && r.phase != PhaseDone {
 		e := &r.events[r.nextEvent]
-		lv.Next, lv.NextAt = e.text, seconds(e.at)
+		lv.Next, lv.NextAt = e.text, simSec(e.at)
 	}
 	if n := len(r.samples); n > 0 {
 		lv.Latest = r.samples[n-1]

@@ -14,24 +14,24 @@ import (
 const offlineSalt = 0x0ff1_1e00_0000_0000
 
 // turn is a worker going away or coming back at a simulated time.
-type turn struct {
+type offlineTurn struct {
 	at   time.Duration
 	i    int
 	away bool
 }
 
-type turnHeap []turn
+type offlineHeap []offlineTurn
 
-func (h turnHeap) Len() int { return len(h) }
-func (h turnHeap) Less(i, j int) bool {
+func (h offlineHeap) Len() int { return len(h) }
+func (h offlineHeap) Less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
 	return h[i].i < h[j].i
 }
-func (h turnHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *turnHeap) Push(x any)   { *h = append(*h, x.(turn)) }
-func (h *turnHeap) Pop() any {
+func (h offlineHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *offlineHeap) Push(x any)   { *h = append(*h, x.(offlineTurn)) }
+func (h *offlineHeap) Pop() any {
 	old := *h
 	t := old[len(old)-1]
 	*h = old[:len(old)-1]
@@ -45,8 +45,8 @@ func (h *turnHeap) Pop() any {
 // returns nil when no worker has an offline profile. The drain brings
 // everyone back; an offline period's end heals a worker that a timeline
 // event partitioned too.
-func (r *Runner) startOffline() *loop {
-	h := &turnHeap{}
+func (r *Runner) startOffline() *ownedLoop {
+	h := &offlineHeap{}
 	rngs := make(map[int]*rand.Rand)
 	for i, ws := range r.specs {
 		p := ws.Profile.Offline
@@ -54,7 +54,7 @@ func (r *Runner) startOffline() *loop {
 			continue
 		}
 		rngs[i] = rand.New(rand.NewPCG(r.sc.Seed, uint64(i)|offlineSalt))
-		heap.Push(h, turn{at: expGap(rngs[i], p.Every.D()), i: i, away: true})
+		heap.Push(h, offlineTurn{at: expGap(rngs[i], p.Every.D()), i: i, away: true})
 	}
 	if h.Len() == 0 {
 		return nil
@@ -85,9 +85,9 @@ func (r *Runner) startOffline() *loop {
 				w.Heal()
 			}
 			if next.away {
-				heap.Push(h, turn{at: now + max(p.For.Sample(rng), time.Millisecond), i: next.i})
+				heap.Push(h, offlineTurn{at: now + max(p.For.Sample(rng), time.Millisecond), i: next.i})
 			} else {
-				heap.Push(h, turn{at: now + expGap(rng, p.Every.D()), i: next.i, away: true})
+				heap.Push(h, offlineTurn{at: now + expGap(rng, p.Every.D()), i: next.i, away: true})
 			}
 		}
 	})

@@ -18,7 +18,7 @@ type endState struct {
 }
 
 // final is what the run captured as it stopped: the Result's inputs.
-type final struct {
+type finalState struct {
 	simEnd               time.Duration
 	online, leaderOnline int // as the run ended, before anything stopped
 	workers              []worker.Stats
@@ -34,14 +34,14 @@ type final struct {
 // workers, the leader (cleanly: in-flight deliveries settle), its outbox,
 // the broker — capturing on the way what the Result needs, and computes
 // the Result.
-func (r *Runner) shutdown(st *stack) endState {
+func (r *Runner) shutdown(st *runStack) endState {
 	if st.timeline != nil {
 		st.timeline.stop()
 	}
 	st.offline.stop()
 	r.stopBackground(st)
 	st.sampler.stop()
-	var f final
+	var f finalState
 	r.mu.Lock()
 	started := r.started
 	r.mu.Unlock()
@@ -95,7 +95,7 @@ func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
 // result computes the Result from what the run captured. Every number is
 // read from the mechanisms' own stats; the Lost figures are balances
 // across them (see commandBalance and telemetryBalance).
-func (r *Runner) result(f *final) Result {
+func (r *Runner) result(f *finalState) Result {
 	sc := r.sc
 	res := Result{}
 	lag := r.lag.hist.Snapshot()
@@ -106,8 +106,8 @@ func (r *Runner) result(f *final) Result {
 	events, samples, deploys := r.fired, r.samples, r.deploys
 	r.mu.Unlock()
 	res.Run = RunInfo{
-		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: seconds(f.simEnd),
-		LagMax: seconds(lag.Max), LagP99: seconds(lag.Quantile(0.99)),
+		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: simSec(f.simEnd),
+		LagMax: simSec(lag.Max), LagP99: simSec(lag.Quantile(0.99)),
 		Events: events, LeaderRestarts: restarts,
 	}
 	res.Run.KeptUp = lag.Quantile(0.99) <= r.threshold
@@ -152,12 +152,12 @@ func (r *Runner) result(f *final) Result {
 	return res
 }
 
-func quantiles(s stats.HistogramSnapshot) Quantiles {
-	return Quantiles{P50: seconds(s.Quantile(0.5)), P99: seconds(s.Quantile(0.99)), Max: seconds(s.Max), Mean: seconds(s.Mean())}
+func quantilesOf(s stats.HistogramSnapshot) Quantiles {
+	return Quantiles{P50: simSec(s.Quantile(0.5)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
 }
 
 // workersResult sums the workers' own counters.
-func (r *Runner) workersResult(f *final) WorkersResult {
+func (r *Runner) workersResult(f *finalState) WorkersResult {
 	w := WorkersResult{AtVersion: map[string]int{}}
 	policies := map[mailbox.Policy]bool{}
 	for i, s := range f.workers {
@@ -201,7 +201,7 @@ func (r *Runner) workersResult(f *final) WorkersResult {
 			w.Mailbox.Policy = p.String()
 		}
 	}
-	w.Mailbox.Wait = quantiles(r.workerWait.Snapshot())
+	w.Mailbox.Wait = quantilesOf(r.workerWait.Snapshot())
 	return w
 }
 
@@ -217,7 +217,7 @@ func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) LeaderResult {
 		AnsweredFull:      sum(func(l *leader.Stats) uint64 { return l.AnsweredFull }),
 		Malformed:         sum(func(l *leader.Stats) uint64 { return l.Malformed }),
 		Reconnects:        sum(func(l *leader.Stats) uint64 { return l.Reconnects }),
-		AskRTT:            quantiles(rtt.Snapshot()),
+		AskRTT:            quantilesOf(rtt.Snapshot()),
 		AsksSent:          sum(func(l *leader.Stats) uint64 { return l.AsksSent }),
 		AsksTimedOut:      sum(func(l *leader.Stats) uint64 { return l.AsksTimedOut }),
 	}
@@ -231,7 +231,7 @@ func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) LeaderResult {
 		last := lt.all[n-1].Mailbox
 		m.Capacity, m.Policy, m.Depth = last.Capacity, last.Policy.String(), last.Depth
 	}
-	m.Wait = quantiles(wait.Snapshot())
+	m.Wait = quantilesOf(wait.Snapshot())
 	return l
 }
 
@@ -244,7 +244,7 @@ func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) H
 		Coalesced: lt.sum(func(l *leader.Stats) uint64 { return l.Heartbeats.DroppedCoalesced }),
 		MaxQueued: lt.maxOf(func(l *leader.Stats) int { return l.Heartbeats.MaxDepth }),
 		Rounds:    lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatRounds }),
-		Age:       quantiles(age.Snapshot()),
+		Age:       quantilesOf(age.Snapshot()),
 	}
 	for _, s := range ws {
 		h.Sent += s.HeartbeatsSent
@@ -290,7 +290,7 @@ func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 // from the deploy's start to its last delivery as the leader that carried
 // it saw it, or — when a crash took that leader's progress with it — to
 // the first sample at which every target ran the version.
-func (r *Runner) deployResults(ds []*deployRun, f *final) []DeployRes {
+func (r *Runner) deployResults(ds []*deployRun, f *finalState) []DeployRes {
 	out := make([]DeployRes, 0, len(ds))
 	for _, d := range ds {
 		res := DeployRes{Version: d.version, Targets: len(d.targets)}
@@ -305,9 +305,9 @@ func (r *Runner) deployResults(ds []*deployRun, f *final) []DeployRes {
 		refs, done, doneAt := append([]deployRef(nil), d.refs...), d.done, d.doneAt
 		r.mu.Unlock()
 		if dur, ok := leaderDuration(refs, len(d.targets)); ok {
-			res.Duration = seconds(dur)
+			res.Duration = simSec(dur)
 		} else if done {
-			res.Duration = seconds(doneAt - d.at)
+			res.Duration = simSec(doneAt - d.at)
 		}
 		out = append(out, res)
 	}
@@ -385,7 +385,7 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     stale), or the update is in the dead letters. Targets with none of
 //     these are missing; expired updates (outbox or worker TTL) and
 //     updates still queued may explain that many, no more.
-func (r *Runner) commandBalance(res *Result, f *final, ds []*deployRun, depthStart int) CommandResult {
+func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
 	o := res.Outbox
 	c := CommandResult{Sent: o.Enqueued + o.Overwritten + o.Stale, Queued: o.Depth}
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)

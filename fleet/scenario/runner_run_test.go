@@ -20,10 +20,10 @@ import (
 // crash) was never delivered: the run must say it lost one. This is the
 // proof that Lost is a balance that can fail, not a restatement.
 func TestBalanceCanFail(t *testing.T) {
-	sc := small(40, 8)
+	sc := rtFleet(40, 8)
 	sc.Timeline = []Event{
-		{At: sec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: sec(2)}},
-		{At: sec(2), LeaderCrash: &LeaderCrash{RestartAfter: sec(1)}},
+		{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(2)}},
+		{At: rtSec(2), LeaderCrash: &LeaderCrash{RestartAfter: rtSec(1)}},
 	}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
@@ -67,7 +67,7 @@ func TestBalanceCanFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer dump(t, rep)
+	defer rtDump(t, rep)
 	if stolen == "" {
 		t.Fatal("found no due message to take from the file")
 	}
@@ -87,8 +87,8 @@ func TestBalanceCanFail(t *testing.T) {
 // gone (goleak, at the end of the package), the outbox file closed and its
 // directory removed — and returns the partial report with Err set.
 func TestRunCancel(t *testing.T) {
-	sc := small(30, 600)
-	sc.Timeline = []Event{{At: sec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: sec(30)}}}
+	sc := rtFleet(30, 600)
+	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: rtSec(30)}}}
 	dir := t.TempDir()
 	r, err := NewRunner(sc, RunOptions{Dir: dir})
 	if err != nil {
@@ -138,11 +138,11 @@ func TestRunCancel(t *testing.T) {
 // every snapshot is consistent and that they move forward.
 func TestSnapshotDuringRun(t *testing.T) {
 	const n = 60
-	sc := small(n, 10)
+	sc := rtFleet(n, 10)
 	sc.Fleet.Groups = []Group{{Name: "gw", Count: 6}}
 	sc.Timeline = []Event{
-		{At: sec(2), Deploy: &Deploy{Version: "2.0.0"}},
-		{At: sec(5), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}},
+		{At: rtSec(2), Deploy: &Deploy{Version: "2.0.0"}},
+		{At: rtSec(5), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}},
 	}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir(), Variant: "v1"})
 	if err != nil {
@@ -198,7 +198,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	noLoss(t, rep)
+	rtNoLoss(t, rep)
 	for _, p := range []string{PhaseRunning, PhaseDraining} {
 		if !seen[p] {
 			t.Errorf("no snapshot in phase %s", p)
@@ -218,9 +218,9 @@ func TestSnapshotDuringRun(t *testing.T) {
 // TestControls: the dashboard's controls act on a running scenario and
 // are recorded in the report.
 func TestControls(t *testing.T) {
-	sc := small(30, 120)
+	sc := rtFleet(30, 120)
 	sc.Speed = 10
-	sc.Fleet.Worker.KeepAlive = ptr(sec(1))
+	sc.Fleet.Worker.KeepAlive = rtPtr(rtSec(1))
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -255,8 +255,8 @@ func TestControls(t *testing.T) {
 	r.Heal()
 	r.SetSpeed(100) // the rest of the run, fast
 	rep := <-done
-	defer dump(t, rep)
-	noLoss(t, rep)
+	defer rtDump(t, rep)
+	rtNoLoss(t, rep)
 	var controls, warnings []string
 	for _, rec := range rep.Records {
 		switch rec.Kind {

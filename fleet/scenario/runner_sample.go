@@ -15,7 +15,7 @@ import (
 // startSampler takes a Sample every sc.SampleEvery of simulated time, from
 // time 0 until the run stops it, measuring how late each tick fires. A
 // tick that comes too late to be useful is skipped, not made up.
-func (r *Runner) startSampler() *loop {
+func (r *Runner) startSampler() *ownedLoop {
 	every := r.sc.SampleEvery.D()
 	return goLoop(func(ctx context.Context) {
 		for k := time.Duration(0); ; {
@@ -82,7 +82,7 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
 	lt, newest := r.gather()
-	s := Sample{T: seconds(now), LeaderUp: lt.cur != nil}
+	s := Sample{T: simSec(now), LeaderUp: lt.cur != nil}
 	s.LeaderAccepted = lt.sum(func(l *leader.Stats) uint64 {
 		return l.Mailbox.Offered - l.Mailbox.Rejected() - l.Mailbox.DroppedNewest
 	})
@@ -92,7 +92,7 @@ func (r *Runner) takeSample(now time.Duration) {
 	s.Backpressure = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Backpressure })
 	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
 	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
-	s.LeaderWaitP99 = seconds(r.leaderWait.Snapshot().Quantile(0.99))
+	s.LeaderWaitP99 = simSec(r.leaderWait.Snapshot().Quantile(0.99))
 	s.OutboxDepth = newest.Depth
 	if c := lt.cur; c != nil {
 		s.LeaderDepth, s.LeaderCapacity = c.Mailbox.Depth, c.Mailbox.Capacity
@@ -102,7 +102,7 @@ func (r *Runner) takeSample(now time.Duration) {
 			s.Limits[i] = p.Limit
 			s.InFlight += p.InFlight
 		}
-		s.OutboxDepth, s.OutboxOldest = c.Outbox.Depth, seconds(c.Outbox.OldestAge)
+		s.OutboxDepth, s.OutboxOldest = c.Outbox.Depth, simSec(c.Outbox.OldestAge)
 	}
 	r.mu.Lock()
 	target := r.target

@@ -12,25 +12,25 @@ import (
 )
 
 // stack is what Run started and shutdown stops.
-type stack struct {
+type runStack struct {
 	broker     *transport.Broker
 	poolCancel context.CancelFunc
 	poolDone   chan struct{}
 	bgCancel   context.CancelFunc
-	sampler    *loop
+	sampler    *ownedLoop
 	timeline   *timelineLoop
-	offline    *loop
+	offline    *ownedLoop
 }
 
 // loop is a goroutine the run owns.
-type loop struct {
+type ownedLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func goLoop(f func(ctx context.Context)) *loop {
+func goLoop(f func(ctx context.Context)) *ownedLoop {
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &loop{cancel: cancel, done: make(chan struct{})}
+	l := &ownedLoop{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
 		f(ctx)
@@ -40,7 +40,7 @@ func goLoop(f func(ctx context.Context)) *loop {
 
 // stop tells the goroutine to stop and waits for it. Safe on nil and
 // more than once.
-func (l *loop) stop() {
+func (l *ownedLoop) stop() {
 	if l == nil {
 		return
 	}
@@ -130,13 +130,13 @@ func (r *Runner) heartbeatOf(i int) time.Duration {
 // startStack starts the broker, the leader on its bbolt file, the
 // background context and the worker pool. On an error it stops what it
 // started.
-func (r *Runner) startStack(ctx context.Context, path string) (*stack, error) {
+func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error) {
 	b, err := transport.StartBroker(transport.BrokerOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: start the broker: %w", r.sc.Name, err)
 	}
 	r.broker.Store(b)
-	st := &stack{broker: b}
+	st := &runStack{broker: b}
 	r.lead.path = path
 	if err := r.startLeader(ctx); err != nil {
 		r.closeBroker(b)
@@ -192,7 +192,7 @@ func (r *Runner) waitConnected(ctx context.Context) error {
 
 // stopBackground ends the control and deploy goroutines and waits for
 // them.
-func (r *Runner) stopBackground(st *stack) {
+func (r *Runner) stopBackground(st *runStack) {
 	r.bgMu.Lock()
 	st.bgCancel()
 	r.bgMu.Unlock()

@@ -7,11 +7,11 @@ import (
 // TestRunDeployInWaves: a deploy in waves reaches every worker exactly
 // once, the balances hold, and the time series covers the run.
 func TestRunDeployInWaves(t *testing.T) {
-	sc := small(50, 10)
-	sc.Timeline = []Event{{At: sec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: sec(1)}}}
-	rep := run(t, sc)
-	defer dump(t, rep)
-	noLoss(t, rep)
+	sc := rtFleet(50, 10)
+	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(1)}}}
+	rep := rtRun(t, sc)
+	defer rtDump(t, rep)
+	rtNoLoss(t, rep)
 	r := rep.Result
 	if r.Workers.AtVersion["2.0.0"] != 50 || r.Workers.Applied != 50 {
 		t.Errorf("at 2.0.0: %d, applied %d; want 50 each", r.Workers.AtVersion["2.0.0"], r.Workers.Applied)
@@ -27,7 +27,7 @@ func TestRunDeployInWaves(t *testing.T) {
 	}
 	// A tick that comes later than the next one is skipped (a 100ms tick at
 	// speed 20 is 5ms of wall time): most, not all, are taken.
-	if keptUp(t, rep) && len(rep.Samples) < 50 {
+	if rtKeptUp(t, rep) && len(rep.Samples) < 50 {
 		t.Errorf("%d samples, want most of one per %v over 10s", len(rep.Samples), sc.SampleEvery)
 	}
 	for i := 1; i < len(rep.Samples); i++ {

@@ -30,7 +30,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 	for i, ev := range r.sc.Timeline {
 		te := timedEvent{idx: i, at: ev.At.D(), ev: ev}
 		where := fmt.Sprintf("scenario %s: timeline[%d] (at %v)", r.sc.Name, i, ev.At)
-		sel, n := ev.selector()
+		sel, n := eventSelector(&ev)
 		if n != 1 {
 			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, disconnect, reconnect, crash, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
 		}
@@ -50,7 +50,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		if s := ev.Speed; s != nil && !(*s > 0) {
 			return nil, fmt.Errorf("%s: speed %g: want a positive number", where, *s)
 		}
-		te.text = ev.describe(len(te.targets))
+		te.text = eventText(&ev, len(te.targets))
 		out = append(out, te)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
@@ -59,7 +59,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 
 // selector returns the event's worker selector (nil for events that
 // select none) and how many actions the event sets.
-func (e *Event) selector() (*Selector, int) {
+func eventSelector(e *Event) (*Selector, int) {
 	var sel *Selector
 	n := 0
 	pick := func(set bool, s *Selector) {
@@ -94,7 +94,7 @@ func (e *Event) selector() (*Selector, int) {
 }
 
 // describe names the event for records and the dashboard.
-func (e *Event) describe(workers int) string {
+func eventText(e *Event, workers int) string {
 	ws := fmt.Sprintf("%d workers", workers)
 	switch {
 	case e.Partition != nil:
@@ -148,27 +148,27 @@ func (e *Event) describe(workers int) string {
 
 // action is something the timeline does at a simulated time: an event, or
 // the second half of one (a leader restart, the end of a storm).
-type action struct {
+type timelineAction struct {
 	at      time.Duration // simulated, since time 0
 	seq     int           // ties keep scheduling order
 	event   *timedEvent   // nil for a second half
 	text    string
 	mustRun bool // a second half the drain still runs if its time has not come
-	do      func(ctx context.Context, push func(*action))
+	do      func(ctx context.Context, push func(*timelineAction))
 }
 
-type actionHeap []*action
+type timelineHeap []*timelineAction
 
-func (h actionHeap) Len() int { return len(h) }
-func (h actionHeap) Less(i, j int) bool {
+func (h timelineHeap) Len() int { return len(h) }
+func (h timelineHeap) Less(i, j int) bool {
 	if h[i].at != h[j].at {
 		return h[i].at < h[j].at
 	}
 	return h[i].seq < h[j].seq
 }
-func (h actionHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *actionHeap) Push(x any)   { *h = append(*h, x.(*action)) }
-func (h *actionHeap) Pop() any {
+func (h timelineHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timelineHeap) Push(x any)   { *h = append(*h, x.(*timelineAction)) }
+func (h *timelineHeap) Pop() any {
 	old := *h
 	a := old[len(old)-1]
 	old[len(old)-1] = nil
@@ -178,27 +178,27 @@ func (h *actionHeap) Pop() any {
 
 // timelineLoop is the goroutine that fires the timeline, and its queue.
 type timelineLoop struct {
-	*loop
-	h   *actionHeap // owned by the goroutine until it has stopped
+	*ownedLoop
+	h   *timelineHeap // owned by the goroutine until it has stopped
 	seq *int
 }
 
 // startTimeline fires the timeline's events at their simulated times, one
 // goroutine for all of them, measuring how late each fires.
 func (r *Runner) startTimeline() *timelineLoop {
-	h := &actionHeap{}
+	h := &timelineHeap{}
 	seq := 0
-	push := func(a *action) {
+	push := func(a *timelineAction) {
 		seq++
 		a.seq = seq
 		heap.Push(h, a)
 	}
 	for i := range r.events {
 		te := &r.events[i]
-		push(&action{at: te.at, event: te, text: te.text, do: r.eventAction(te)})
+		push(&timelineAction{at: te.at, event: te, text: te.text, do: r.eventAction(te)})
 	}
 	t := &timelineLoop{h: h, seq: &seq}
-	t.loop = goLoop(func(ctx context.Context) {
+	t.ownedLoop = goLoop(func(ctx context.Context) {
 		for h.Len() > 0 {
 			a := (*h)[0]
 			if wait := r.untilSim(a.at); wait > 0 {
@@ -229,7 +229,7 @@ func (r *Runner) startTimeline() *timelineLoop {
 func (r *Runner) finishFollowUps(t *timelineLoop) {
 	t.stop()
 	for t.h.Len() > 0 {
-		a := heap.Pop(t.h).(*action)
+		a := heap.Pop(t.h).(*timelineAction)
 		if !a.mustRun {
 			if a.event != nil {
 				r.warnf("timeline event %q at %v did not fire: the run ended first", a.text, a.at)
@@ -237,15 +237,15 @@ func (r *Runner) finishFollowUps(t *timelineLoop) {
 			continue
 		}
 		r.record("event", a.text+" (at the end of the run)", 0)
-		a.do(context.Background(), func(*action) {})
+		a.do(context.Background(), func(*timelineAction) {})
 	}
 }
 
 // eventAction returns what the event does.
-func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)) {
+func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelineAction)) {
 	ev := te.ev
-	each := func(f func(i int)) func(context.Context, func(*action)) {
-		return func(context.Context, func(*action)) {
+	each := func(f func(i int)) func(context.Context, func(*timelineAction)) {
+		return func(context.Context, func(*timelineAction)) {
 			for _, i := range te.targets {
 				f(i)
 			}
@@ -264,25 +264,25 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)
 		return each(func(i int) { r.workers[i].Crash() })
 	case ev.LeaderCrash != nil:
 		after := ev.LeaderCrash.RestartAfter.D()
-		return func(_ context.Context, push func(*action)) {
+		return func(_ context.Context, push func(*timelineAction)) {
 			down := r.simNow() // the downtime runs from the kill, however long stopping takes
 			r.crashLeader(after)
 			if after > 0 {
-				push(&action{at: down + after, text: "leader restart", mustRun: true, do: func(context.Context, func(*action)) {
+				push(&timelineAction{at: down + after, text: "leader restart", mustRun: true, do: func(context.Context, func(*timelineAction)) {
 					r.restartLeader()
 				}})
 			}
 		}
 	case ev.Deploy != nil:
-		return func(ctx context.Context, _ func(*action)) { r.startDeploy(ctx, *ev.Deploy, te.targets) }
+		return func(ctx context.Context, _ func(*timelineAction)) { r.startDeploy(ctx, *ev.Deploy, te.targets) }
 	case ev.HeartbeatStorm != nil:
 		hs := ev.HeartbeatStorm
-		return func(_ context.Context, push func(*action)) {
+		return func(_ context.Context, push func(*timelineAction)) {
 			for _, i := range te.targets {
 				_ = r.workers[i].SetHeartbeat(hs.Interval.D())
 			}
-			push(&action{at: r.simNow() + hs.For.D(), text: fmt.Sprintf("heartbeat storm over: %d workers back to their interval", len(te.targets)), mustRun: true,
-				do: func(context.Context, func(*action)) {
+			push(&timelineAction{at: r.simNow() + hs.For.D(), text: fmt.Sprintf("heartbeat storm over: %d workers back to their interval", len(te.targets)), mustRun: true,
+				do: func(context.Context, func(*timelineAction)) {
 					for _, i := range te.targets {
 						_ = r.workers[i].SetHeartbeat(r.heartbeatOf(i))
 					}
@@ -290,7 +290,7 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)
 		}
 	case ev.SetCapacity != nil:
 		n := ev.SetCapacity.Capacity
-		return func(context.Context, func(*action)) {
+		return func(context.Context, func(*timelineAction)) {
 			for _, i := range te.targets {
 				if err := r.workers[i].SetMailboxCapacity(n); err != nil {
 					r.warnf("set capacity: %v", err)
@@ -299,14 +299,14 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*action)
 			}
 		}
 	case ev.SetLeader != nil:
-		return func(context.Context, func(*action)) { r.setLeader(ev.SetLeader) }
+		return func(context.Context, func(*timelineAction)) { r.setLeader(ev.SetLeader) }
 	case ev.Poison != nil:
-		return func(context.Context, func(*action)) { r.poison(te.targets, max(ev.Poison.Count, 1)) }
+		return func(context.Context, func(*timelineAction)) { r.poison(te.targets, max(ev.Poison.Count, 1)) }
 	case ev.Speed != nil:
 		v := *ev.Speed
-		return func(context.Context, func(*action)) { r.clk.SetSpeed(v) }
+		return func(context.Context, func(*timelineAction)) { r.clk.SetSpeed(v) }
 	}
-	return func(context.Context, func(*action)) {}
+	return func(context.Context, func(*timelineAction)) {}
 }
 
 // setLeader applies a set_leader event to the serving leader and to every

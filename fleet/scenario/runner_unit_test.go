@@ -26,15 +26,15 @@ func TestNewRunnerRefuses(t *testing.T) {
 		want string
 	}{
 		{"two actions", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: sec(1), Heal: &Targets{}, Crash: &Targets{}}}
+			sc.Timeline = []Event{{At: rtSec(1), Heal: &Targets{}, Crash: &Targets{}}}
 		}, "timeline[0] (at 1s): want exactly one action"},
-		{"no action", func(sc *Scenario) { sc.Timeline = []Event{{At: sec(1)}} }, "found 0"},
+		{"no action", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(1)}} }, "found 0"},
 		{"unknown group", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: sec(2), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}}}
+			sc.Timeline = []Event{{At: rtSec(2), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}}}
 		}, `timeline[0] (at 2s): workers "group:gw": no group "gw"`},
-		{"after the end", func(sc *Scenario) { sc.Timeline = []Event{{At: sec(11), Speed: ptr(2.0)}} }, "after the end of the run"},
+		{"after the end", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(11), Speed: rtPtr(2.0)}} }, "after the end of the run"},
 		{"bad kind", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: sec(1), Deploy: &Deploy{Version: "2", Kind: "bios"}}}
+			sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2", Kind: "bios"}}}
 		}, `deploy kind "bios": want firmware or config`},
 		{"block mailbox", func(sc *Scenario) {
 			sc.Fleet.Worker.Mailbox = &MailboxSpec{Capacity: 4, Policy: 3}
@@ -42,7 +42,7 @@ func TestNewRunnerRefuses(t *testing.T) {
 		{"no duration", func(sc *Scenario) { sc.Duration = 0 }, "duration 0s: must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sc := small(3, 10)
+			sc := rtFleet(3, 10)
 			tc.edit(sc)
 			_, err := NewRunner(sc, RunOptions{})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
