@@ -13,7 +13,7 @@ import (
 // worker's own (PCG(seed, index)): the same worker, a different stream.
 const offlineSalt = 0x0ff1_1e00_0000_0000
 
-// turn is a worker going away or coming back at a simulated time.
+// offlineTurn is a worker going away or coming back at a simulated time.
 type offlineTurn struct {
 	at   time.Duration
 	i    int

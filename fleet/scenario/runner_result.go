@@ -17,7 +17,7 @@ type endState struct {
 	result Result
 }
 
-// final is what the run captured as it stopped: the Result's inputs.
+// finalState is what the run captured as it stopped: the Result's inputs.
 type finalState struct {
 	simEnd               time.Duration
 	online, leaderOnline int // as the run ended, before anything stopped

@@ -11,7 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
-// stack is what Run started and shutdown stops.
+// runStack is what Run started and shutdown stops.
 type runStack struct {
 	broker     *transport.Broker
 	poolCancel context.CancelFunc
@@ -22,7 +22,7 @@ type runStack struct {
 	offline    *ownedLoop
 }
 
-// loop is a goroutine the run owns.
+// ownedLoop is a goroutine the run owns.
 type ownedLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}

@@ -57,7 +57,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 	return out, nil
 }
 
-// selector returns the event's worker selector (nil for events that
+// eventSelector returns the event's worker selector (nil for events that
 // select none) and how many actions the event sets.
 func eventSelector(e *Event) (*Selector, int) {
 	var sel *Selector
@@ -93,7 +93,7 @@ func eventSelector(e *Event) (*Selector, int) {
 	return sel, n
 }
 
-// describe names the event for records and the dashboard.
+// eventText names the event for records and the dashboard.
 func eventText(e *Event, workers int) string {
 	ws := fmt.Sprintf("%d workers", workers)
 	switch {
@@ -146,7 +146,7 @@ func eventText(e *Event, workers int) string {
 	return "nothing"
 }
 
-// action is something the timeline does at a simulated time: an event, or
+// timelineAction is something the timeline does at a simulated time: an event, or
 // the second half of one (a leader restart, the end of a storm).
 type timelineAction struct {
 	at      time.Duration // simulated, since time 0
