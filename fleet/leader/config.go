@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -56,6 +57,13 @@ type Config struct {
 	// the MQTT delivery goroutine waits (backpressure on the session).
 	// Default 4,096.
 	ReplyQueue int
+
+	// HeartbeatWait receives the age of each heartbeat when the leader
+	// processes it (the heartbeat mailbox's wait), and AskRTT the time from
+	// publishing a command to its ack. Nil: the leader keeps its own. A
+	// scenario runner passes the same histograms (and Mailbox.Wait) to
+	// every leader it restarts, so the distributions cover the whole run.
+	HeartbeatWait, AskRTT *stats.Histogram
 }
 
 // Defaults for Config.
@@ -101,6 +109,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReplyQueue == 0 {
 		c.ReplyQueue = DefaultReplyQueue
+	}
+	if c.HeartbeatWait == nil {
+		c.HeartbeatWait = new(stats.Histogram)
+	}
+	if c.AskRTT == nil {
+		c.AskRTT = new(stats.Histogram)
 	}
 	c.Relay.Clock = c.Clock
 	c.Relay.Seed = c.Seed

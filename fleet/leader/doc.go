@@ -17,6 +17,8 @@
 //   - A deploy sends a version to a selection of workers in waves, each
 //     wave's messages due at its own time, so the plan survives a crash
 //     with the outbox.
+//   - A scenario can turn its knobs while it runs: SetMailboxCapacity and
+//     SetService.
 //
 // The leader speaks MQTT through a Link (fleet/transport provides one over
 // paho, against the embedded broker or any other).

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/stats"
@@ -30,7 +32,8 @@ type Leader struct {
 	asks       asks
 	fleet      fleetView
 	deploys    deployTracker
-	askRTT     stats.Histogram // publish to ack, answered asks only
+	askRTT     *stats.Histogram // publish to ack, answered asks only
+	service    atomic.Pointer[dist.Dist]
 	c          counters
 }
 
@@ -59,14 +62,15 @@ func New(cfg Config) (*Leader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{})}
+	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), askRTT: cfg.AskRTT}
+	l.service.Store(&cfg.Service)
 	l.asks.init()
 	l.fleet.init()
 	l.deploys.init()
 	if l.inbox, err = mailbox.New[inbound](cfg.Mailbox); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	hbOpts := mailbox.Options{Capacity: cfg.HeartbeatSlots, Policy: mailbox.Coalesce, Clock: cfg.Clock}
+	hbOpts := mailbox.Options{Capacity: cfg.HeartbeatSlots, Policy: mailbox.Coalesce, Clock: cfg.Clock, Wait: cfg.HeartbeatWait}
 	if l.heartbeats, err = mailbox.New[heartbeat](hbOpts); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
@@ -144,7 +148,7 @@ func (l *Leader) serveRequests(ctx context.Context) {
 		if busyUntil.Before(now) {
 			busyUntil = now
 		}
-		busyUntil = busyUntil.Add(l.cfg.Service.Sample(r))
+		busyUntil = busyUntil.Add(l.service.Load().Sample(r))
 		if ahead := busyUntil.Sub(now); ahead > time.Millisecond {
 			if clock.Sleep(ctx, l.clk, ahead) != nil {
 				return
@@ -186,6 +190,21 @@ func (l *Leader) processHeartbeats(ctx context.Context) {
 		l.c.heartbeatRounds.Add(1)
 	}
 }
+
+// SetMailboxCapacity changes the capacity of the mailbox for worker
+// requests and telemetry while the leader runs (see
+// mailbox.Mailbox.SetCapacity: lowering it drops nothing queued). A
+// capacity below 1 is an error and changes nothing.
+func (l *Leader) SetMailboxCapacity(n int) error {
+	if err := l.inbox.SetCapacity(n); err != nil {
+		return fmt.Errorf("leader: %w", err)
+	}
+	return nil
+}
+
+// SetService changes the leader's service time per request or telemetry
+// message from the next message on.
+func (l *Leader) SetService(d dist.Dist) { l.service.Store(&d) }
 
 // publishReplies publishes answers queued by the MQTT delivery goroutine,
 // which must not publish itself.

@@ -271,12 +271,47 @@ func (m *Mailbox[T]) popLocked() slot[T] {
 
 // grow doubles the ring, keeping order (Unbounded only).
 func (m *Mailbox[T]) grow() {
-	nb := make([]slot[T], 2*len(m.buf))
+	m.resize(2 * len(m.buf))
+	m.limit = len(m.buf)
+}
+
+// resize moves the queue to a new ring of size slots (a power of two, at
+// least m.n), keeping order. Coalescing keys map to sequence numbers, which
+// do not change, so they stay valid.
+func (m *Mailbox[T]) resize(size int) {
+	nb := make([]slot[T], size)
 	for i := 0; i < m.n; i++ {
 		nb[i] = m.buf[(m.head+i)&m.mask]
 	}
-	m.buf, m.head, m.mask = nb, 0, len(nb)-1
-	m.limit = len(nb)
+	m.buf, m.head, m.mask = nb, 0, size-1
+}
+
+// SetCapacity changes the capacity while the mailbox is in use (a
+// scenario's set_capacity event, an operator's knob). Raising it makes room
+// at once: blocked offers wake and retry. Lowering it below the messages
+// queued drops nothing: they stay to be taken, and offers meet the full
+// policy until the depth is under the new capacity. For Unbounded, which
+// never refuses, it only reserves room. A capacity below 1 is an error and
+// changes nothing.
+func (m *Mailbox[T]) SetCapacity(n int) error {
+	if n < 1 {
+		return fmt.Errorf("mailbox: capacity %d: must be at least 1", n)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if size := ringSize(n); size > len(m.buf) {
+		m.resize(size)
+	}
+	if m.opts.Policy == Unbounded {
+		m.limit = len(m.buf)
+		return nil
+	}
+	m.limit = n
+	if m.space != nil && m.n < m.limit {
+		close(m.space) // blocked producers race for the new room
+		m.space = nil
+	}
+	return nil
 }
 
 // Take returns the oldest message, waiting until there is one. It returns

@@ -80,6 +80,11 @@ type WorkersResult struct {
 	Reconnects      uint64 `expr:"reconnects" json:"reconnects"`
 	ConnectionsLost uint64 `expr:"connections_lost" json:"connections_lost"`
 	Malformed       uint64 `expr:"malformed" json:"malformed"`
+	// Crashes counts connections a worker dropped without a word (crash
+	// events); Refused the commands refused for good with a reject ack
+	// (poison): the leader dead-letters them at once.
+	Crashes uint64 `expr:"crashes" json:"crashes"`
+	Refused uint64 `expr:"refused" json:"refused"`
 	// Sync is the request every worker sends on (re)connect.
 	SyncSent     uint64 `expr:"sync_sent" json:"sync_sent"`
 	SyncOK       uint64 `expr:"sync_ok" json:"sync_ok"`
@@ -121,7 +126,7 @@ type LeaderResult struct {
 	AnsweredFull      uint64        `expr:"answered_full" json:"answered_full"`
 	Malformed         uint64        `expr:"malformed" json:"malformed"`
 	Reconnects        uint64        `expr:"reconnects" json:"reconnects"`
-	AskRTT            Quantiles     `expr:"ask_rtt" json:"ask_rtt"` // wall-clock seconds
+	AskRTT            Quantiles     `expr:"ask_rtt" json:"ask_rtt"` // simulated seconds, like every other time
 	AsksSent          uint64        `expr:"asks_sent" json:"asks_sent"`
 	AsksTimedOut      uint64        `expr:"asks_timed_out" json:"asks_timed_out"`
 }
@@ -183,9 +188,16 @@ type OutboxResult struct {
 	OldestMax    Seconds `expr:"oldest_max" json:"oldest_max"`     // sampled: the oldest message's age at its worst
 }
 
-// CommandResult balances the leader's commands: every one enqueued is
-// acked, overwritten, stale, expired, dead-lettered or still queued; Lost
-// is the remainder (and acked commands a worker never saw).
+// CommandResult balances the leader's commands: every one handed to the
+// outbox (Sent, over every leader instance) is acked, overwritten, stale,
+// expired, dead-lettered or still queued (Queued, in the file at the
+// end). Lost is the largest of three shortfalls, each a lower bound on
+// the commands lost: that ledger's remainder; outbox acks beyond the ok
+// answers the workers gave (acked, but no worker took it); and deploy
+// targets that never applied their version, were not sent a later one,
+// are not in the dead letters and are not explained by expiries or what
+// is still queued. A negative Lost (more settled than sent) is a counting
+// error.
 type CommandResult struct {
 	Sent   uint64 `expr:"sent" json:"sent"`
 	Queued int    `expr:"queued" json:"queued"`

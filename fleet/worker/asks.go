@@ -97,6 +97,7 @@ func (w *Worker) store(kind wire.Kind, body []byte, key string, seq uint64) {
 			}
 		case kind == wire.KindTelemetry:
 			s.TelemetryStored++
+			s.TelemetryQueued++
 		case r[0].Outcome == outbox.Replaced:
 			s.HeartbeatsCoalesced++
 		default:
@@ -166,7 +167,7 @@ func (w *Worker) settleStored(id uint64, env wire.Envelope) {
 	switch env.Result {
 	case wire.ResultOK:
 		if w.local.Ack(ctxBackground, id) == nil {
-			w.update(func(s *Stats) { s.TelemetryForwarded++ })
+			w.update(func(s *Stats) { s.TelemetryForwarded++; s.TelemetryQueued-- })
 		}
 	case wire.ResultFull:
 		m := w.clk.Now()
@@ -175,7 +176,7 @@ func (w *Worker) settleStored(id uint64, env wire.Envelope) {
 		w.flushAfter = m.Add(d)
 	default:
 		if w.local.DeadLetter(ctxBackground, id, env.Reason) == nil {
-			w.update(func(s *Stats) { s.TelemetryRejected++ })
+			w.update(func(s *Stats) { s.TelemetryRejected++; s.TelemetryQueued-- })
 		}
 	}
 }

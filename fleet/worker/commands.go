@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
@@ -33,6 +34,14 @@ func (w *Worker) onCommand(env wire.Envelope) {
 		w.update(func(s *Stats) { s.MaxAttempt = env.Attempt })
 	}
 	ack := wire.Ack(&env, wire.ResultOK)
+	if reason := refuse(env); reason != "" {
+		// Refused for good: retrying cannot help, so the leader should
+		// dead-letter it now rather than spend attempts on it.
+		ack.Result, ack.Reason = wire.ResultReject, reason
+		w.update(func(s *Stats) { s.Refused++ })
+		w.answer(ack)
+		return
+	}
 	err := w.mb.Offer(ctxBackground, command{env: env, at: w.clk.Now()})
 	var full *mailbox.FullError
 	switch {
@@ -47,6 +56,37 @@ func (w *Worker) onCommand(env wire.Envelope) {
 	}
 	w.answer(ack)
 	w.startNext()
+}
+
+// refuse returns why the worker will never carry out env, or "" if it
+// will. The wire format admits any non-empty version; a worker installs
+// only a version it can name: 1 to 64 letters, digits and . _ + -,
+// starting with a letter or digit ("2.1.0", "2024-05-rc1"). A scenario's
+// poison commands are applies of versions outside that.
+func refuse(env wire.Envelope) string {
+	if env.Kind != wire.KindConfig && env.Kind != wire.KindFirmware {
+		return ""
+	}
+	var a wire.Apply
+	_ = json.Unmarshal(env.Body, &a) // Decode checked it
+	if !validVersion(a.Version) {
+		return fmt.Sprintf("%s version %q cannot be installed: want 1 to 64 letters, digits and . _ + -, starting with a letter or digit", env.Kind, a.Version)
+	}
+	return ""
+}
+
+func validVersion(v string) bool {
+	if len(v) == 0 || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		alnum := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '+' && c != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // answer sends an ack without waiting for the broker.

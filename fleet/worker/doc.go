@@ -14,6 +14,10 @@
 // goes silent; the broker's keepalive and the last will tell the leader),
 // Crash (the connection drops without a word). Coming back: reconnect with
 // exponential backoff and full jitter, or immediately (to show the herd).
+// A scenario can also change a running worker's heartbeat interval
+// (SetHeartbeat: a heartbeat storm) and mailbox capacity
+// (SetMailboxCapacity). A worker refuses for good ("reject") an apply of a
+// version it cannot install: that is how a scenario injects poison.
 //
 //	w, _ := worker.New(worker.Config{ID: "w-1", Clock: clk}, dialer)
 //	go w.Run(ctx)

@@ -94,7 +94,7 @@ func (w *Worker) closeSession(clean bool) {
 }
 
 func (w *Worker) onControl(c control) {
-	switch c {
+	switch c.op {
 	case ctlDisconnect:
 		w.down = true
 		w.timers.reconnect.Stop()
@@ -124,5 +124,7 @@ func (w *Worker) onControl(c control) {
 		if w.sess == nil {
 			w.timers.reconnect.Reset(0)
 		}
+	case ctlHeartbeat:
+		w.timers.setHeartbeat(c.d)
 	}
 }

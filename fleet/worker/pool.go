@@ -102,6 +102,7 @@ func (p *Pool) Stats() PoolStats {
 		t.AckedOK += s.AckedOK
 		t.AckedFull += s.AckedFull
 		t.Malformed += s.Malformed
+		t.Refused += s.Refused
 		t.Applied += s.Applied
 		t.Duplicates += s.Duplicates
 		t.Expired += s.Expired
@@ -122,6 +123,7 @@ func (p *Pool) Stats() PoolStats {
 		t.TelemetryForwarded += s.TelemetryForwarded
 		t.TelemetryRejected += s.TelemetryRejected
 		t.TelemetryDropped += s.TelemetryDropped
+		t.TelemetryQueued += s.TelemetryQueued
 		t.LateReplies += s.LateReplies
 		t.SendErrors += s.SendErrors
 		t.MailboxDepth += s.MailboxDepth

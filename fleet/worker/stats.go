@@ -3,6 +3,7 @@ package worker
 import (
 	"maps"
 
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 )
 
@@ -16,11 +17,15 @@ type Stats struct {
 
 	AckedOK, AckedFull uint64 // commands answered ok / full
 	Malformed          uint64 // down payloads refused
-	Applied            uint64 // config/firmware effects applied
-	AppliedVersions    map[string]int
-	Duplicates         uint64 // deliveries of an already-applied key and seq
-	Expired            uint64 // commands past their TTL when served
-	Jobs, Pings        uint64
+	// Refused counts well-formed commands refused for good with a reject
+	// ack (an apply of a version the worker cannot install): the leader
+	// dead-letters them at once.
+	Refused         uint64
+	Applied         uint64 // config/firmware effects applied
+	AppliedVersions map[string]int
+	Duplicates      uint64 // deliveries of an already-applied key and seq
+	Expired         uint64 // commands past their TTL when served
+	Jobs, Pings     uint64
 	// MaxAttempt is the highest delivery attempt number seen on a command:
 	// 1 means every command arrived on the leader's first try.
 	MaxAttempt int
@@ -35,6 +40,12 @@ type Stats struct {
 	TelemetryForwarded uint64 // later accepted from the local outbox
 	TelemetryRejected  uint64
 	TelemetryDropped   uint64 // the local outbox was full: lost, counted
+	// TelemetryQueued is the telemetry waiting in the local outbox now.
+	// With no ask in flight (a stopped worker has none):
+	//
+	//	TelemetryGenerated == TelemetryDirect + TelemetryForwarded +
+	//		TelemetryRejected + TelemetryDropped + TelemetryQueued
+	TelemetryQueued int
 
 	LateReplies, SendErrors uint64
 
@@ -52,5 +63,31 @@ func (w *Worker) Stats() Stats {
 	w.mu.Unlock()
 	s.MailboxDepth = w.mb.Len()
 	s.Local = w.local.Stats()
+	return s
+}
+
+// MailboxStats returns the command mailbox's counters. Its Wait is the
+// histogram in Config.Mailbox.Wait (shared by a pool's group, if given).
+func (w *Worker) MailboxStats() mailbox.Stats { return w.mb.Stats() }
+
+// State is a worker at a glance: what a dashboard's fleet grid draws.
+type State struct {
+	Online, Busy bool
+	Version      string // applied
+	// Depth and Capacity are the command mailbox's.
+	Depth, Capacity int
+	// Stored is the messages for the leader waiting in the local outbox.
+	Stored    int
+	AckedFull uint64 // commands answered "full" so far
+}
+
+// State returns the worker's state at a glance. It copies no map and no
+// histogram, so reading it for every worker of a large fleet several times
+// a second is cheap (Stats is not).
+func (w *Worker) State() State {
+	w.mu.Lock()
+	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
+	w.mu.Unlock()
+	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), w.local.Len()
 	return s
 }

@@ -51,6 +51,21 @@ func (t *timers) telemetry() <-chan time.Time {
 	return t.tel.C()
 }
 
+// setHeartbeat changes the heartbeat interval; 0 stops heartbeats.
+func (t *timers) setHeartbeat(d time.Duration) {
+	switch {
+	case d <= 0:
+		if t.hb != nil {
+			t.hb.Stop()
+			t.hb = nil
+		}
+	case t.hb == nil:
+		t.hb = t.clk.NewTicker(d)
+	default:
+		t.hb.Reset(d)
+	}
+}
+
 // wakeBy makes sure the loop wakes no later than at.
 func (t *timers) wakeBy(at time.Time) {
 	if at.IsZero() {

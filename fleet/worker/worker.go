@@ -65,14 +65,21 @@ type incoming struct {
 	payload []byte
 }
 
-type control int
+// control is a request to the loop from another goroutine.
+type control struct {
+	op ctlOp
+	d  time.Duration // ctlHeartbeat: the new interval
+}
+
+type ctlOp int
 
 const (
-	ctlDisconnect control = iota
+	ctlDisconnect ctlOp = iota
 	ctlPartition
 	ctlHeal
 	ctlCrash
 	ctlReconnect
+	ctlHeartbeat
 )
 
 // New checks cfg and builds a worker; nothing runs until Run.
@@ -141,22 +148,44 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // Disconnect leaves cleanly (status offline) and stays away until
 // Reconnect.
-func (w *Worker) Disconnect() { w.send(ctlDisconnect) }
+func (w *Worker) Disconnect() { w.send(control{op: ctlDisconnect}) }
 
 // Partition cuts the network: the connection goes silent and reconnects
 // fail until Heal.
-func (w *Worker) Partition() { w.send(ctlPartition) }
+func (w *Worker) Partition() { w.send(control{op: ctlPartition}) }
 
 // Heal restores the network; the worker reconnects by its policy.
-func (w *Worker) Heal() { w.send(ctlHeal) }
+func (w *Worker) Heal() { w.send(control{op: ctlHeal}) }
 
 // Crash drops the connection without a word; the worker reconnects by its
 // policy.
-func (w *Worker) Crash() { w.send(ctlCrash) }
+func (w *Worker) Crash() { w.send(control{op: ctlCrash}) }
 
 // Reconnect ends a Disconnect (or a wait between attempts): the worker
 // connects at once.
-func (w *Worker) Reconnect() { w.send(ctlReconnect) }
+func (w *Worker) Reconnect() { w.send(control{op: ctlReconnect}) }
+
+// SetHeartbeat changes the heartbeat interval from now on (a scenario's
+// heartbeat storm, and its end); 0 turns heartbeats off. The first
+// heartbeat at the new interval comes d after the loop takes the change.
+// A negative d is an error and changes nothing.
+func (w *Worker) SetHeartbeat(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("worker %s: heartbeat interval %v: must be 0 (off) or positive", w.cfg.ID, d)
+	}
+	w.send(control{op: ctlHeartbeat, d: d})
+	return nil
+}
+
+// SetMailboxCapacity changes the capacity of the worker's command mailbox
+// at once (see mailbox.Mailbox.SetCapacity: lowering it drops nothing
+// queued). A capacity below 1 is an error and changes nothing.
+func (w *Worker) SetMailboxCapacity(n int) error {
+	if err := w.mb.SetCapacity(n); err != nil {
+		return fmt.Errorf("worker %s: %w", w.cfg.ID, err)
+	}
+	return nil
+}
 
 func (w *Worker) send(c control) {
 	select {

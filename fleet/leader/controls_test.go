@@ -1,0 +1,185 @@
+package leader_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// fakeLink is an in-process Link: the test calls the leader's handlers
+// itself and reads what the leader publishes.
+type fakeLink struct {
+	mu       sync.Mutex
+	handlers map[string]func(topic string, payload []byte)
+	out      chan wire.Envelope // what the leader published on down topics
+}
+
+func (f *fakeLink) Publish(_ context.Context, topic string, _ byte, _ bool, payload []byte) error {
+	if env, err := wire.Decode(topic, payload, wire.Down, 0); err == nil {
+		f.out <- env
+	}
+	return nil
+}
+
+func (f *fakeLink) Send(topic string, qos byte, payload []byte) error {
+	return f.Publish(context.Background(), topic, qos, false, payload)
+}
+
+func (f *fakeLink) Subscribe(_ context.Context, filter string, _ byte, h func(string, []byte)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.handlers[filter] = h
+	return nil
+}
+
+func (f *fakeLink) handler(filter string) func(string, []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.handlers[filter]
+}
+
+type rig struct {
+	l    *leader.Leader
+	clk  *clock.Fake
+	link *fakeLink
+	tp   wire.Topics
+	n    int
+}
+
+func startLeader(t *testing.T, cfg leader.Config) *rig {
+	t.Helper()
+	r := &rig{clk: clock.NewFake(time.Unix(1_700_000_000, 0)), link: &fakeLink{handlers: map[string]func(string, []byte){}, out: make(chan wire.Envelope, 64)}}
+	st, err := outbox.NewMemory(outbox.Options{Clock: r.clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Link, cfg.Store, cfg.Clock = r.link, st, r.clk
+	cfg.Relay.Interval = time.Hour // no relay tick among the service timers the tests look for
+	if r.l, err = leader.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.l.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("leader: %v", err)
+		}
+	})
+	fleettest.Eventually(t, 10*time.Second, "leader subscribed", func() bool {
+		return r.link.handler(r.tp.AllUp()) != nil && r.link.handler(r.tp.AllStatus()) != nil
+	})
+	return r
+}
+
+// request sends a worker request to the leader and returns its answer.
+func (r *rig) request(t *testing.T) wire.Result {
+	t.Helper()
+	r.n++
+	id := "s" + string(rune('0'+r.n))
+	b, err := wire.Encode(wire.Envelope{ID: id, Kind: wire.KindRequest, Body: wire.Body(wire.Request{What: "sync"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.link.handler(r.tp.AllUp())(r.tp.Up("w-00001"), b)
+	select {
+	case env := <-r.link.out:
+		if env.Ref != id {
+			t.Fatalf("answer to %q, want to %q", env.Ref, id)
+		}
+		return env.Result
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no answer to %s", id)
+	}
+	return ""
+}
+
+// waitServing waits until the leader is serving a request: its service
+// time is a timer on the fake clock, due d from now.
+func (r *rig) waitServing(t *testing.T, d time.Duration) {
+	t.Helper()
+	fleettest.Eventually(t, 10*time.Second, "the leader sleeping out a service time", func() bool {
+		at, ok := r.clk.NextDeadline()
+		return ok && at.Equal(r.clk.Now().Add(d))
+	})
+}
+
+// TestSetMailboxCapacity: a leader busy on a request with a mailbox of one
+// answers "full"; raised to two, it takes one more.
+func TestSetMailboxCapacity(t *testing.T) {
+	r := startLeader(t, leader.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(500 * time.Millisecond)})
+	if got := r.request(t); got != wire.ResultOK {
+		t.Fatalf("first request answered %s", got)
+	}
+	r.waitServing(t, 500*time.Millisecond)
+	for i, want := range []wire.Result{wire.ResultOK, wire.ResultFull} {
+		if got := r.request(t); got != want {
+			t.Fatalf("request %d answered %s, want %s", i+2, got, want)
+		}
+	}
+	if err := r.l.SetMailboxCapacity(2); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []wire.Result{wire.ResultOK, wire.ResultFull} {
+		if got := r.request(t); got != want {
+			t.Fatalf("after raising the capacity, request %d answered %s, want %s", i+4, got, want)
+		}
+	}
+	s := r.l.Stats()
+	if s.Mailbox.Capacity != 2 || s.Mailbox.Depth != 2 || s.AnsweredFull != 2 {
+		t.Fatalf("mailbox capacity %d depth %d, answered full %d; want 2 2 2", s.Mailbox.Capacity, s.Mailbox.Depth, s.AnsweredFull)
+	}
+	if err := r.l.SetMailboxCapacity(0); err == nil {
+		t.Fatal("SetMailboxCapacity(0) accepted")
+	}
+}
+
+// TestSetService: a new service time applies from the next request on.
+func TestSetService(t *testing.T) {
+	r := startLeader(t, leader.Config{Service: dist.Const(10 * time.Second), HeartbeatInterval: time.Hour})
+	r.request(t)
+	r.waitServing(t, 10*time.Second) // the first request takes the old 10 s
+	r.l.SetService(dist.Const(2 * time.Second))
+	r.request(t)
+	r.request(t)
+	served := func(n uint64) func() bool {
+		return func() bool { return r.l.Stats().RequestsServed == n }
+	}
+	r.clk.Advance(10 * time.Second)
+	fleettest.Eventually(t, 10*time.Second, "first request served after 10s", served(1))
+	for n := uint64(2); n <= 3; n++ {
+		r.waitServing(t, 2*time.Second) // not 10 s: the new service time
+		r.clk.Advance(2 * time.Second)
+		fleettest.Eventually(t, 10*time.Second, "next request served 2s later", served(n))
+	}
+}
+
+// TestSharedHistograms: heartbeat ages go to the histogram the config
+// gives, so a runner that restarts the leader keeps one distribution.
+func TestSharedHistograms(t *testing.T) {
+	var hbWait stats.Histogram
+	r := startLeader(t, leader.Config{HeartbeatInterval: 30 * time.Second, HeartbeatWait: &hbWait})
+	b, err := wire.Encode(wire.Envelope{ID: "h1", Kind: wire.KindHeartbeat, Seq: 1, Body: wire.Body(wire.Heartbeat{Version: "1.0.0"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.link.handler(r.tp.AllUp())(r.tp.Up("w-00001"), b)
+	r.clk.Advance(30 * time.Second)
+	fleettest.Eventually(t, 10*time.Second, "heartbeat processed", func() bool {
+		return r.l.Stats().HeartbeatsProcessed == 1
+	})
+	if s := hbWait.Snapshot(); s.Count != 1 || s.Max != 30*time.Second {
+		t.Fatalf("shared histogram: %d ages, max %v; want 1 of 30s", s.Count, s.Max)
+	}
+}

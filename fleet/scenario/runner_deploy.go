@@ -1,0 +1,180 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// deployRun is one deploy of the run (a timeline event or a control) and
+// the leader deploys that carry it: one, or one per wave with
+// wait_for_wave, possibly on several leader instances.
+type deployRun struct {
+	version string
+	kind    wire.Kind
+	targets []int // worker indexes, in wave order
+	at      time.Duration
+
+	// Guarded by Runner.mu.
+	refs   []deployRef
+	done   bool          // every target ran the version at a sample
+	doneAt time.Duration // that sample's time
+}
+
+// deployRef is one leader.Deploy call: the instance that took it, the
+// index its Deploys() reports it under, and the targets it covered.
+type deployRef struct {
+	lr       *leaderRun
+	idx      int
+	from, to int // targets[from:to]
+}
+
+// startDeploy starts a deploy: with wait_for_wave in the background, wave
+// by wave; otherwise as one leader deploy whose waves the outbox holds
+// (they survive a leader crash), enqueued at once if the leader is up.
+func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
+	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow()}
+	if spec.Kind != "" {
+		d.kind = wire.Kind(spec.Kind)
+	}
+	r.mu.Lock()
+	r.deploys = append(r.deploys, d)
+	r.target = spec.Version
+	r.mu.Unlock()
+	if spec.WaitForWave {
+		r.deploysN.Add(1)
+		if !r.goBackground(func(ctx context.Context) {
+			defer r.deploysN.Add(-1)
+			r.runWaves(ctx, d, spec)
+		}) {
+			r.deploysN.Add(-1)
+		}
+		return
+	}
+	plan := r.plan(d, spec, 0, len(targets))
+	plan.WaveSize, plan.WaveInterval = spec.WaveSize, spec.WaveInterval.D()
+	if lr, _ := r.current(); lr != nil {
+		idx, err := lr.l.Deploy(ctx, plan)
+		if err == nil {
+			r.addRef(d, deployRef{lr: lr, idx: idx, from: 0, to: len(targets)})
+			return
+		}
+		if cur, _ := r.current(); cur == lr {
+			r.warnf("deploy %s: %v", spec.Version, err)
+			return
+		}
+	}
+	// The leader is down: the deploy waits for the next one.
+	r.deploysN.Add(1)
+	if !r.goBackground(func(ctx context.Context) {
+		defer r.deploysN.Add(-1)
+		r.enqueue(ctx, d, plan, 0, len(targets))
+	}) {
+		r.deploysN.Add(-1)
+	}
+}
+
+// plan is the leader deploy of targets[from:to].
+func (r *Runner) plan(d *deployRun, spec Deploy, from, to int) leader.DeployPlan {
+	ids := make([]string, 0, to-from)
+	for _, i := range d.targets[from:to] {
+		ids = append(ids, r.specs[i].ID)
+	}
+	return leader.DeployPlan{Kind: d.kind, Version: d.version, Workers: ids, TTL: spec.TTL.D()}
+}
+
+// enqueue hands plan to the serving leader, waiting for one and trying
+// again through crashes. It reports whether the deploy was enqueued.
+func (r *Runner) enqueue(ctx context.Context, d *deployRun, plan leader.DeployPlan, from, to int) bool {
+	err := r.withLeader(ctx, func(lr *leaderRun) error {
+		idx, err := lr.l.Deploy(ctx, plan)
+		if err == nil {
+			r.addRef(d, deployRef{lr: lr, idx: idx, from: from, to: to})
+		}
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		r.warnf("deploy %s: %v", d.version, err)
+	}
+	return err == nil
+}
+
+func (r *Runner) addRef(d *deployRun, ref deployRef) {
+	r.mu.Lock()
+	d.refs = append(d.refs, ref)
+	r.mu.Unlock()
+}
+
+// runWaves enqueues a wait_for_wave deploy wave by wave: each wave once
+// the previous one is delivered (as the leader's deploy progress says, or
+// once its workers run the version if the leader that took it has
+// crashed), and WaveInterval after that.
+func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec Deploy) {
+	size := spec.WaveSize
+	if size <= 0 {
+		size = len(d.targets)
+	}
+	poll := min(r.sc.SampleEvery.D(), 500*time.Millisecond)
+	for from := 0; from < len(d.targets); from += size {
+		to := min(from+size, len(d.targets))
+		if from > 0 {
+			r.record("event", fmt.Sprintf("deploy %s: wave %d of %d", d.version, from/size+1, (len(d.targets)+size-1)/size), 0)
+		}
+		if !r.enqueue(ctx, d, r.plan(d, spec, from, to), from, to) {
+			return
+		}
+		r.mu.Lock()
+		ref := d.refs[len(d.refs)-1]
+		r.mu.Unlock()
+		t := r.clk.NewTicker(poll)
+		for !r.waveDone(d, ref) {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C():
+			}
+		}
+		t.Stop()
+		if to < len(d.targets) && clock.Sleep(ctx, r.clk, spec.WaveInterval.D()) != nil {
+			return
+		}
+	}
+}
+
+// waveDone reports whether the wave ref is delivered.
+func (r *Runner) waveDone(d *deployRun, ref deployRef) bool {
+	if cur, _ := r.current(); cur == ref.lr {
+		if ps := ref.lr.l.Deploys(); ref.idx < len(ps) {
+			if w := ps[ref.idx].Waves; len(w) > 0 && !w[0].Done.IsZero() {
+				return true
+			}
+		}
+		return false
+	}
+	// The leader that took it crashed (its progress died with it): the
+	// workers' own view decides.
+	for _, i := range d.targets[ref.from:ref.to] {
+		if r.workers[i].State().Version != d.version {
+			return false
+		}
+	}
+	return true
+}
+
+// nextVersion is the version after v: its last number plus one
+// ("1.0.0" → "1.0.1"), or v+".1" if it does not end in a number.
+func nextVersion(v string) string {
+	i := strings.LastIndexFunc(v, func(c rune) bool { return c < '0' || c > '9' })
+	n, err := strconv.Atoi(v[i+1:])
+	if err != nil {
+		return v + ".1"
+	}
+	return v[:i+1] + strconv.Itoa(n+1)
+}

@@ -1,0 +1,62 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+// Snapshot returns the run as it is now, for the dashboard and the
+// progress line. It is safe for concurrent use at any time (before, during
+// and after Run) and cheap: it copies no sample and no record (the slices
+// share memory with the run and must not be modified) and reads each
+// worker's state at a glance, so ten calls a second with 10,000 workers
+// cost a few milliseconds.
+func (r *Runner) Snapshot() Live {
+	lag, behind := r.lagNow()
+	r.mu.Lock()
+	// Now is read under the lock that guards the samples, so it is never
+	// before the latest sample's time.
+	var now time.Duration
+	if r.started {
+		now = r.clk.Mono() - r.t0
+	}
+	lv := Live{
+		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
+		Speed: r.clk.Speed(), Paused: r.clk.Paused(),
+		Now: simSec(now), Duration: simSec(r.sc.Duration.D()),
+		Phase: r.phase, Lag: simSec(lag), Behind: behind,
+		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
+	}
+	if r.nextEvent < len(r.events) && r.phase != PhaseDone {
+		e := &r.events[r.nextEvent]
+		lv.Next, lv.NextAt = e.text, simSec(e.at)
+	}
+	if n := len(r.samples); n > 0 {
+		lv.Latest = r.samples[n-1]
+		lv.History = r.samples[max(0, n-liveHistory):n:n]
+	}
+	target := r.target
+	r.mu.Unlock()
+	lv.Workers = make([]WorkerState, len(r.workers))
+	for i, w := range r.workers {
+		lv.Workers[i] = stateOf(w.State(), target)
+	}
+	return lv
+}
+
+// stateOf is a worker's cell in the fleet grid: offline, else full, busy,
+// updated (at the target version) or online, in that order.
+func stateOf(s worker.State, target string) WorkerState {
+	switch {
+	case !s.Online:
+		return StateOffline
+	case s.Depth >= s.Capacity:
+		return StateFull
+	case s.Busy:
+		return StateBusy
+	case target != "" && s.Version == target:
+		return StateUpdated
+	}
+	return StateOnline
+}

@@ -1,0 +1,450 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+// endState is what the run leaves: its Result.
+type endState struct {
+	result Result
+}
+
+// finalState is what the run captured as it stopped: the Result's inputs.
+type finalState struct {
+	simEnd               time.Duration
+	online, leaderOnline int // as the run ended, before anything stopped
+	workers              []worker.Stats
+	mailboxes            []mailbox.Stats
+	leaders              leaderTotals // every instance's final counters
+	outboxEnd            outbox.Stats // the file at the end
+	dead                 []outbox.Message
+	deadOK               bool
+}
+
+// shutdown stops everything the run started, in order — the timeline and
+// the background goroutines, the sampler (after one last sample), the
+// workers, the leader (cleanly: in-flight deliveries settle), its outbox,
+// the broker — capturing on the way what the Result needs, and computes
+// the Result.
+func (r *Runner) shutdown(st *runStack) endState {
+	if st.timeline != nil {
+		st.timeline.stop()
+	}
+	st.offline.stop()
+	r.stopBackground(st)
+	st.sampler.stop()
+	var f finalState
+	r.mu.Lock()
+	started := r.started
+	r.mu.Unlock()
+	if started {
+		r.takeSample(r.simNow())
+	}
+	f.simEnd = r.simNow()
+	for _, w := range r.workers {
+		if w.State().Online {
+			f.online++
+		}
+	}
+	if lr, _ := r.current(); lr != nil {
+		f.leaderOnline = lr.l.Fleet().Online
+	}
+	st.poolCancel()
+	<-st.poolDone
+	f.workers = make([]worker.Stats, len(r.workers))
+	f.mailboxes = make([]mailbox.Stats, len(r.workers))
+	for i, w := range r.workers {
+		f.workers[i], f.mailboxes[i] = w.Stats(), w.MailboxStats()
+	}
+	if lr := r.stopLeader(false); lr != nil {
+		f.dead, f.deadOK = lr.dead, lr.deadOK
+	}
+	f.leaders, f.outboxEnd = r.gather()
+	if !f.deadOK {
+		f.dead, f.deadOK = r.readDeadLetters()
+	}
+	r.closeBroker(st.broker)
+	return endState{result: r.result(&f)}
+}
+
+// readDeadLetters lists the outbox file's dead letters when no leader
+// stopped cleanly to do it (the run ended with the leader down).
+func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
+	oo, err := r.outboxOptions()
+	if err != nil {
+		return nil, false
+	}
+	st, err := outbox.OpenBolt(r.lead.path, oo)
+	if err != nil {
+		r.warnf("reading the dead letters: %v", err)
+		return nil, false
+	}
+	defer st.Close()
+	dead, err := st.DeadLetters(context.Background(), 0)
+	return dead, err == nil
+}
+
+// result computes the Result from what the run captured. Every number is
+// read from the mechanisms' own stats; the Lost figures are balances
+// across them (see commandBalance and telemetryBalance).
+func (r *Runner) result(f *finalState) Result {
+	sc := r.sc
+	res := Result{}
+	lag := r.lag.hist.Snapshot()
+	r.lead.mu.Lock()
+	restarts, depthStart := r.lead.restarts, r.lead.depthStart
+	r.lead.mu.Unlock()
+	r.mu.Lock()
+	events, samples, deploys := r.fired, r.samples, r.deploys
+	r.mu.Unlock()
+	res.Run = RunInfo{
+		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: simSec(f.simEnd),
+		LagMax: simSec(lag.Max), LagP99: simSec(lag.Quantile(0.99)),
+		Events: events, LeaderRestarts: restarts,
+	}
+	res.Run.KeptUp = lag.Quantile(0.99) <= r.threshold
+	if !res.Run.KeptUp {
+		r.warnf("the machine could not keep up at speed %g: lag p99 %.2fs > threshold %.2fs (simulated); timing expectations are not judged",
+			sc.Speed, lag.Quantile(0.99).Seconds(), r.threshold.Seconds())
+	}
+
+	res.Fleet = FleetResult{Count: len(r.workers), Groups: map[string]int{}, Online: f.online, Offline: len(r.workers) - f.online, LeaderOnline: f.leaderOnline}
+	for _, g := range r.groups {
+		res.Fleet.Groups[g]++
+	}
+
+	res.Workers = r.workersResult(f)
+	lt := f.leaders
+	res.Leader = leaderResult(lt, &r.leaderWait, &r.askRTT)
+	res.Heartbeat = heartbeatResult(lt, f.workers, &r.hbWait)
+	res.Relay = r.relayResult(lt)
+
+	res.Outbox = OutboxResult{
+		Enqueued:     lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Enqueued }),
+		Acked:        lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Acked }),
+		Overwritten:  lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Overwritten }),
+		Stale:        lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Stale }),
+		Expired:      lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Expired }),
+		DeadLettered: lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.DeadLettered }),
+		Depth:        f.outboxEnd.Depth,
+		DeadLetters:  f.outboxEnd.DeadLetters,
+	}
+	for _, s := range samples {
+		res.Outbox.MaxDepth = max(res.Outbox.MaxDepth, s.OutboxDepth)
+		res.Outbox.OldestMax = max(res.Outbox.OldestMax, s.OutboxOldest)
+	}
+	res.Deploys = r.deployResults(deploys, f)
+	res.Commands = r.commandBalance(&res, f, deploys, depthStart)
+	res.Telemetry = telemetryBalance(f.workers, res.Leader.TelemetryReceived)
+	res.Lost = res.Commands.Lost + res.Telemetry.Lost
+	if res.Lost != 0 {
+		r.warnf("lost %d messages: commands %d (sent %d, queued %d), telemetry %d (generated %d, pending %d)",
+			res.Lost, res.Commands.Lost, res.Commands.Sent, res.Commands.Queued, res.Telemetry.Lost, res.Telemetry.Generated, res.Telemetry.Pending)
+	}
+	return res
+}
+
+func quantilesOf(s stats.HistogramSnapshot) Quantiles {
+	return Quantiles{P50: simSec(s.Quantile(0.5)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
+}
+
+// workersResult sums the workers' own counters.
+func (r *Runner) workersResult(f *finalState) WorkersResult {
+	w := WorkersResult{AtVersion: map[string]int{}}
+	policies := map[mailbox.Policy]bool{}
+	for i, s := range f.workers {
+		w.AtVersion[s.Version]++
+		w.Applied += s.Applied
+		for _, n := range s.AppliedVersions {
+			if n > 1 {
+				w.AppliedTwice++
+				break
+			}
+		}
+		w.Duplicates += s.Duplicates
+		w.Expired += s.Expired
+		w.AckedOK += s.AckedOK
+		w.AckedFull += s.AckedFull
+		w.MaxAttempt = max(w.MaxAttempt, s.MaxAttempt)
+		w.Connects += s.Connects
+		w.ConnectAttempts += s.ConnectAttempts
+		w.Reconnects += s.Reconnects
+		w.ConnectionsLost += s.ConnectionsLost
+		w.Malformed += s.Malformed
+		w.Crashes += s.Crashes
+		w.Refused += s.Refused
+		w.SyncSent += s.SyncSent
+		w.SyncOK += s.SyncOK
+		w.SyncFull += s.SyncFull
+		w.SyncTimeouts += s.SyncTimeouts
+		m := f.mailboxes[i]
+		policies[m.Policy] = true
+		w.Mailbox.Capacity += m.Capacity
+		w.Mailbox.Offered += m.Offered
+		w.Mailbox.Taken += m.Taken
+		w.Mailbox.Dropped += m.Dropped()
+		w.Mailbox.Rejected += m.Rejected()
+		w.Mailbox.Depth += m.Depth
+		w.Mailbox.MaxDepth = max(w.Mailbox.MaxDepth, m.MaxDepth)
+	}
+	w.Mailbox.Policy = "mixed"
+	if len(policies) == 1 {
+		for p := range policies {
+			w.Mailbox.Policy = p.String()
+		}
+	}
+	w.Mailbox.Wait = quantilesOf(r.workerWait.Snapshot())
+	return w
+}
+
+// leaderResult sums the leader's counters over its instances; the
+// mailbox's capacity and depth are the last instance's.
+func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) LeaderResult {
+	sum := lt.sum
+	l := LeaderResult{
+		RequestsReceived:  sum(func(l *leader.Stats) uint64 { return l.RequestsReceived }),
+		RequestsServed:    sum(func(l *leader.Stats) uint64 { return l.RequestsServed }),
+		TelemetryReceived: sum(func(l *leader.Stats) uint64 { return l.TelemetryReceived }),
+		TelemetryServed:   sum(func(l *leader.Stats) uint64 { return l.TelemetryServed }),
+		AnsweredFull:      sum(func(l *leader.Stats) uint64 { return l.AnsweredFull }),
+		Malformed:         sum(func(l *leader.Stats) uint64 { return l.Malformed }),
+		Reconnects:        sum(func(l *leader.Stats) uint64 { return l.Reconnects }),
+		AskRTT:            quantilesOf(rtt.Snapshot()),
+		AsksSent:          sum(func(l *leader.Stats) uint64 { return l.AsksSent }),
+		AsksTimedOut:      sum(func(l *leader.Stats) uint64 { return l.AsksTimedOut }),
+	}
+	m := &l.Mailbox
+	m.Offered = sum(func(l *leader.Stats) uint64 { return l.Mailbox.Offered })
+	m.Taken = sum(func(l *leader.Stats) uint64 { return l.Mailbox.Taken })
+	m.Dropped = sum(func(l *leader.Stats) uint64 { return l.Mailbox.Dropped() })
+	m.Rejected = sum(func(l *leader.Stats) uint64 { return l.Mailbox.Rejected() })
+	m.MaxDepth = lt.maxOf(func(l *leader.Stats) int { return l.Mailbox.MaxDepth })
+	if n := len(lt.all); n > 0 {
+		last := lt.all[n-1].Mailbox
+		m.Capacity, m.Policy, m.Depth = last.Capacity, last.Policy.String(), last.Depth
+	}
+	m.Wait = quantilesOf(wait.Snapshot())
+	return l
+}
+
+// heartbeatResult follows heartbeats from the workers to the leader's
+// processing.
+func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) HeartbeatRes {
+	h := HeartbeatRes{
+		Received:  lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatsReceived }),
+		Processed: lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatsProcessed }),
+		Coalesced: lt.sum(func(l *leader.Stats) uint64 { return l.Heartbeats.DroppedCoalesced }),
+		MaxQueued: lt.maxOf(func(l *leader.Stats) int { return l.Heartbeats.MaxDepth }),
+		Rounds:    lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatRounds }),
+		Age:       quantilesOf(age.Snapshot()),
+	}
+	for _, s := range ws {
+		h.Sent += s.HeartbeatsSent
+		h.Stored += s.HeartbeatsStored
+		h.Coalesced += s.HeartbeatsCoalesced
+	}
+	if h.Received > 0 {
+		h.CoalescedRatio = float64(h.Coalesced) / float64(h.Received)
+	}
+	return h
+}
+
+// relayResult sums the relay over its partitions and leader instances;
+// the limits' range comes from their histories.
+func (r *Runner) relayResult(lt leaderTotals) RelayResult {
+	total := func(f func(outbox.PartitionStats) uint64) uint64 {
+		return lt.sum(func(l *leader.Stats) uint64 { return f(l.Relay.Total()) })
+	}
+	rr := RelayResult{
+		Delivered:    total(func(p outbox.PartitionStats) uint64 { return p.Delivered }),
+		Backpressure: total(func(p outbox.PartitionStats) uint64 { return p.Backpressure }),
+		Retries:      total(func(p outbox.PartitionStats) uint64 { return p.Retries }),
+		Errors:       total(func(p outbox.PartitionStats) uint64 { return p.Errors }),
+		DeadLettered: total(func(p outbox.PartitionStats) uint64 { return p.DeadLettered }),
+		OfflineSkips: total(func(p outbox.PartitionStats) uint64 { return p.OfflineSkips }),
+	}
+	lo, hi, dec, gaps := r.limits.result()
+	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: dec}
+	if n := len(lt.all); n > 0 {
+		last := lt.all[n-1].Relay
+		rr.Partitions = len(last.Partitions)
+		rr.Limit.Final = last.Total().Limit
+	}
+	if gaps > 0 {
+		r.warnf("relay limits moved more than %d times between two samples %d times: limit.decreases may undercount", limitHistory, gaps)
+	}
+	return rr
+}
+
+// deployResults reports each deploy: Delivered counts the targets whose
+// worker applied the version (the effect, from the workers' own stats);
+// Rejected the targets whose update is in the dead letters; Duration runs
+// from the deploy's start to its last delivery as the leader that carried
+// it saw it, or — when a crash took that leader's progress with it — to
+// the first sample at which every target ran the version.
+func (r *Runner) deployResults(ds []*deployRun, f *finalState) []DeployRes {
+	out := make([]DeployRes, 0, len(ds))
+	for _, d := range ds {
+		res := DeployRes{Version: d.version, Targets: len(d.targets)}
+		for _, i := range d.targets {
+			if f.workers[i].AppliedVersions[d.version] > 0 {
+				res.Delivered++
+			}
+		}
+		dead := deadFor(f.dead, d)
+		res.Rejected = len(dead)
+		r.mu.Lock()
+		refs, done, doneAt := append([]deployRef(nil), d.refs...), d.done, d.doneAt
+		r.mu.Unlock()
+		if dur, ok := leaderDuration(refs, len(d.targets)); ok {
+			res.Duration = simSec(dur)
+		} else if done {
+			res.Duration = simSec(doneAt - d.at)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+// deadFor returns the receivers of d's updates in the dead letters.
+func deadFor(dead []outbox.Message, d *deployRun) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range dead {
+		if m.Kind != string(d.kind) {
+			continue
+		}
+		var a struct{ Version string }
+		if json.Unmarshal(m.Payload, &a) == nil && a.Version == d.version {
+			out[m.Receiver] = true
+		}
+	}
+	return out
+}
+
+// leaderDuration is the deploy's duration by its leaders' progress: from
+// its first wave's start to its last wave's end, if every wave of every
+// leader deploy carrying it finished and they cover every target.
+func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
+	var start, end time.Time
+	covered := 0
+	for _, ref := range refs {
+		ps := ref.lr.l.Deploys()
+		if ref.idx >= len(ps) {
+			return 0, false
+		}
+		for _, w := range ps[ref.idx].Waves {
+			if w.Done.IsZero() {
+				return 0, false
+			}
+			if start.IsZero() || w.Start.Before(start) {
+				start = w.Start
+			}
+			if w.Done.After(end) {
+				end = w.Done
+			}
+		}
+		covered += ref.to - ref.from
+	}
+	if covered != targets || start.IsZero() {
+		return 0, false
+	}
+	return end.Sub(start), true
+}
+
+// commandBalance accounts for the leader's commands, three ways; each is
+// a lower bound on the commands lost, and Lost is the largest:
+//
+//  1. The outbox ledger. Sent is everything the leader handed the outbox:
+//     appended (Enqueued), replacing a queued version in place
+//     (Overwritten) or dropped as older than the queued one (Stale),
+//     summed over the leader's instances (a bbolt store counts from each
+//     open). What left the queue is Acked, Expired or DeadLettered, or
+//     was Overwritten or Stale (the replaced and the dropped version). The
+//     rest must be still queued: the depth in the file at the end, less
+//     what it held when the run first opened it. (The runner never
+//     replays or purges dead letters, the two other ways in and out.) The depth persists in
+//     the file while the counters restart, so a message removed from the
+//     file behind the leader's back, lost across a restart, or settled
+//     without being counted breaks it. (A negative remainder — more
+//     settled than sent — is a counting error and is reported as is.)
+//  2. Acks against the workers' view: the outbox acks a message only when
+//     a worker answered ok, so the workers' ok answers (which also count
+//     redeliveries the leader missed) are at least the outbox's acks.
+//     Acks beyond them are commands acked that no worker took.
+//  3. Deploys against the workers' view: every target of a deploy must
+//     have applied its version, unless a later deploy of the same kind
+//     was sent to it (its update may have been overwritten or made
+//     stale), or the update is in the dead letters. Targets with none of
+//     these are missing; expired updates (outbox or worker TTL) and
+//     updates still queued may explain that many, no more.
+func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
+	o := res.Outbox
+	c := CommandResult{Sent: o.Enqueued + o.Overwritten + o.Stale, Queued: o.Depth}
+	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
+	ledger := int64(c.Sent) - left
+	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)
+	missing := int64(0)
+	for k, d := range ds {
+		later := map[int]bool{}
+		for _, e := range ds[k+1:] {
+			if e.kind == d.kind {
+				for _, i := range e.targets {
+					later[i] = true
+				}
+			}
+		}
+		dead := deadFor(f.dead, d)
+		for _, i := range d.targets {
+			if f.workers[i].AppliedVersions[d.version] == 0 && !later[i] && !dead[r.specs[i].ID] {
+				missing++
+			}
+		}
+	}
+	explained := int64(o.Expired+res.Workers.Expired) + int64(o.Depth)
+	deployLost := max(missing-explained, 0)
+	if ledger < 0 {
+		c.Lost = ledger
+	} else {
+		c.Lost = max(ledger, unseen, deployLost)
+	}
+	return c
+}
+
+// telemetryBalance accounts for the workers' telemetry. With the workers
+// stopped (no ask in flight: a stopping worker keeps what it had in flight
+// locally) every message generated was accepted by the leader directly or
+// from the local outbox (forwarded), rejected, dropped for a full local
+// outbox (counted loss), or is still queued locally:
+//
+//	generated = direct + forwarded + rejected + dropped + pending
+//
+// Lost is the remainder; and the leader must have received at least what
+// the workers were told it accepted (a worker counts direct and forwarded
+// only on the leader's ok).
+func telemetryBalance(ws []worker.Stats, received uint64) TelemetryRes {
+	var t TelemetryRes
+	for _, s := range ws {
+		t.Generated += s.TelemetryGenerated
+		t.Direct += s.TelemetryDirect
+		t.Stored += s.TelemetryStored
+		t.Forwarded += s.TelemetryForwarded
+		t.Rejected += s.TelemetryRejected
+		t.Dropped += s.TelemetryDropped
+		t.Pending += s.TelemetryQueued
+	}
+	balance := int64(t.Generated) - int64(t.Direct+t.Forwarded+t.Rejected+t.Dropped) - int64(t.Pending)
+	if balance < 0 {
+		t.Lost = balance
+	} else {
+		t.Lost = max(balance, int64(t.Direct+t.Forwarded)-int64(received))
+	}
+	return t
+}

@@ -1,0 +1,242 @@
+package scenario
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+// startSampler takes a Sample every sc.SampleEvery of simulated time, from
+// time 0 until the run stops it, measuring how late each tick fires. A
+// tick that comes too late to be useful is skipped, not made up.
+func (r *Runner) startSampler() *ownedLoop {
+	every := r.sc.SampleEvery.D()
+	return goLoop(func(ctx context.Context) {
+		for k := time.Duration(0); ; {
+			at := k * every
+			if wait := r.untilSim(at); wait > 0 {
+				if clock.Sleep(ctx, r.clk, wait) != nil {
+					return
+				}
+				continue
+			}
+			now := r.simNow()
+			r.observeLag(now-at, "a sample tick")
+			r.takeSample(now)
+			k = now/every + 1
+		}
+	})
+}
+
+// leaderTotals sums the leader's counters over its instances.
+type leaderTotals struct {
+	all []leader.Stats // every instance, oldest first
+	cur *leader.Stats  // the serving instance's, if one serves
+}
+
+// gather reads every leader instance's stats once: the stopped ones'
+// final counters and the live ones' current ones. newest is the outbox as
+// the newest instance sees it (a stopping one's, while no leader serves),
+// which is what the file holds.
+func (r *Runner) gather() (lt leaderTotals, newest outbox.Stats) {
+	past, live, up := r.liveLeaders()
+	for _, lr := range past {
+		lt.all = append(lt.all, lr.stats(&r.lead))
+	}
+	for _, lr := range live {
+		s := lr.stats(&r.lead)
+		lt.all = append(lt.all, s)
+		r.limits.observe(lr.n, s.Relay.Partitions)
+	}
+	if n := len(lt.all); n > 0 {
+		newest = lt.all[n-1].Outbox
+		if up {
+			lt.cur = &lt.all[n-1]
+		}
+	}
+	return lt, newest
+}
+
+func (lt leaderTotals) sum(f func(*leader.Stats) uint64) uint64 {
+	var n uint64
+	for i := range lt.all {
+		n += f(&lt.all[i])
+	}
+	return n
+}
+
+func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
+	n := 0
+	for i := range lt.all {
+		n = max(n, f(&lt.all[i]))
+	}
+	return n
+}
+
+// takeSample records the fleet at simulated time now.
+func (r *Runner) takeSample(now time.Duration) {
+	lt, newest := r.gather()
+	s := Sample{T: simSec(now), LeaderUp: lt.cur != nil}
+	s.LeaderAccepted = lt.sum(func(l *leader.Stats) uint64 {
+		return l.Mailbox.Offered - l.Mailbox.Rejected() - l.Mailbox.DroppedNewest
+	})
+	s.LeaderRejected = lt.sum(func(l *leader.Stats) uint64 { return l.Mailbox.Rejected() })
+	s.LeaderDropped = lt.sum(func(l *leader.Stats) uint64 { return l.Mailbox.Dropped() })
+	s.Delivered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Delivered })
+	s.Backpressure = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Backpressure })
+	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
+	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
+	s.LeaderWaitP99 = simSec(r.leaderWait.Snapshot().Quantile(0.99))
+	s.OutboxDepth = newest.Depth
+	if c := lt.cur; c != nil {
+		s.LeaderDepth, s.LeaderCapacity = c.Mailbox.Depth, c.Mailbox.Capacity
+		s.HeartbeatsQueued = c.Heartbeats.Depth
+		s.Limits = make([]int, len(c.Relay.Partitions))
+		for i, p := range c.Relay.Partitions {
+			s.Limits[i] = p.Limit
+			s.InFlight += p.InFlight
+		}
+		s.OutboxDepth, s.OutboxOldest = c.Outbox.Depth, simSec(c.Outbox.OldestAge)
+	}
+	r.mu.Lock()
+	target := r.target
+	r.mu.Unlock()
+	states := make([]worker.State, len(r.workers))
+	for i, w := range r.workers {
+		st := w.State()
+		states[i] = st
+		if st.Online {
+			s.Online++
+		}
+		if st.Busy {
+			s.Busy++
+		}
+		if target != "" && st.Version == target {
+			s.AtTarget++
+		}
+		s.WorkerDepth += st.Depth
+		s.WorkerFull += st.AckedFull
+	}
+	r.mu.Lock()
+	r.samples = append(r.samples, s)
+	for _, d := range r.deploys {
+		if !d.done && allAt(states, d.targets, d.version) {
+			d.done, d.doneAt = true, now
+		}
+	}
+	r.mu.Unlock()
+}
+
+func allAt(states []worker.State, targets []int, version string) bool {
+	for _, i := range targets {
+		if states[i].Version != version {
+			return false
+		}
+	}
+	return true
+}
+
+// lagMeter measures how late the timeline's events and the sample ticks
+// fire against their simulated schedule.
+type lagMeter struct {
+	hist stats.Histogram
+
+	mu        sync.Mutex
+	last, max time.Duration
+	warned    bool
+}
+
+// observeLag records that what fired lag (simulated) after its time.
+func (r *Runner) observeLag(lag time.Duration, what string) {
+	lag = max(lag, 0)
+	r.lag.hist.Record(lag)
+	m := &r.lag
+	m.mu.Lock()
+	m.last, m.max = lag, max(m.max, lag)
+	warn := lag > r.threshold && !m.warned
+	m.warned = m.warned || warn
+	m.mu.Unlock()
+	if warn {
+		r.warnf("behind schedule: %s fired %.2fs late (simulated; threshold %.2fs): the machine may not keep up at speed %g",
+			what, lag.Seconds(), r.threshold.Seconds(), r.clk.Speed())
+	}
+}
+
+// lagNow returns the latest lag measured and whether it is past the
+// threshold.
+func (r *Runner) lagNow() (time.Duration, bool) {
+	r.lag.mu.Lock()
+	defer r.lag.mu.Unlock()
+	return r.lag.last, r.lag.last > r.threshold
+}
+
+// limitHistory is how many limit moves each relay partition keeps between
+// two samples; more moves than that in one sample interval are counted
+// as a gap (a warning), not guessed.
+const limitHistory = 4096
+
+// limitTracker follows the relay's AIMD limits through their histories,
+// across leader restarts: the lowest and highest any partition reached
+// and how often a limit fell.
+type limitTracker struct {
+	mu                          sync.Mutex
+	initial, min, max, decrease int
+	seen                        map[int][]seenLimit // per leader instance, per partition
+	gaps                        int
+}
+
+type seenLimit struct {
+	s  outbox.LimitSample
+	ok bool
+}
+
+func (t *limitTracker) init(initial int) {
+	t.initial, t.min, t.max = initial, initial, initial
+	t.seen = make(map[int][]seenLimit)
+}
+
+// observe folds in the moves of instance inst's partitions since the last
+// call.
+func (t *limitTracker) observe(inst int, parts []outbox.PartitionStats) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.seen[inst]
+	if len(last) != len(parts) {
+		last = make([]seenLimit, len(parts))
+		t.seen[inst] = last
+	}
+	for i, p := range parts {
+		h := p.LimitHistory
+		start := 0
+		if last[i].ok {
+			j := len(h) - 1
+			for j >= 0 && h[j] != last[i].s {
+				j--
+			}
+			start = j + 1
+			if j < 0 && len(h) >= limitHistory {
+				t.gaps++ // the ring wrapped past what we saw last
+			}
+		}
+		for _, s := range h[start:] {
+			if last[i].ok && s.Limit < last[i].s.Limit {
+				t.decrease++
+			}
+			t.min, t.max = min(t.min, s.Limit), max(t.max, s.Limit)
+			last[i] = seenLimit{s: s, ok: true}
+		}
+		t.min, t.max = min(t.min, p.Limit), max(t.max, p.Limit)
+	}
+}
+
+func (t *limitTracker) result() (lo, hi, decreases, gaps int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.min, t.max, t.decrease, t.gaps
+}

@@ -1,0 +1,70 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+func TestNextVersion(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1.0.0", "1.0.1"}, {"2.9", "2.10"}, {"7", "8"}, {"2.0.0-rc", "2.0.0-rc.1"}, {"", ".1"}, {"v1.2.3", "v1.2.4"},
+	} {
+		if got := nextVersion(tc.in); got != tc.want {
+			t.Errorf("nextVersion(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestNewRunnerRefuses: what cannot run is refused before anything
+// starts, with an error that names the event.
+func TestNewRunnerRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Scenario)
+		want string
+	}{
+		{"two actions", func(sc *Scenario) {
+			sc.Timeline = []Event{{At: rtSec(1), Heal: &Targets{}, Crash: &Targets{}}}
+		}, "timeline[0] (at 1s): want exactly one action"},
+		{"no action", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(1)}} }, "found 0"},
+		{"unknown group", func(sc *Scenario) {
+			sc.Timeline = []Event{{At: rtSec(2), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}}}
+		}, `timeline[0] (at 2s): workers "group:gw": no group "gw"`},
+		{"after the end", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(11), Speed: rtPtr(2.0)}} }, "after the end of the run"},
+		{"bad kind", func(sc *Scenario) {
+			sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2", Kind: "bios"}}}
+		}, `deploy kind "bios": want firmware or config`},
+		{"block mailbox", func(sc *Scenario) {
+			sc.Fleet.Worker.Mailbox = &MailboxSpec{Capacity: 4, Policy: 3}
+		}, "mailbox policy block"},
+		{"no duration", func(sc *Scenario) { sc.Duration = 0 }, "duration 0s: must be positive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := rtFleet(3, 10)
+			tc.edit(sc)
+			_, err := NewRunner(sc, RunOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("NewRunner = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStateOf(t *testing.T) {
+	for _, tc := range []struct {
+		s    worker.State
+		want WorkerState
+	}{
+		{worker.State{Online: false, Version: "2"}, StateOffline},
+		{worker.State{Online: true, Depth: 4, Capacity: 4, Busy: true}, StateFull},
+		{worker.State{Online: true, Depth: 1, Capacity: 4, Busy: true, Version: "2"}, StateBusy},
+		{worker.State{Online: true, Capacity: 4, Version: "2"}, StateUpdated},
+		{worker.State{Online: true, Capacity: 4, Version: "1"}, StateOnline},
+	} {
+		if got := stateOf(tc.s, "2"); got != tc.want {
+			t.Errorf("stateOf(%+v) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,251 @@
+package worker_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
+
+// rig is one worker on a fake clock against the embedded broker, and a
+// bare session standing in for the leader: it publishes commands and
+// reads everything the worker sends.
+type rig struct {
+	w   *worker.Worker
+	clk *clock.Fake
+	tp  wire.Topics
+	// lead publishes commands; up receives the worker's envelopes.
+	lead *transport.Session
+	up   chan wire.Envelope
+}
+
+const workerID = "w-00001"
+
+func startRig(t *testing.T, cfg worker.Config) *rig {
+	t.Helper()
+	b, err := transport.StartBroker(transport.BrokerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{clk: clock.NewFake(time.Unix(1_700_000_000, 0)), up: make(chan wire.Envelope, 64)}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if r.lead, err = transport.Connect(ctx, transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true}, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lead.Subscribe(ctx, r.tp.Up(workerID), 1, func(topic string, payload []byte) {
+		if env, err := wire.Decode(topic, payload, wire.Up, 0); err == nil {
+			r.up <- env
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.ID, cfg.Clock, cfg.NoSync = workerID, r.clk, true
+	if r.w, err = worker.New(cfg, worker.MQTTDialer{Broker: "mem://", Mem: b}); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.w.Run(runCtx)
+	}()
+	t.Cleanup(func() {
+		stop()
+		<-done
+		r.lead.Close(true)
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Close(cctx); err != nil {
+			t.Errorf("broker close: %v", err)
+		}
+	})
+	// The first connect is due at once on the fake clock; the connection
+	// itself runs on the wall clock.
+	fleettest.Eventually(t, 10*time.Second, "worker online", func() bool {
+		r.clk.Advance(0)
+		return r.w.State().Online
+	})
+	return r
+}
+
+// command publishes a command to the worker and returns its answer.
+func (r *rig) command(t *testing.T, env wire.Envelope) wire.Envelope {
+	t.Helper()
+	b, err := wire.Encode(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.lead.Publish(ctx, r.tp.Down(workerID), 1, false, b); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case got := <-r.up:
+			if got.Kind == wire.KindAck && got.Ref == env.ID {
+				return got
+			}
+		case <-ctx.Done():
+			t.Fatalf("no ack for %s", env.ID)
+		}
+	}
+}
+
+// TestSetHeartbeat: a worker without heartbeats starts them at the new
+// interval and stops them again when set to 0.
+func TestSetHeartbeat(t *testing.T) {
+	r := startRig(t, worker.Config{})
+	if _, pending := r.clk.NextDeadline(); pending {
+		t.Fatal("a worker without heartbeats has a timer armed")
+	}
+	if err := r.w.SetHeartbeat(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker armed 100ms ahead", func() bool {
+		at, ok := r.clk.NextDeadline()
+		return ok && at.Equal(r.clk.Now().Add(100*time.Millisecond))
+	})
+	for i := uint64(1); i <= 3; i++ {
+		r.clk.Advance(100 * time.Millisecond)
+		fleettest.Eventually(t, 10*time.Second, "a heartbeat per interval", func() bool {
+			return r.w.Stats().HeartbeatsSent == i
+		})
+		if env := <-r.up; env.Kind != wire.KindHeartbeat || env.Seq != i {
+			t.Fatalf("leader got %s seq %d, want heartbeat seq %d", env.Kind, env.Seq, i)
+		}
+	}
+	if err := r.w.SetHeartbeat(0); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker stopped", func() bool {
+		_, pending := r.clk.NextDeadline()
+		return !pending
+	})
+	r.clk.Advance(time.Second) // nothing armed: nothing can fire
+	if s := r.w.Stats(); s.HeartbeatsSent != 3 || s.HeartbeatsStored != 0 {
+		t.Fatalf("after turning heartbeats off: sent %d, stored %d; want 3, 0", s.HeartbeatsSent, s.HeartbeatsStored)
+	}
+	if err := r.w.SetHeartbeat(-time.Second); err == nil {
+		t.Fatal("SetHeartbeat(-1s) accepted")
+	}
+}
+
+// TestRefusesUninstallableVersion: an apply of a version the worker cannot
+// install is answered reject (the leader dead-letters it) and changes
+// nothing; a good one after it is applied.
+func TestRefusesUninstallableVersion(t *testing.T) {
+	r := startRig(t, worker.Config{Service: dist.Const(time.Microsecond)})
+	for i, v := range []string{"!poison", "2.0 beta", "-1", strings.Repeat("9", 65)} {
+		id := "bad" + string(rune('a'+i))
+		ack := r.command(t, wire.Envelope{ID: id, Kind: wire.KindConfig, Key: "config", Seq: uint64(i + 1), Body: wire.Body(wire.Apply{Version: v})})
+		if ack.Result != wire.ResultReject || !strings.Contains(ack.Reason, "cannot be installed") {
+			t.Fatalf("apply %q answered %s (%q), want reject", v, ack.Result, ack.Reason)
+		}
+	}
+	ack := r.command(t, wire.Envelope{ID: "good", Kind: wire.KindFirmware, Key: "firmware", Seq: 1, Body: wire.Body(wire.Apply{Version: "2.1.0-rc_1+b7"})})
+	if ack.Result != wire.ResultOK {
+		t.Fatalf("good apply answered %s (%q)", ack.Result, ack.Reason)
+	}
+	fleettest.Eventually(t, 10*time.Second, "good version applied", func() bool {
+		return r.w.State().Version == "2.1.0-rc_1+b7"
+	})
+	s := r.w.Stats()
+	if s.Refused != 4 || s.Applied != 1 || s.Malformed != 0 || s.AckedOK != 1 || s.MailboxDepth != 0 {
+		t.Fatalf("refused %d applied %d malformed %d acked ok %d depth %d; want 4 1 0 1 0", s.Refused, s.Applied, s.Malformed, s.AckedOK, s.MailboxDepth)
+	}
+}
+
+// TestSetMailboxCapacity: a worker busy on a long job fills its mailbox of
+// one, answers "full", and takes more once its capacity is raised.
+func TestSetMailboxCapacity(t *testing.T) {
+	r := startRig(t, worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(time.Hour)})
+	job := func(id string) wire.Result {
+		return r.command(t, wire.Envelope{ID: id, Kind: wire.KindJob}).Result
+	}
+	want := []wire.Result{wire.ResultOK, wire.ResultOK, wire.ResultFull} // serving, queued, full
+	for i, w := range want {
+		if got := job("j" + string(rune('0'+i))); got != w {
+			t.Fatalf("job %d answered %s, want %s", i, got, w)
+		}
+	}
+	if err := r.w.SetMailboxCapacity(2); err != nil {
+		t.Fatal(err)
+	}
+	if got := job("j3"); got != wire.ResultOK {
+		t.Fatalf("after raising the capacity to 2 the job was answered %s", got)
+	}
+	if got := job("j4"); got != wire.ResultFull {
+		t.Fatalf("a third queued job answered %s, want full", got)
+	}
+	st := r.w.State()
+	if !st.Busy || st.Depth != 2 || st.Capacity != 2 || st.AckedFull != 2 {
+		t.Fatalf("state %+v: want busy, depth 2, capacity 2, 2 full answers", st)
+	}
+	if ms := r.w.MailboxStats(); ms.Capacity != 2 || ms.Offered != 5 || ms.RejectedFull != 2 {
+		t.Fatalf("mailbox stats: capacity %d offered %d rejected %d; want 2 5 2", ms.Capacity, ms.Offered, ms.RejectedFull)
+	}
+	if err := r.w.SetMailboxCapacity(0); err == nil || r.w.State().Capacity != 2 {
+		t.Fatal("SetMailboxCapacity(0) accepted")
+	}
+}
+
+// TestTelemetryQueued: telemetry the leader does not answer waits in the
+// local outbox (TelemetryQueued counts it) until it is forwarded, and the
+// telemetry identity holds at each step.
+func TestTelemetryQueued(t *testing.T) {
+	r := startRig(t, worker.Config{Telemetry: time.Minute, AskTimeout: time.Second})
+	next := func(what string) wire.Envelope {
+		t.Helper()
+		select {
+		case env := <-r.up:
+			if env.Kind != wire.KindTelemetry {
+				t.Fatalf("%s: got %s, want telemetry", what, env.Kind)
+			}
+			return env
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: nothing arrived", what)
+		}
+		return wire.Envelope{}
+	}
+	identity := func(s worker.Stats) {
+		t.Helper()
+		if got := s.TelemetryDirect + s.TelemetryForwarded + s.TelemetryRejected + s.TelemetryDropped + uint64(s.TelemetryQueued); got != s.TelemetryGenerated {
+			t.Fatalf("generated %d != direct %d + forwarded %d + rejected %d + dropped %d + queued %d", s.TelemetryGenerated,
+				s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryQueued)
+		}
+	}
+	r.clk.Advance(time.Minute)
+	next("direct send")
+	r.clk.Advance(time.Second) // no answer: kept locally, and sent again from there
+	resend := next("send from the local outbox")
+	s := r.w.Stats()
+	if s.TelemetryGenerated != 1 || s.TelemetryStored != 1 || s.TelemetryQueued != 1 {
+		t.Fatalf("generated %d stored %d queued %d, want 1 1 1", s.TelemetryGenerated, s.TelemetryStored, s.TelemetryQueued)
+	}
+	identity(s)
+	b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: resend.ID, Result: wire.ResultOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() bool {
+		return r.w.Stats().TelemetryForwarded == 1
+	})
+	if s := r.w.Stats(); s.TelemetryQueued != 0 {
+		t.Fatalf("queued %d after forwarding, want 0", s.TelemetryQueued)
+	} else {
+		identity(s)
+	}
+}
