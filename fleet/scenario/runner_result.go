@@ -362,11 +362,10 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 // commandBalance accounts for the leader's commands, three ways; each is
 // a lower bound on the commands lost, and Lost is the largest:
 //
-//  1. The outbox ledger. Sent is everything the leader handed the outbox:
-//     appended (Enqueued), replacing a queued version in place
-//     (Overwritten) or dropped as older than the queued one (Stale),
-//     summed over the leader's instances (a bbolt store counts from each
-//     open). What left the queue is Acked, Expired or DeadLettered, or
+//  1. The outbox ledger. Sent is everything the leader handed the outbox
+//     (Enqueued: appended, replacing a queued version, or dropped at once
+//     as older than the queued one), summed over the leader's instances
+//     (a bbolt store counts from each open). What left the queue is Acked, Expired or DeadLettered, or
 //     was Overwritten or Stale (the replaced and the dropped version). The
 //     rest must be still queued: the depth in the file at the end, less
 //     what it held when the run first opened it. (The runner never
@@ -387,7 +386,7 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     updates still queued may explain that many, no more.
 func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
 	o := res.Outbox
-	c := CommandResult{Sent: o.Enqueued + o.Overwritten + o.Stale, Queued: o.Depth}
+	c := CommandResult{Sent: o.Enqueued, Queued: o.Depth}
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
 	ledger := int64(c.Sent) - left
 	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)
