@@ -42,6 +42,10 @@ type Config struct {
 	// heartbeats; in between, a worker's newer heartbeat replaces its
 	// waiting one. Default 30 s.
 	HeartbeatInterval time.Duration
+	// HeartbeatAppend keeps every heartbeat in arrival order (an unbounded
+	// mailbox) instead of only each worker's latest: the queue the
+	// coalescing prevents, for comparison runs only.
+	HeartbeatAppend bool
 	// HeartbeatSlots bounds the workers whose heartbeat can wait at once
 	// (one slot per worker). Default 1,000,000.
 	HeartbeatSlots int

@@ -71,6 +71,9 @@ func New(cfg Config) (*Leader, error) {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
 	hbOpts := mailbox.Options{Capacity: cfg.HeartbeatSlots, Policy: mailbox.Coalesce, Clock: cfg.Clock, Wait: cfg.HeartbeatWait}
+	if cfg.HeartbeatAppend {
+		hbOpts.Policy = mailbox.Unbounded
+	}
 	if l.heartbeats, err = mailbox.New[heartbeat](hbOpts); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}

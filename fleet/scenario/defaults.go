@@ -88,6 +88,9 @@ func fillDefaults(s *Scenario, src *source) {
 		l.Service = ptr(defaultService)
 	}
 	setDur(&l.HeartbeatInterval, "leader.heartbeat_interval", leader.DefaultHeartbeatInterval, has)
+	if !has("leader.heartbeat_policy") {
+		l.HeartbeatPolicy = "coalesce"
+	}
 	setDur(&l.AskTimeout, "leader.ask_timeout", leader.DefaultAskTimeout, has)
 	o := &l.Outbox
 	if !has("leader.outbox.durability") {

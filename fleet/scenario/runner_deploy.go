@@ -18,7 +18,8 @@ import (
 type deployRun struct {
 	version string
 	kind    wire.Kind
-	targets []int // worker indexes, in wave order
+	targets []int    // worker indexes, in wave order
+	via     []string // the config servers serving the downloads (Deploy.Via)
 	at      time.Duration
 
 	// Guarded by Runner.mu.
@@ -40,6 +41,16 @@ type deployRef struct {
 // (they survive a leader crash), enqueued at once if the leader is up.
 func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
 	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow()}
+	if spec.Via != nil {
+		idx, err := spec.Via.Select(r.specs)
+		if err != nil {
+			r.warnf("deploy %s: via: %v", spec.Version, err)
+			return
+		}
+		for _, i := range idx {
+			d.via = append(d.via, r.specs[i].ID)
+		}
+	}
 	if spec.Kind != "" {
 		d.kind = wire.Kind(spec.Kind)
 	}
@@ -86,7 +97,7 @@ func (r *Runner) plan(d *deployRun, spec Deploy, from, to int) leader.DeployPlan
 	for _, i := range d.targets[from:to] {
 		ids = append(ids, r.specs[i].ID)
 	}
-	return leader.DeployPlan{Kind: d.kind, Version: d.version, Workers: ids, TTL: spec.TTL.D()}
+	return leader.DeployPlan{Kind: d.kind, Version: d.version, Workers: ids, TTL: spec.TTL.D(), Via: d.via}
 }
 
 // enqueue hands plan to the serving leader, waiting for one and trying

@@ -95,6 +95,7 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		Clock: r.clk, Seed: r.sc.Seed, Logger: r.log.With("component", "leader"),
 		Mailbox:           mailbox.Options{Capacity: ls.Mailbox.Capacity, Policy: ls.Mailbox.Policy, BlockTimeout: ls.Mailbox.BlockTimeout.D(), Wait: &r.leaderWait},
 		HeartbeatInterval: ls.HeartbeatInterval.D(),
+		HeartbeatAppend:   ls.HeartbeatPolicy == "append",
 		AskTimeout:        ls.AskTimeout.D(),
 		HeartbeatWait:     &r.hbWait,
 		AskRTT:            &r.askRTT,

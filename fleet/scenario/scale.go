@@ -119,6 +119,9 @@ func (ev *Event) selectors() []*Selector {
 	}
 	if ev.Deploy != nil {
 		out = append(out, &ev.Deploy.Workers)
+		if ev.Deploy.Via != nil {
+			out = append(out, ev.Deploy.Via)
+		}
 	}
 	if ev.HeartbeatStorm != nil {
 		out = append(out, &ev.HeartbeatStorm.Workers)

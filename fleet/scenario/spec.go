@@ -143,6 +143,10 @@ type LeaderSpec struct {
 	Mailbox MailboxSpec `yaml:"mailbox"`
 	// Service time per request or telemetry message. Default 1ms.
 	Service *dist.Dist `yaml:"service"`
+	// HeartbeatPolicy is "coalesce" (the default: a worker's newer
+	// heartbeat replaces its waiting one) or "append" (every heartbeat
+	// waits its turn: the flood coalescing prevents, for comparison).
+	HeartbeatPolicy string `yaml:"heartbeat_policy"`
 	// HeartbeatInterval is the leader's cadence for processing heartbeats.
 	// Default 30s.
 	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
@@ -257,6 +261,11 @@ type Deploy struct {
 	Kind string `yaml:"kind"`
 	// Workers to update. Default all.
 	Workers Selector `yaml:"workers"`
+	// Via, if set, selects the config servers that serve the downloads:
+	// each target's update comes with a download job on one of them (round
+	// robin), due with its wave. Config servers with small mailboxes and
+	// slow service push back with "full" (seed 000, 4.2).
+	Via *Selector `yaml:"via"`
 	// WaveSize is workers per wave; 0: one wave.
 	WaveSize int `yaml:"wave_size"`
 	// WaveInterval separates the waves' starts.

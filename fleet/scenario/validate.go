@@ -267,6 +267,7 @@ func (v *validator) leader(l *LeaderSpec) {
 	v.intIn("leader.mailbox.capacity", l.Mailbox.Capacity, 1, maxCapacity)
 	v.positive("leader.mailbox.block_timeout", l.Mailbox.BlockTimeout)
 	v.positive("leader.heartbeat_interval", l.HeartbeatInterval)
+	v.oneOf("leader.heartbeat_policy", l.HeartbeatPolicy, "coalesce", "append")
 	v.positive("leader.ask_timeout", l.AskTimeout)
 	o := &l.Outbox
 	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
@@ -348,6 +349,11 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		v.oneOf(join(dp, "kind"), d.Kind, "firmware", "config")
 		v.intIn(join(dp, "wave_size"), d.WaveSize, 0, MaxWorkers)
 		sel("deploy", &d.Workers)
+		if d.Via != nil {
+			if msg := d.Via.check(shape); shapeOK && msg != "" {
+				v.errorf(join(dp, "via"), "%s", msg)
+			}
+		}
 	}
 	if h := ev.HeartbeatStorm; h != nil {
 		hp := join(path, "heartbeat_storm")
