@@ -1,0 +1,18 @@
+// Package dash is the live terminal dashboard of a scenario run: a
+// bubbletea program that shows the header (scenario, simulated time,
+// speed, lag, next event), the leader's mailbox, the relay's AIMD limits,
+// the outbox, every worker of the fleet as a cell, and an event log, and
+// lets a person steer the run with the keyboard.
+//
+// The model pulls a [scenario.Live] snapshot from a [Source] on a timer
+// (every 100 ms by default) instead of being sent an update per event, so
+// a busy run cannot flood the UI, and rendering costs the same however
+// many events happened in between. Keys that change the run call
+// [Controls]; a read-only source (a remote leader) passes nil and the keys
+// are disabled.
+//
+//	err := dash.Run(ctx, runner, runner, dash.Options{})
+//
+// While Run is up, the standard logger writes into the event pane (or
+// into Options.Logs), never onto the terminal behind the UI.
+package dash

@@ -1,0 +1,192 @@
+package dash
+
+import (
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// Kinds of event log entries beyond the run's own record kinds ("event",
+// "control", "warning").
+const (
+	kindKey     = "key"     // a key press the run has not recorded yet
+	kindNote    = "note"    // the dashboard explaining itself
+	kindLog     = "log"     // a line from the standard logger
+	kindSummary = "summary" // the result at the end
+	kindVerdict = "verdict" // an expectation's outcome
+)
+
+// maxEntries bounds the event log; the run's report keeps every record.
+const maxEntries = 2000
+
+type entry struct {
+	t    scenario.Seconds
+	kind string
+	text string
+	// status is set on verdicts.
+	status scenario.Status
+}
+
+// eventLog is the event pane's content: the run's records as they
+// arrive, the dashboard's key presses, log lines and, at the end, the
+// summary and verdicts.
+type eventLog struct {
+	entries  []entry
+	seen     int // Live.Records consumed
+	pending  int // key entries awaiting their control record
+	scroll   int // lines up from the newest; 0 follows the newest
+	reported bool
+	reportAt int // index of the report's first entry, once reported
+	dropped  int // entries dropped to stay within maxEntries
+}
+
+// addRecords appends the records not seen yet. A control record takes
+// the place of the oldest pending key press: the run records the keys in
+// the order the dashboard called it, so the log shows each once.
+func (e *eventLog) addRecords(recs []scenario.Record) {
+	if len(recs) < e.seen { // the source started over
+		e.seen = 0
+	}
+	for _, r := range recs[e.seen:] {
+		text := r.Text
+		if r.LagSec >= 0.05 {
+			text += fmt.Sprintf(" (%s late)", fmtSec(r.LagSec))
+		}
+		en := entry{t: r.T, kind: r.Kind, text: text}
+		if r.Kind == "control" && e.pending > 0 {
+			e.replacePending(en)
+			continue
+		}
+		e.add(en)
+	}
+	e.seen = len(recs)
+}
+
+func (e *eventLog) replacePending(en entry) {
+	for i := range e.entries {
+		if e.entries[i].kind == kindKey {
+			e.entries[i] = en
+			e.pending--
+			return
+		}
+	}
+	e.pending = 0 // trimmed away meanwhile
+	e.add(en)
+}
+
+func (e *eventLog) addKey(t scenario.Seconds, text string) {
+	e.add(entry{t: t, kind: kindKey, text: text})
+	e.pending++
+}
+
+func (e *eventLog) addNote(t scenario.Seconds, text string) {
+	e.add(entry{t: t, kind: kindNote, text: text})
+}
+
+func (e *eventLog) addLogs(t scenario.Seconds, lines []string, skipped uint64) {
+	if skipped > 0 {
+		e.addNote(t, fmt.Sprintf("%d log lines skipped (logged faster than shown)", skipped))
+	}
+	for _, l := range lines {
+		e.add(entry{t: t, kind: kindLog, text: l})
+	}
+}
+
+// addReport appends the summary and the verdicts, once.
+func (e *eventLog) addReport(r *scenario.Report) {
+	if e.reported {
+		return
+	}
+	e.reported = true
+	e.reportAt = len(e.entries)
+	res := r.Result
+	t := res.Run.SimSeconds
+	outcome := "PASSED"
+	if !r.Passed() {
+		outcome = "FAILED"
+	}
+	var pass, fail, nj int
+	for _, v := range r.Verdicts {
+		switch v.Status {
+		case scenario.Pass:
+			pass++
+		case scenario.Fail:
+			fail++
+		default:
+			nj++
+		}
+	}
+	sum := func(text string) { e.add(entry{t: t, kind: kindSummary, text: text}) }
+	sum(fmt.Sprintf("run %s: %d passed, %d failed, %d not judged", outcome, pass, fail, nj))
+	if r.Err != "" {
+		sum("error: " + r.Err)
+	}
+	kept := "kept up"
+	if !res.Run.KeptUp {
+		kept = fmt.Sprintf("fell behind (lag max %s): timing not judged", fmtSec(res.Run.LagMax))
+	}
+	sum(fmt.Sprintf("sim %s in %s wall, %s", fmtSec(res.Run.SimSeconds), fmtSec(scenario.Seconds(res.Run.WallSeconds)), kept))
+	sum(fmt.Sprintf("lost %d · delivered %d · dead-lettered %d · leader restarts %d",
+		res.Lost, res.Relay.Delivered, res.Relay.DeadLettered, res.Run.LeaderRestarts))
+	for _, v := range r.Verdicts {
+		text := v.Name
+		if v.Check != "" && v.Check != v.Name {
+			text += ": " + v.Check
+		}
+		if v.Detail != "" {
+			text += " — " + v.Detail
+		}
+		e.add(entry{t: t, kind: kindVerdict, text: text, status: v.Status})
+	}
+}
+
+func (e *eventLog) add(en entry) {
+	if len(e.entries) >= maxEntries {
+		n := maxEntries / 4
+		for _, old := range e.entries[:n] {
+			if old.kind == kindKey {
+				e.pending--
+			}
+		}
+		e.entries = append(e.entries[:0], e.entries[n:]...)
+		e.dropped += n
+		e.reportAt = max(0, e.reportAt-n)
+	}
+	e.entries = append(e.entries, en)
+}
+
+func (e *eventLog) scrollBy(n int) {
+	e.scroll = min(max(0, e.scroll+n), max(0, len(e.entries)-1))
+}
+
+// lines is every entry as plain text.
+func (e *eventLog) lines() []string {
+	out := make([]string, len(e.entries))
+	for i, en := range e.entries {
+		out[i] = en.plain()
+	}
+	return out
+}
+
+// plain is the entry's line without styles.
+func (en entry) plain() string {
+	switch en.kind {
+	case kindSummary:
+		return en.text
+	case kindVerdict:
+		return fmt.Sprintf("%-4s %s", verdictTag(en.status), en.text)
+	case kindKey:
+		return fmt.Sprintf("%7s %-7s %s …", fmtSec(en.t), "control", en.text)
+	}
+	return fmt.Sprintf("%7s %-7s %s", fmtSec(en.t), en.kind, en.text)
+}
+
+func verdictTag(s scenario.Status) string {
+	switch s {
+	case scenario.Pass:
+		return "PASS"
+	case scenario.Fail:
+		return "FAIL"
+	}
+	return "n/j"
+}

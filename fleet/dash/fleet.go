@@ -1,0 +1,151 @@
+package dash
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// severity orders states for breaking ties, worst first: a cell split
+// evenly between two states shows the worse one.
+var severity = [numStates]int{
+	scenario.StateOffline: 4,
+	scenario.StateFull:    3,
+	scenario.StateBusy:    2,
+	scenario.StateOnline:  1,
+	scenario.StateUpdated: 0,
+}
+
+// fleetGrid is the fleet pane's content: counts per state and one state
+// per cell. When the workers outnumber the cells, each cell stands for
+// per consecutive workers and shows their majority state (ties to the
+// worse state): the grid then shows proportions, which "worst state"
+// would hide (10% offline spread over the fleet would paint most cells
+// offline). The exact counts are printed above the grid.
+//
+// aggregate is the only pass over the workers; drawing costs the cells.
+type fleetGrid struct {
+	counts [numStates]int
+	total  int
+	per    int // workers per cell; 0 when there is no room for a grid
+	cols   int
+	rows   int
+	cells  []scenario.WorkerState
+	head   []string // the count lines over the grid
+}
+
+// aggregate counts the states and fills the grid for a w×h pane interior.
+func (g *fleetGrid) aggregate(states []scenario.WorkerState, l scenario.Live, w, h int) {
+	g.counts = [numStates]int{}
+	for _, s := range states {
+		g.counts[clampState(s)]++
+	}
+	g.total = len(states)
+	g.head = fleetHead(g, l, w)
+	// The grid comes first: the count lines give way when there is no
+	// room for at least one row of it.
+	g.head = g.head[:max(0, min(len(g.head), h-1))]
+	g.cols, g.rows = max(0, w), max(0, h-len(g.head))
+	g.fill(states, g.cols*g.rows)
+}
+
+func clampState(s scenario.WorkerState) scenario.WorkerState {
+	if int(s) >= numStates {
+		return scenario.StateOffline
+	}
+	return s
+}
+
+// fill sets one state per cell for capacity cells.
+func (g *fleetGrid) fill(states []scenario.WorkerState, capacity int) {
+	g.cells = g.cells[:0]
+	g.per = 0
+	if capacity <= 0 || len(states) == 0 {
+		return
+	}
+	g.per = (len(states) + capacity - 1) / capacity
+	for i := 0; i < len(states); i += g.per {
+		var n [numStates]int
+		for _, s := range states[i:min(i+g.per, len(states))] {
+			n[clampState(s)]++
+		}
+		best := scenario.StateOffline
+		for s := range numStates {
+			st := scenario.WorkerState(s)
+			if n[st] > n[best] || (n[st] == n[best] && severity[st] > severity[best]) {
+				best = st
+			}
+		}
+		g.cells = append(g.cells, best)
+	}
+}
+
+// title says how many workers there are and what a cell stands for, as
+// fully as fits in w.
+func (g *fleetGrid) title(w int) string {
+	if g.per <= 1 {
+		return fmt.Sprintf("Fleet: %d workers", g.total)
+	}
+	for _, t := range []string{
+		fmt.Sprintf("Fleet: %d workers, a cell is %d, showing their majority state", g.total, g.per),
+		fmt.Sprintf("Fleet: %d workers, %d a cell (majority state)", g.total, g.per),
+		fmt.Sprintf("Fleet: %d workers, %d/cell (majority)", g.total, g.per),
+		fmt.Sprintf("Fleet: %d, %d/cell (majority)", g.total, g.per),
+	} {
+		if len([]rune(t)) <= w {
+			return t
+		}
+	}
+	return fmt.Sprintf("Fleet %d, %d/cell", g.total, g.per)
+}
+
+// stateOrder is the order counts are listed in: best first.
+var stateOrder = []scenario.WorkerState{
+	scenario.StateUpdated, scenario.StateOnline, scenario.StateBusy, scenario.StateFull, scenario.StateOffline,
+}
+
+// fleetHead is the count lines: each state with its glyph, then the
+// target version and the workers' queues.
+func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
+	items := make([]string, 0, 8)
+	for _, s := range stateOrder {
+		lk := stateLooks[s]
+		items = append(items, lk.style.Render(lk.glyph)+fmt.Sprintf(" %d %s", g.counts[s], s))
+	}
+	lines := flow(items, "  ", w)
+	more := []string{
+		"queued " + fmtNum(float64(l.Latest.WorkerDepth)),
+		"answered full " + fmtNum(float64(l.Latest.WorkerFull)),
+	}
+	if l.Target != "" {
+		more = append(more, fmt.Sprintf("%d at %s", l.Latest.AtTarget, l.Target))
+	}
+	return append(lines, flow(more, " · ", w)...)
+}
+
+// view draws the pane's interior.
+func (g *fleetGrid) view() []string {
+	lines := append([]string(nil), g.head...)
+	var sb strings.Builder
+	for r := range g.rows {
+		sb.Reset()
+		lo := r * g.cols
+		if lo >= len(g.cells) {
+			break
+		}
+		row := g.cells[lo:min(lo+g.cols, len(g.cells))]
+		// One styled run per state change, not one per cell.
+		for i := 0; i < len(row); {
+			j := i
+			for j < len(row) && row[j] == row[i] {
+				j++
+			}
+			lk := stateLooks[row[i]]
+			sb.WriteString(lk.style.Render(strings.Repeat(lk.glyph, j-i)))
+			i = j
+		}
+		lines = append(lines, sb.String())
+	}
+	return lines
+}

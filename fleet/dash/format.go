@@ -1,0 +1,55 @@
+package dash
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// fmtSec formats seconds compactly: "0.25s", "12.3s", "4m05s", "2h03m".
+func fmtSec(s scenario.Seconds) string {
+	v := float64(s)
+	neg := ""
+	if v < 0 {
+		neg, v = "-", -v
+	}
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "?"
+	case v < 1:
+		return neg + strconv.FormatFloat(v, 'f', 2, 64) + "s"
+	case v < 60:
+		return neg + strconv.FormatFloat(v, 'f', 1, 64) + "s"
+	case v < 3600:
+		t := int(v)
+		return fmt.Sprintf("%s%dm%02ds", neg, t/60, t%60)
+	}
+	t := int(v) / 60
+	return fmt.Sprintf("%s%dh%02dm", neg, t/60, t%60)
+}
+
+// fmtSpeed formats a speed factor: "×1", "×0.25", "×16".
+func fmtSpeed(s float64) string {
+	return "×" + strconv.FormatFloat(s, 'g', 4, 64)
+}
+
+// fmtNum formats a count with a k/M suffix past 10,000.
+func fmtNum(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a >= 10e6:
+		return strconv.FormatFloat(v/1e6, 'f', 1, 64) + "M"
+	case a >= 10e3:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + "k"
+	case a == math.Trunc(a):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// fmtRate formats a per-second rate.
+func fmtRate(v float64) string { return fmtNum(v) + "/s" }

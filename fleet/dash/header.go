@@ -1,0 +1,135 @@
+package dash
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// headerView is two lines: what runs and how far it is; then lag, the
+// next event, the leader and the paused marker.
+func (m *Model) headerView(w int) string {
+	l := &m.live
+	name := l.Scenario
+	if name == "" {
+		name = "(scenario)"
+	}
+	if l.Variant != "" {
+		name += " [" + l.Variant + "]"
+	}
+	phase := l.Phase
+	if phase == "" {
+		phase = "starting"
+	}
+	if phase == PhaseDone && l.Report != nil {
+		if l.Report.Passed() {
+			phase = stGood.Render("done: PASSED")
+		} else {
+			phase = stBad.Render("done: FAILED")
+		}
+	}
+	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", fmtSec(l.Now), fmtSec(l.Duration))
+	speed := "–" // a source that does not know it
+	if l.Speed > 0 {
+		speed = fmtSpeed(l.Speed)
+	}
+	right := fmt.Sprintf("speed %s  seed %d", speed, l.Seed)
+	frac := 0.0
+	if l.Duration > 0 {
+		frac = min(1, max(0, float64(l.Now/l.Duration)))
+	}
+	line1 := left
+	bw := w - ansi.StringWidth(left) - ansi.StringWidth(right) - 4
+	if bw >= 12 {
+		bar := m.bar
+		bar.FullColor = string(colAccent)
+		bar.Width = bw
+		line1 += "  " + bar.ViewAs(frac) + "  " + right
+	} else {
+		line1 += "  " + right
+	}
+
+	var items []string
+	lag := "lag " + fmtSec(l.Lag)
+	if l.Behind {
+		items = append(items, stWarn.Render(lag+" BEHIND: the machine cannot keep up; timing checks will not be judged"))
+	} else {
+		items = append(items, lag)
+	}
+	switch {
+	case l.Next != "":
+		items = append(items, fmt.Sprintf("next: %s at %s (in %s)", l.Next, fmtSec(l.NextAt), fmtSec(max(0, l.NextAt-l.Now))))
+	case l.Phase != PhaseDone:
+		items = append(items, "next: none left")
+	}
+	if hasSample(*l) && !l.Latest.LeaderUp {
+		items = append(items, stBad.Render("leader DOWN"))
+	}
+	if l.Target != "" {
+		items = append(items, "target "+l.Target)
+	}
+	line2 := strings.Join(items, "  ·  ")
+	if l.Paused {
+		p := stPaused.Render(" PAUSED ")
+		// The marker keeps its place at the right edge; the rest gives way.
+		room := w - ansi.StringWidth(p) - 1
+		line2 = fit(line2, max(0, room)) + " " + p
+	}
+	return fit(line1, w) + "\n" + fit(line2, w)
+}
+
+// footerView is the short help, or why the run keys are off.
+func (m *Model) footerView(w int) string {
+	h := m.help
+	h.Width = w
+	prefix := ""
+	switch {
+	case m.ctl == nil:
+		prefix = stWarn.Render("read-only") + " · "
+	case m.live.Phase == PhaseDone:
+		prefix = stDim.Render("run finished") + " · "
+	}
+	h.Width = max(0, w-ansi.StringWidth(prefix))
+	return fit(prefix+h.ShortHelpView(m.keys.ShortHelp()), w)
+}
+
+// helpView is the help overlay, centred in the body.
+func (m *Model) helpView(w, h int) string {
+	hm := help.New()
+	hm.ShowAll = true
+	var lines []string
+	lines = append(lines, strings.Split(hm.FullHelpView(m.keys.FullHelp()), "\n")...)
+	lines = append(lines, "")
+	switch {
+	case m.ctl == nil:
+		lines = append(lines, stWarn.Render("space + - p h k d are disabled: this is a read-only"),
+			stWarn.Render("view (no in-process runner to steer)."))
+	case m.live.Phase == PhaseDone:
+		lines = append(lines, stDim.Render("The run has finished: space + - p h k d do nothing."))
+	default:
+		lines = append(lines, stDim.Render("Keys that change the run are logged in the event pane"),
+			stDim.Render("and recorded in the run's report."))
+	}
+	var legend []string
+	for _, s := range stateOrder {
+		lk := stateLooks[s]
+		legend = append(legend, lk.style.Render(lk.glyph)+" "+s.String())
+	}
+	lines = append(lines, "", "fleet: "+strings.Join(legend, "  "),
+		stDim.Render("A cell standing for several workers shows their majority"),
+		stDim.Render("state (a tie shows the worse one)."))
+	bw := 2
+	for _, l := range lines {
+		bw = max(bw, ansi.StringWidth(l)+4)
+	}
+	bw = min(bw, w)
+	bh := min(len(lines)+2, h)
+	padded := make([]string, len(lines))
+	for i, l := range lines {
+		padded[i] = " " + l
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box("Help (? or esc to close)", true, bw, bh, padded))
+}

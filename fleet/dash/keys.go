@@ -1,0 +1,61 @@
+package dash
+
+import "github.com/charmbracelet/bubbles/key"
+
+// keyMap is every key the dashboard answers; the help overlay and the
+// footer are generated from it (bubbles/help hides disabled bindings).
+type keyMap struct {
+	Pause, Faster, Slower            key.Binding
+	Partition, Heal, Kill, Deploy    key.Binding
+	Focus, FocusBack, Zoom, Up, Down key.Binding
+	Top, Bottom, Help, Close, Quit   key.Binding
+}
+
+func newKeyMap() keyMap {
+	return keyMap{
+		Pause:     key.NewBinding(key.WithKeys(" "), key.WithHelp("space", "pause/resume")),
+		Faster:    key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "speed ×2")),
+		Slower:    key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "speed ÷2")),
+		Partition: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "partition 10%")),
+		Heal:      key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "heal")),
+		Kill:      key.NewBinding(key.WithKeys("k"), key.WithHelp("k", "kill leader")),
+		Deploy:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "deploy next version")),
+		Focus:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus next pane")),
+		FocusBack: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "focus previous")),
+		Zoom:      key.NewBinding(key.WithKeys("enter", "z"), key.WithHelp("enter", "zoom pane")),
+		Up:        key.NewBinding(key.WithKeys("up", "pgup"), key.WithHelp("↑/pgup", "scroll events")),
+		Down:      key.NewBinding(key.WithKeys("down", "pgdown"), key.WithHelp("↓/pgdn", "scroll events")),
+		Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "oldest event")),
+		Bottom:    key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "follow events")),
+		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help/zoom")),
+		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// runKeys are the bindings that change the run: they need Controls and
+// a run that has not finished.
+func (k *keyMap) runKeys() []*key.Binding {
+	return []*key.Binding{&k.Pause, &k.Faster, &k.Slower, &k.Partition, &k.Heal, &k.Kill, &k.Deploy}
+}
+
+func (k *keyMap) setRunEnabled(on bool) {
+	for _, b := range k.runKeys() {
+		b.SetEnabled(on)
+	}
+}
+
+// ShortHelp is the footer line.
+func (k keyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Pause, k.Faster, k.Slower, k.Partition, k.Heal, k.Kill, k.Deploy, k.Focus, k.Help, k.Quit}
+}
+
+// FullHelp is the help overlay, in columns.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Pause, k.Faster, k.Slower},
+		{k.Partition, k.Heal, k.Kill, k.Deploy},
+		{k.Focus, k.FocusBack, k.Zoom, k.Up, k.Down, k.Top, k.Bottom},
+		{k.Help, k.Close, k.Quit},
+	}
+}

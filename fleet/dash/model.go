@@ -1,0 +1,153 @@
+package dash
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/progress"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// pane is a focusable part of the screen.
+type pane int
+
+const (
+	paneLeader pane = iota
+	paneRelay
+	paneOutbox
+	paneFleet
+	paneLog
+	numPanes
+)
+
+func (p pane) String() string {
+	return [...]string{"leader", "relay", "outbox", "fleet", "events"}[p]
+}
+
+// tickMsg asks the model to pull a snapshot.
+type tickMsg struct{}
+
+// Model is the dashboard's bubbletea model. It holds the latest snapshot
+// and what the panes derive from it; Update pulls a new snapshot on each
+// tick and re-arms the tick, so exactly one tick is in flight. Use New.
+type Model struct {
+	src  Source
+	ctl  Controls
+	opts Options
+	keys keyMap
+	help help.Model
+	bar  progress.Model
+
+	width, height int
+	lay           layout
+
+	live  scenario.Live
+	have  bool // a snapshot has been taken
+	rates rates
+
+	focus    pane
+	zoom     bool // the focused pane fills the body
+	showHelp bool
+	quitting bool
+
+	events eventLog
+	fleet  fleetGrid
+	logSeq uint64 // next LogBuffer sequence number
+}
+
+// New returns a dashboard model for src. ctl may be nil for a read-only
+// source: the keys that change the run are then disabled and the help
+// says why.
+func New(src Source, ctl Controls, o Options) Model {
+	m := Model{
+		src:  src,
+		ctl:  ctl,
+		opts: o.withDefaults(),
+		keys: newKeyMap(),
+		help: help.New(),
+		// The bar takes its colour profile from lipgloss, so a forced
+		// profile (tests, NO_COLOR) applies to it too.
+		bar: progress.New(progress.WithSolidFill(string(colAccent)),
+			progress.WithColorProfile(lipgloss.ColorProfile())),
+	}
+	m.keys.setRunEnabled(ctl != nil)
+	return m
+}
+
+// Init pulls the first snapshot at once; Update re-arms the tick.
+func (m Model) Init() tea.Cmd {
+	return func() tea.Msg { return tickMsg{} }
+}
+
+func (m Model) tick() tea.Cmd {
+	return tea.Tick(m.opts.Refresh, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update handles a resize, a tick (pull a snapshot, re-arm) or a key.
+func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.refit()
+		return m, nil
+	case tickMsg:
+		m.pull()
+		return m, m.tick()
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// pull takes a snapshot and derives what the panes show from it.
+func (m *Model) pull() {
+	l := m.src.Snapshot()
+	m.live, m.have = l, true
+	m.rates = ratesOf(l)
+	m.events.addRecords(l.Records)
+	if m.opts.Logs != nil {
+		lines, next, skipped := m.opts.Logs.Since(m.logSeq)
+		m.logSeq = next
+		m.events.addLogs(l.Now, lines, skipped)
+	}
+	if l.Report != nil {
+		m.events.addReport(l.Report)
+	}
+	m.keys.setRunEnabled(m.ctl != nil && l.Phase != PhaseDone)
+	m.refitFleet()
+}
+
+// refit lays the screen out again after a resize, zoom or help toggle.
+func (m *Model) refit() {
+	m.lay = computeLayout(m.width, m.height)
+	m.help.Width = m.width
+	m.refitFleet()
+}
+
+// refitFleet aggregates the workers into the fleet pane's cells.
+func (m *Model) refitFleet() {
+	w, h := m.lay.size(paneFleet, m)
+	m.fleet.aggregate(m.live.Workers, m.live, max(0, w-2), max(0, h-2))
+}
+
+// PhaseDone is the Live.Phase of a finished run.
+const PhaseDone = "done"
+
+// Last is the latest snapshot, with the dashboard's own pending changes
+// (a pause, a speed) applied until the next snapshot shows them.
+func (m Model) Last() scenario.Live { return m.live }
+
+// Events is the event log as shown, oldest first, one line per entry.
+func (m Model) Events() []string { return m.events.lines() }
+
+// Quitting reports whether the user asked to quit.
+func (m Model) Quitting() bool { return m.quitting }
+
+// Focused names the focused pane ("leader", "relay", "outbox", "fleet",
+// "events").
+func (m Model) Focused() string { return m.focus.String() }
+
+var _ tea.Model = Model{}

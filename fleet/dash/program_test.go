@@ -1,0 +1,187 @@
+package dash
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// runningSource is a run that advances one simulated second per
+// snapshot unless paused, and records the controls it is given.
+type runningSource struct {
+	fakeControls
+	mu     sync.Mutex
+	live   scenario.Live
+	polled chan struct{} // closed after the first snapshot
+	once   sync.Once
+}
+
+func newRunningSource() *runningSource {
+	l := midRun()
+	l.Now, l.History = 0, l.History[:1]
+	l.Latest = l.History[0]
+	return &runningSource{live: l, polled: make(chan struct{})}
+}
+
+func (s *runningSource) Snapshot() scenario.Live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.once.Do(func() { close(s.polled) })
+	if !s.live.Paused && s.live.Now < s.live.Duration {
+		s.live.Now++
+		smp := s.live.Latest
+		smp.T = s.live.Now
+		smp.Delivered += 100
+		smp.Limits = []int{sawtooth(int(s.live.Now), 0), sawtooth(int(s.live.Now), 1)}
+		s.live.History = append(s.live.History, smp)
+		s.live.Latest = smp
+	}
+	l := s.live
+	l.History = slices.Clip(l.History)
+	return l
+}
+
+// Pause and KillLeader act on the run and record themselves, as the
+// runner does: a "control" record per call, in call order.
+func (s *runningSource) Pause() {
+	s.mu.Lock()
+	s.live.Paused = true
+	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "pause"})
+	s.mu.Unlock()
+	s.fakeControls.Pause()
+}
+
+func (s *runningSource) KillLeader() {
+	s.mu.Lock()
+	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "kill leader"})
+	s.live.Latest.LeaderUp = false
+	s.mu.Unlock()
+	s.fakeControls.KillLeader()
+}
+
+func contains(s string) func([]byte) bool {
+	return func(b []byte) bool { return bytes.Contains(b, []byte(s)) }
+}
+
+// A whole program on a fake terminal: the progress advances by itself
+// (the tick re-arms), space pauses, k kills the leader, q quits; the
+// final model agrees with what the source was told.
+func TestProgram(t *testing.T) {
+	src := newRunningSource()
+	tm := teatest.NewTestModel(t, New(src, src, Options{Refresh: MinRefresh}),
+		teatest.WithInitialTermSize(100, 30))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), contains(what),
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	wait("3.0s / 1m00s") // three ticks at least: the progress moves
+	tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
+	wait("PAUSED")
+	tm.Type("k")
+	wait("leader DOWN")
+	tm.Type("q")
+	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if !ok {
+		t.Fatal("final model is not a dash.Model")
+	}
+
+	if got, want := src.Calls(), []string{"pause", "kill"}; !slices.Equal(got, want) {
+		t.Errorf("controls called %q, want %q", got, want)
+	}
+	last := fm.Last()
+	if !fm.Quitting() || !last.Paused || last.Now < 3 {
+		t.Errorf("final model: quitting %v, paused %v, now %v; want true, true, ≥3", fm.Quitting(), last.Paused, last.Now)
+	}
+	var kills, pauses int
+	for _, l := range fm.Events() {
+		if strings.Contains(l, "kill leader") {
+			kills++
+			if strings.HasSuffix(l, "…") {
+				t.Errorf("kill leader still pending after the run recorded it: %q", l)
+			}
+		}
+		if strings.Contains(l, "control pause") {
+			pauses++
+			if strings.HasSuffix(l, "…") {
+				t.Errorf("pause still pending after the run recorded it: %q", l)
+			}
+		}
+	}
+	if kills != 1 || pauses != 1 {
+		t.Errorf("event log has %d kill and %d pause lines, want 1 each:\n%s", kills, pauses, strings.Join(fm.Events(), "\n"))
+	}
+}
+
+// Run draws on its output until q, and the standard logger writes into
+// the event pane's buffer meanwhile, not onto the screen.
+func TestRunQuitAndLogs(t *testing.T) {
+	src := &loggingSource{fixedSource: fixedSource{midRun()}, logged: make(chan struct{})}
+	in, keys := io.Pipe()
+	var out bytes.Buffer
+	logs := NewLogBuffer(10)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), src, &fakeControls{}, Options{Input: in, Output: &out, Logs: logs, Refresh: MinRefresh})
+	}()
+	<-src.logged // the source logs on its first snapshot; quit after it
+	if _, err := keys.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run after q = %v, want nil", err)
+	}
+	keys.Close()
+	if strings.Contains(out.String(), "snapshot taken") {
+		t.Error("a log line went to the terminal")
+	}
+	if lines, _, _ := logs.Since(0); !slices.Contains(lines, "snapshot taken") {
+		t.Errorf("log lines = %q, want the source's", lines)
+	}
+	if log.Writer() == logs {
+		t.Error("the standard logger still writes to the dashboard")
+	}
+}
+
+type loggingSource struct {
+	fixedSource
+	once   sync.Once
+	logged chan struct{}
+}
+
+func (s *loggingSource) Snapshot() scenario.Live {
+	s.once.Do(func() {
+		log.Print("snapshot taken")
+		close(s.logged)
+	})
+	return s.fixedSource.Snapshot()
+}
+
+// Run returns ctx's error when ctx ends first.
+func TestRunContextEnds(t *testing.T) {
+	src := newRunningSource()
+	in, keys := io.Pipe()
+	defer keys.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, src, nil, Options{Input: in, Output: io.Discard, Refresh: MinRefresh})
+	}()
+	<-src.polled
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel = %v, want context.Canceled", err)
+	}
+}

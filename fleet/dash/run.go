@@ -1,0 +1,51 @@
+package dash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Run shows the dashboard on the terminal (the alternate screen) until
+// the user quits (nil) or ctx ends (ctx.Err()). The terminal is restored
+// either way.
+//
+// While it runs, the standard logger (and log/slog's default handler,
+// which writes through it) writes into o.Logs, shown in the event pane,
+// instead of onto the screen behind the UI; its output, flags and prefix
+// are restored on return. A slog handler of the caller's own should be
+// given o.Logs as its writer for the same reason.
+func Run(ctx context.Context, src Source, ctl Controls, o Options) error {
+	o = o.withDefaults()
+	if o.Logs == nil {
+		o.Logs = NewLogBuffer(500)
+	}
+	out, flags, prefix := log.Writer(), log.Flags(), log.Prefix()
+	log.SetOutput(o.Logs)
+	log.SetFlags(0) // the event pane shows the simulated time
+	log.SetPrefix("")
+	defer func() {
+		log.SetOutput(out)
+		log.SetFlags(flags)
+		log.SetPrefix(prefix)
+	}()
+
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	if o.Input != nil {
+		opts = append(opts, tea.WithInput(o.Input))
+	}
+	if o.Output != nil {
+		opts = append(opts, tea.WithOutput(o.Output))
+	}
+	_, err := tea.NewProgram(New(src, ctl, o), opts...).Run()
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled):
+		return ctx.Err()
+	}
+	return fmt.Errorf("dash: %w", err)
+}

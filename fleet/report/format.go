@@ -1,0 +1,297 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// keyNumber is one row of the key numbers a summary shows for a run: a
+// label, the value as text, and the expression names it comes from (so a
+// reader can write an expectation or find it in a baseline).
+type keyNumber struct {
+	Label string
+	Value string
+	Names []string
+}
+
+// keyNumbers are the numbers a person checks first after a run.
+func keyNumbers(r *scenario.Report) []keyNumber {
+	res := &r.Result
+	lm := res.Leader.Mailbox
+	capacity := thousands(int64(lm.Capacity))
+	if lm.Capacity <= 0 {
+		capacity = "unbounded"
+	}
+	if lm.Policy != "" && lm.Policy != "unbounded" {
+		capacity += " (" + lm.Policy + ")"
+	}
+	rows := []keyNumber{
+		{"lost", fmt.Sprintf("%s (commands %s, telemetry %s)", thousands(res.Lost), thousands(res.Commands.Lost), thousands(res.Telemetry.Lost)),
+			[]string{"lost", "commands.lost", "telemetry.lost"}},
+		{"fleet", fmt.Sprintf("%s workers, %s online at the end", thousands(int64(res.Fleet.Count)), thousands(int64(res.Fleet.Online))),
+			[]string{"fleet.count", "fleet.online"}},
+		{"leader mailbox max depth / capacity", thousands(int64(lm.MaxDepth)) + " / " + capacity,
+			[]string{"leader.mailbox.max_depth", "leader.mailbox.capacity"}},
+		{"leader mailbox wait p50 / p99", secs(lm.Wait.P50) + " / " + secs(lm.Wait.P99),
+			[]string{"leader.mailbox.wait.p50", "leader.mailbox.wait.p99"}},
+		{"leader mailbox rejected / dropped", uthousands(lm.Rejected) + " / " + uthousands(lm.Dropped),
+			[]string{"leader.mailbox.rejected", "leader.mailbox.dropped"}},
+		{fmt.Sprintf("relay limit min / initial / final (sum of %d partitions)", res.Relay.Partitions),
+			fmt.Sprintf("%d / %d / %d", res.Relay.Limit.Min, res.Relay.Limit.Initial, res.Relay.Limit.Final),
+			[]string{"relay.limit.min", "relay.limit.initial", "relay.limit.final"}},
+		{"relay delivered", uthousands(res.Relay.Delivered), []string{"relay.delivered"}},
+		{"relay backpressure", uthousands(res.Relay.Backpressure), []string{"relay.backpressure"}},
+		{"dead letters", fmt.Sprintf("%s (dead-lettered during the run: %s)", thousands(int64(res.Outbox.DeadLetters)), uthousands(res.Outbox.DeadLettered)),
+			[]string{"outbox.dead_letters", "outbox.dead_lettered"}},
+		{"workers at version", atVersion(res.Workers.AtVersion), []string{"workers.at_version"}},
+		{"heartbeats coalesced", fmt.Sprintf("%s (%s of %s received)", percent(res.Heartbeat.CoalescedRatio), uthousands(res.Heartbeat.Coalesced), uthousands(res.Heartbeat.Received)),
+			[]string{"heartbeats.coalesced_ratio"}},
+	}
+	for i, d := range res.Deploys {
+		v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
+		if d.Duration > 0 {
+			v += " in " + secs(d.Duration)
+		} else {
+			v += ", did not finish"
+		}
+		if d.Rejected > 0 {
+			v += fmt.Sprintf(", %s rejected", thousands(int64(d.Rejected)))
+		}
+		p := fmt.Sprintf("deploys[%d]", i)
+		rows = append(rows, keyNumber{"deploy " + d.Version, v, []string{p + ".delivered", p + ".duration"}})
+	}
+	kept := "yes"
+	if !res.Run.KeptUp {
+		kept = fmt.Sprintf("no: the machine could not keep up at speed %s; timing expectations are not judged", num(res.Run.Speed))
+	}
+	rows = append(rows,
+		keyNumber{"runner lag max / p99", secs(res.Run.LagMax) + " / " + secs(res.Run.LagP99), []string{"run.lag_max", "run.lag_p99"}},
+		keyNumber{"kept up", kept, []string{"run.kept_up"}},
+	)
+	return rows
+}
+
+// runLine is the line under a run's heading: file, seed, speed, times.
+func runLine(r *scenario.Report) string {
+	run := r.Result.Run
+	parts := []string{}
+	if r.File != "" {
+		parts = append(parts, r.File)
+	}
+	parts = append(parts,
+		fmt.Sprintf("seed %d", run.Seed),
+		fmt.Sprintf("speed %s×", num(run.Speed)),
+		fmt.Sprintf("%s simulated in %s", secs(run.SimSeconds), secs(scenario.Seconds(run.WallSeconds))),
+	)
+	if !r.Started.IsZero() {
+		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// status is a run's outcome in a few words, the baseline included: ok is
+// false when the run did not complete, an expectation failed or the
+// baseline comparison found a regression.
+func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
+	pass, fail, nj := tally(r.Verdicts)
+	if r.Err != "" {
+		return false, "the run did not complete: " + r.Err
+	}
+	var why []string
+	if fail > 0 {
+		why = append(why, fmt.Sprintf("%d of %d expectations failed", fail, len(r.Verdicts)))
+	}
+	if c != nil && c.Regressed() {
+		why = append(why, plural(len(c.Regressions()), "baseline regression", "baseline regressions"))
+	}
+	if len(why) > 0 {
+		return false, strings.Join(why, "; ")
+	}
+	text = plural(pass, "expectation held", "expectations held")
+	if nj > 0 {
+		text += fmt.Sprintf(", %d not judged", nj)
+	}
+	if c != nil && c.Skipped == "" {
+		text += ", no baseline regression"
+	}
+	return true, text
+}
+
+// tally counts verdicts by status.
+func tally(vs []scenario.Verdict) (pass, fail, notJudged int) {
+	for _, v := range vs {
+		switch v.Status {
+		case scenario.Pass:
+			pass++
+		case scenario.Fail:
+			fail++
+		default:
+			notJudged++
+		}
+	}
+	return pass, fail, notJudged
+}
+
+// mark is a verdict's status as one character: ✓ pass, ✗ fail, – not
+// judged.
+func mark(s scenario.Status) string {
+	switch s {
+	case scenario.Pass:
+		return "✓"
+	case scenario.Fail:
+		return "✗"
+	}
+	return "–"
+}
+
+// outcomeText is a difference's outcome with its mark.
+func outcomeText(o Outcome) string {
+	switch o {
+	case Regression:
+		return "✗ regression"
+	case Better:
+		return "✓ better"
+	}
+	return "– not compared"
+}
+
+// find returns the comparison of r's scenario and variant, or nil.
+func find(cmp []Comparison, r *scenario.Report) *Comparison {
+	for i := range cmp {
+		if cmp[i].Scenario == r.Scenario && cmp[i].Variant == r.Variant {
+			return &cmp[i]
+		}
+	}
+	return nil
+}
+
+// sweep is the variants of one scenario, in the order given.
+type sweep struct {
+	Scenario    string
+	Description string
+	Reps        []*scenario.Report
+}
+
+// sweeps groups the reports that have a variant by scenario, in order of
+// first appearance.
+func sweeps(reps []*scenario.Report) []sweep {
+	var out []sweep
+	at := map[string]int{}
+	for _, r := range reps {
+		if r.Variant == "" {
+			continue
+		}
+		i, ok := at[r.Scenario]
+		if !ok {
+			i = len(out)
+			at[r.Scenario] = i
+			out = append(out, sweep{Scenario: r.Scenario, Description: r.Description})
+		}
+		out[i].Reps = append(out[i].Reps, r)
+	}
+	return out
+}
+
+// sweepRow is a variant's row in seed 001's table shape.
+type sweepRow struct {
+	Variant                         string
+	Offered, Processed, Lost, Depth string
+	P50, P99                        string
+	Passed                          bool
+}
+
+// sweepRows builds a sweep's table from the leader mailbox's accounting:
+// lost is dropped + rejected + the run's lost (every message the mailbox
+// did not process, and any nobody counted).
+func sweepRows(s sweep) []sweepRow {
+	rows := make([]sweepRow, 0, len(s.Reps))
+	for _, r := range s.Reps {
+		m := r.Result.Leader.Mailbox
+		lost := int64(m.Dropped+m.Rejected) + r.Result.Lost
+		rows = append(rows, sweepRow{
+			Variant: r.Variant, Offered: uthousands(m.Offered), Processed: uthousands(m.Taken),
+			Lost: thousands(lost), Depth: thousands(int64(m.MaxDepth)),
+			P50: secs(m.Wait.P50), P99: secs(m.Wait.P99), Passed: r.Passed(),
+		})
+	}
+	return rows
+}
+
+// atVersion lists workers by version, sorted by version.
+func atVersion(m map[string]int) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, v+": "+thousands(int64(m[v])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// thousands formats n with thousands separators, as seed 001's table.
+func thousands(n int64) string {
+	if n < 0 {
+		return "-" + uthousands(uint64(-n))
+	}
+	return uthousands(uint64(n))
+}
+
+func uthousands(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	if len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	head := len(s) % 3
+	if head > 0 {
+		b.WriteString(s[:head])
+	}
+	for i := head; i < len(s); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s[i : i+3])
+	}
+	return b.String()
+}
+
+// secs formats simulated seconds for a person: "0.4 ms", "12 ms", "1.24 s",
+// "31.4 s", "5m 12s".
+func secs(s scenario.Seconds) string {
+	v := float64(s)
+	switch a := math.Abs(v); {
+	case v == 0:
+		return "0 s"
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return fmt.Sprint(v)
+	case a < 0.01:
+		return strconv.FormatFloat(v*1000, 'f', 1, 64) + " ms"
+	case a < 1:
+		return strconv.FormatFloat(v*1000, 'f', 0, 64) + " ms"
+	case a < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64) + " s"
+	case a < 600:
+		return strconv.FormatFloat(v, 'f', 1, 64) + " s"
+	}
+	m := math.Floor(v / 60)
+	return fmt.Sprintf("%.0fm %02.0fs", m, math.Floor(v-m*60))
+}
+
+// percent formats a ratio in [0, 1].
+func percent(r float64) string {
+	return strconv.FormatFloat(r*100, 'f', 0, 64) + "%"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

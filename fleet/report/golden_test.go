@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run go test -update and review the diff):\n%s", path, firstDiff(want, got))
+	}
+}
+
+// firstDiff shows the first line where a and b differ.
+func firstDiff(a, b []byte) string {
+	al, bl := bytes.Split(a, []byte("\n")), bytes.Split(b, []byte("\n"))
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y []byte
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if !bytes.Equal(x, y) {
+			return "line " + itoa(i+1) + ":\nwant: " + string(x) + "\ngot:  " + string(y)
+		}
+	}
+	return ""
+}
+
+func itoa(i int) string { return string(bytes.TrimSpace([]byte(num(float64(i))))) }
+
+// goldenSet is every kind of run a summary shows: a run with a failed
+// expectation and a baseline with a regression, a better metric, a missing
+// metric and a new one; a run that fell behind (timings not compared); a
+// run that did not complete; and a sweep, one variant compared with a
+// baseline of another fleet size.
+func goldenSet() ([]*scenario.Report, []Comparison) {
+	herd := herdReport()
+	b := Capture(herd)
+	var ms []Metric
+	for _, m := range b.Metrics {
+		switch m.Name {
+		case "relay.backpressure":
+			m.Value = 5 // got 25: a regression
+		case "lost":
+			m.Value = 2 // got 0: better
+		case "workers.duplicates":
+			continue // in the run, not in the baseline: new
+		}
+		ms = append(ms, m)
+	}
+	ms = append(ms, Metric{Name: "deploys[1].targets", Value: 4, Rule: exact(None)})
+	b.Metrics = ms
+
+	behind := behindReport()
+	bb := Capture(herdReport())
+	bb.Scenario = behind.Scenario
+
+	sweep := sweepReports()
+	sb := Capture(sweep[2])
+	sb.FleetCount = 1000
+
+	reps := append([]*scenario.Report{herd, behind, brokenReport()}, sweep...)
+	cmp := []Comparison{Compare(b, herd), Compare(bb, behind), Compare(sb, sweep[2])}
+	return reps, cmp
+}

@@ -1,0 +1,246 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"maps"
+	"slices"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// HTML writes r as one self-contained page (no scripts, no external
+// assets): the summary and key numbers, the expectations, charts over
+// simulated time (inline SVG drawn with gonum/plot: AIMD limit per
+// partition, leader mailbox depth against capacity, outbox depth and
+// oldest age, workers online and at the target version, throughput,
+// rejections and backpressure per second, with the timeline's events as
+// numbered markers), the timeline, and the full result. All text from the
+// report is escaped.
+func HTML(w io.Writer, r *scenario.Report) error {
+	if r == nil {
+		return fmt.Errorf("report: HTML: nil report")
+	}
+	cs, err := charts(r)
+	if err != nil {
+		return err
+	}
+	res, err := json.MarshalIndent(r.Result, "", "  ")
+	if err != nil {
+		return fmt.Errorf("report: HTML of %s: result: %w", name(r), err)
+	}
+	ok, text := status(r, nil)
+	d := pageData{
+		Title: name(r), R: r, OK: ok, Status: text, RunLine: runLine(r),
+		Charts: cs, Result: string(res),
+	}
+	if r.Err == "" {
+		d.Keys = keyNumbers(r)
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Params)) {
+		d.Params = append(d.Params, [2]string{k, r.Params[k]})
+	}
+	n := 0
+	for _, rec := range r.Records {
+		row := recordRow{T: secs(rec.T), Kind: rec.Kind, Text: rec.Text}
+		if rec.Kind == "event" {
+			n++
+			row.N = n
+		}
+		if rec.LagSec > 0 {
+			row.Lag = secs(rec.LagSec)
+		}
+		d.Records = append(d.Records, row)
+	}
+	d.Behind = !r.Result.Run.KeptUp && r.Err == ""
+	d.Speed = num(r.Result.Run.Speed)
+	d.LagMax = secs(r.Result.Run.LagMax)
+	return execute(w, pageTmpl, d)
+}
+
+// Index writes a page linking the HTML page of each report (as WriteDir
+// names them), with each run's outcome and, for a sweep, seed 001's
+// comparison table over its variants.
+func Index(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+	if err := checkReports(reps); err != nil {
+		return err
+	}
+	var d indexData
+	for _, r := range reps {
+		c := find(cmp, r)
+		ok, text := status(r, c)
+		pass, fail, nj := tally(r.Verdicts)
+		d.Runs = append(d.Runs, indexRow{
+			Name: name(r), Href: FileName(r.Scenario, r.Variant) + ".html",
+			OK: ok, Status: text, Pass: pass, Fail: fail, NotJudged: nj, Baseline: baselineCell(c),
+		})
+		if ok {
+			d.Passed++
+		}
+	}
+	for _, s := range sweeps(reps) {
+		d.Sweeps = append(d.Sweeps, indexSweep{Scenario: s.Scenario, Description: s.Description, Rows: sweepRows(s)})
+	}
+	return execute(w, indexTmpl, d)
+}
+
+// execute renders into a buffer first, so a template error leaves w
+// untouched rather than holding half a page.
+func execute(w io.Writer, t *template.Template, data any) error {
+	bw := bufio.NewWriter(w)
+	if err := t.Execute(bw, data); err != nil {
+		return fmt.Errorf("report: %s: %w", t.Name(), err)
+	}
+	return bw.Flush()
+}
+
+type pageData struct {
+	Title   string
+	R       *scenario.Report
+	OK      bool
+	Status  string
+	RunLine string
+	Behind  bool
+	Speed   string
+	LagMax  string
+	Keys    []keyNumber
+	Params  [][2]string
+	Charts  []chart
+	Records []recordRow
+	Result  string
+}
+
+type recordRow struct {
+	N                  int // the event's number on the charts; 0 for others
+	T, Kind, Text, Lag string
+}
+
+type indexData struct {
+	Passed int
+	Runs   []indexRow
+	Sweeps []indexSweep
+}
+
+type indexRow struct {
+	Name, Href, Status, Baseline string
+	OK                           bool
+	Pass, Fail, NotJudged        int
+}
+
+type indexSweep struct {
+	Scenario, Description string
+	Rows                  []sweepRow
+}
+
+var funcs = template.FuncMap{
+	"mark": mark,
+}
+
+// style is shared by both pages. It holds no < or &, so a page stays
+// well-formed XML as well as HTML.
+const style = `
+body{font-family:system-ui,-apple-system,"Segoe UI",Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
+h1{margin-bottom:.2em}
+.sub{color:#555;margin-top:0}
+.pass{color:#0a7a32}.fail{color:#b00020}
+.badge{display:inline-block;padding:.1em .6em;border-radius:.3em;color:#fff;font-size:.8em;vertical-align:middle}
+.badge.pass{background:#0a7a32;color:#fff}.badge.fail{background:#b00020;color:#fff}
+.warn{background:#fff4d6;border-left:4px solid #e69f00;padding:.5em 1em}
+.err{background:#fde7ea;border-left:4px solid #b00020;padding:.5em 1em;white-space:pre-wrap}
+table{border-collapse:collapse;margin:1em 0}
+th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:left;vertical-align:top}
+td.n{text-align:right;font-variant-numeric:tabular-nums}
+code{font-size:.9em;background:#f4f4f4;padding:0 .2em}
+figure{margin:1.5em 0}
+figcaption{color:#444}
+figcaption h3{margin:0;color:#222}
+svg{width:100%;height:auto}
+svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif !important}
+pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.85em}
+`
+
+var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}} · fleetsim</title>
+<style>` + style + `</style>
+</head>
+<body>
+<h1>{{.Title}} {{if .OK}}<span class="badge pass">passed</span>{{else}}<span class="badge fail">failed</span>{{end}}</h1>
+{{with .R.Description}}<p>{{.}}</p>{{end}}
+<p class="sub">{{.RunLine}}</p>
+<p class="{{if .OK}}pass{{else}}fail{{end}}"><strong>{{if .OK}}passed{{else}}failed{{end}}</strong>: {{.Status}}</p>
+{{if .R.Err}}<div class="err">The run did not complete: {{.R.Err}}</div>{{end}}
+{{if .Behind}}<p class="warn">The machine could not keep up at speed {{.Speed}} (lag max {{.LagMax}}): timing expectations were not judged.</p>{{end}}
+{{with .Keys}}
+<h2>Key numbers</h2>
+<table>
+<tr><th></th><th>value</th><th>in expect:</th></tr>
+{{range .}}<tr><td>{{.Label}}</td><td>{{.Value}}</td><td>{{range $i, $n := .Names}}{{if $i}} {{end}}<code>{{$n}}</code>{{end}}</td></tr>
+{{end}}</table>
+{{end}}
+{{with .R.Verdicts}}
+<h2>Expectations</h2>
+<table>
+<tr><th></th><th>expectation</th><th>check</th><th>detail</th></tr>
+{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{mark .Status}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+{{end}}
+{{with .Params}}
+<h2>Parameters</h2>
+<table>
+{{range .}}<tr><td><code>{{index . 0}}</code></td><td>{{index . 1}}</td></tr>
+{{end}}</table>
+{{end}}
+<h2>Over simulated time</h2>
+{{if .Charts}}<p>Dashed vertical lines are the timeline's events, numbered as in the timeline below.</p>
+{{range .Charts}}<figure>
+<figcaption><h3>{{.Title}}</h3><p>{{.Caption}}</p></figcaption>
+{{.SVG}}
+</figure>
+{{end}}{{else}}<p>Fewer than two samples were recorded: nothing to chart.</p>{{end}}
+<h2>Timeline</h2>
+{{if .Records}}<table>
+<tr><th>#</th><th>time</th><th>kind</th><th>what</th><th>late by</th></tr>
+{{range .Records}}<tr><td class="n">{{if .N}}{{.N}}{{end}}</td><td class="n">{{.T}}</td><td>{{.Kind}}</td><td>{{.Text}}</td><td class="n">{{.Lag}}</td></tr>
+{{end}}</table>{{else}}<p>Nothing was recorded.</p>{{end}}
+<h2>Result</h2>
+<details><summary>The full result (the JSON report's "result")</summary>
+<pre>{{.Result}}</pre>
+</details>
+</body>
+</html>
+`))
+
+var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>fleetsim scenarios</title>
+<style>` + style + `</style>
+</head>
+<body>
+<h1>fleetsim scenarios</h1>
+<p><strong>{{.Passed}} of {{len .Runs}} runs passed.</strong></p>
+{{if .Runs}}<table>
+<tr><th>run</th><th>result</th><th>✓</th><th>✗</th><th>–</th><th>baseline</th></tr>
+{{range .Runs}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="{{if .OK}}pass{{else}}fail{{end}}">{{.Status}}</td><td class="n">{{.Pass}}</td><td class="n">{{.Fail}}</td><td class="n">{{.NotJudged}}</td><td>{{.Baseline}}</td></tr>
+{{end}}</table>{{end}}
+{{range .Sweeps}}
+<h2>Sweep: {{.Scenario}}</h2>
+{{with .Description}}<p>{{.}}</p>{{end}}
+<p>Leader mailbox per variant; lost = dropped + rejected + lost.</p>
+<table>
+<tr><th>variant</th><th>offered</th><th>processed</th><th>lost</th><th>max depth</th><th>wait p50</th><th>wait p99</th><th></th></tr>
+{{range .Rows}}<tr><td>{{.Variant}}</td><td class="n">{{.Offered}}</td><td class="n">{{.Processed}}</td><td class="n">{{.Lost}}</td><td class="n">{{.Depth}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}passed{{else}}failed{{end}}</td></tr>
+{{end}}</table>
+{{end}}
+</body>
+</html>
+`))

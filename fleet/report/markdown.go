@@ -1,0 +1,220 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// maxNew bounds the list of metrics missing from a baseline that a summary
+// names: a baseline captured before a Result grew would list dozens.
+const maxNew = 10
+
+// Markdown writes a summary of reps that fits a CI job summary (GitHub's
+// $GITHUB_STEP_SUMMARY): an overview table; for every sweep, seed 001's
+// comparison table over its variants (offered, processed, lost, max depth,
+// wait p50/p99 of the leader mailbox); then per run its pass/fail line, the
+// key numbers, the expectations (✓ pass, ✗ fail, – not judged) and the
+// baseline comparison from cmp, if one matches its scenario and variant.
+// All text from the reports is escaped.
+func Markdown(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+	if err := checkReports(reps); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+
+	p("# fleetsim scenarios\n\n")
+	if len(reps) == 0 {
+		p("No scenario ran.\n")
+		return bw.Flush()
+	}
+	passed := 0
+	for _, r := range reps {
+		if ok, _ := status(r, find(cmp, r)); ok {
+			passed++
+		}
+	}
+	p("**%d of %d runs passed.**\n\n", passed, len(reps))
+	p("| scenario | variant | result | expectations | baseline |\n|---|---|---|---|---|\n")
+	for _, r := range reps {
+		c := find(cmp, r)
+		ok, _ := status(r, c)
+		pass, fail, nj := tally(r.Verdicts)
+		res := "✅ passed"
+		if !ok {
+			res = "❌ failed"
+		}
+		if r.Err != "" {
+			res = "❌ did not complete"
+		}
+		p("| %s | %s | %s | %d ✓ %d ✗ %d – | %s |\n", mdText(r.Scenario), mdText(r.Variant), res, pass, fail, nj, mdText(baselineCell(c)))
+	}
+	p("\n")
+
+	for _, s := range sweeps(reps) {
+		p("## Sweep: %s\n\n", mdText(s.Scenario))
+		if s.Description != "" {
+			p("%s\n\n", mdText(s.Description))
+		}
+		p("Leader mailbox per variant; lost = dropped + rejected + lost.\n\n")
+		p("| variant | offered | processed | lost | max depth | wait p50 | wait p99 | |\n")
+		p("|---|--:|--:|--:|--:|--:|--:|---|\n")
+		for _, row := range sweepRows(s) {
+			m := "✅"
+			if !row.Passed {
+				m = "❌"
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Variant), row.Offered, row.Processed, row.Lost, row.Depth, row.P50, row.P99, m)
+		}
+		p("\n")
+	}
+
+	for _, r := range reps {
+		markdownRun(p, r, find(cmp, r))
+	}
+	return bw.Flush()
+}
+
+// baselineCell is the overview's baseline column.
+func baselineCell(c *Comparison) string {
+	switch {
+	case c == nil:
+		return "–"
+	case c.Skipped != "":
+		return "not compared"
+	case c.Regressed():
+		return plural(len(c.Regressions()), "regression", "regressions")
+	}
+	return "✓"
+}
+
+func markdownRun(p func(string, ...any), r *scenario.Report, c *Comparison) {
+	ok, text := status(r, c)
+	icon := "✅"
+	if !ok {
+		icon = "❌"
+	}
+	p("## %s %s\n\n", icon, mdText(name(r)))
+	if r.Description != "" {
+		p("%s\n\n", mdText(r.Description))
+	}
+	p("%s\n\n", mdText(runLine(r)))
+	word := "passed"
+	if !ok {
+		word = "failed"
+	}
+	p("**%s**: %s\n\n", word, mdText(text))
+	if !r.Result.Run.KeptUp && r.Err == "" {
+		p("> ⚠️ The machine could not keep up at speed %s (lag max %s): timing expectations were not judged and timings not compared with the baseline.\n\n",
+			mdText(num(r.Result.Run.Speed)), mdText(secs(r.Result.Run.LagMax)))
+	}
+
+	if r.Err == "" {
+		// A sweep's comparison table carries its variants' main numbers;
+		// each variant's full list is folded away to keep the summary short.
+		if r.Variant != "" {
+			p("<details><summary>Key numbers</summary>\n\n")
+		}
+		p("| | value | in expect: |\n|---|---|---|\n")
+		for _, k := range keyNumbers(r) {
+			names := make([]string, len(k.Names))
+			for i, n := range k.Names {
+				names[i] = mdCode(n, true)
+			}
+			p("| %s | %s | %s |\n", mdText(k.Label), mdText(k.Value), strings.Join(names, " "))
+		}
+		p("\n")
+		if r.Variant != "" {
+			p("</details>\n\n")
+		}
+	}
+
+	if len(r.Verdicts) > 0 {
+		p("| | expectation | check | detail |\n|---|---|---|---|\n")
+		for _, v := range r.Verdicts {
+			p("| %s | %s | %s | %s |\n", mark(v.Status), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
+		}
+		p("\n")
+	}
+
+	if c != nil {
+		markdownBaseline(p, c)
+	}
+}
+
+func markdownBaseline(p func(string, ...any), c *Comparison) {
+	if c.Skipped != "" {
+		p("**Baseline**: not compared: %s\n\n", mdText(c.Skipped))
+		return
+	}
+	p("**Baseline**: %s, %d better, %d not compared (%d metrics compared).\n\n",
+		plural(len(c.Regressions()), "regression", "regressions"), c.count(Better), c.count(NotCompared), c.Compared)
+	if len(c.Diffs) > 0 {
+		p("| | metric | baseline | got | rule | why |\n|---|---|--:|--:|---|---|\n")
+		for _, d := range c.Diffs {
+			got := num(d.Got)
+			if d.Absent {
+				got = "–"
+			}
+			p("| %s | %s | %s | %s | %s | %s |\n", outcomeText(d.Outcome), mdCode(d.Metric, true), num(d.Baseline), got, mdText(d.Rule.String()), mdText(d.Why))
+		}
+		p("\n")
+	}
+	if len(c.New) > 0 {
+		names := make([]string, 0, maxNew)
+		for _, n := range c.New[:min(len(c.New), maxNew)] {
+			names = append(names, mdCode(n, false))
+		}
+		more := ""
+		if len(c.New) > maxNew {
+			more = fmt.Sprintf(" and %d more", len(c.New)-maxNew)
+		}
+		p("Not in the baseline, so not compared: %s%s.\n\n", strings.Join(names, ", "), more)
+	}
+	for _, n := range c.Notes {
+		p("Note: %s.\n\n", mdText(n))
+	}
+}
+
+// mdText escapes text for Markdown: every ASCII punctuation character that
+// could start markup (emphasis, links, HTML, table cells) is backslash-
+// escaped, and line breaks become spaces so a table row stays one row.
+func mdText(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		switch c {
+		case '\\', '`', '*', '_', '[', ']', '<', '>', '|', '#', '~', '!', '&':
+			b.WriteByte('\\')
+			b.WriteRune(c)
+		case '\n', '\r':
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(c)
+		}
+	}
+	return b.String()
+}
+
+// mdCode puts s in a code span, fenced with more backticks than s holds.
+// In a table cell a | must still be escaped (GitHub splits cells first).
+func mdCode(s string, inTable bool) string {
+	s = strings.NewReplacer("\n", " ", "\r", " ").Replace(s)
+	if inTable {
+		s = strings.ReplaceAll(s, "|", `\|`)
+	}
+	if s == "" {
+		return ""
+	}
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
