@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-
+	
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
@@ -32,8 +31,9 @@ deterministic, within documented tolerances for load-dependent counts and
 timings; see docs/REPORTS.md). It exits 4 when an expectation fails or a
 baseline regresses, and writes JUnit XML for the CI to display.
 
-A missing baseline is a failure: record one with --update-baseline (it
-overwrites the baseline files with this run's results; review the diff).
+A missing baseline, or one captured at another fleet size, fails the check:
+record one with --update-baseline (it overwrites the baseline files with this
+run's results; review the diff before committing it).
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
@@ -90,7 +90,7 @@ overwrites the baseline files with this run's results; review the diff).
 func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
 	cmps := make([]report.Comparison, len(reps))
 	for i, r := range reps {
-		path := filepath.Join(dir, report.BaselineFile(r))
+		path := report.BaselinePath(dir, r.Scenario, r.Variant)
 		if update {
 			if r.Err != "" {
 				return nil, cli.Runtime(fmt.Errorf("%s: not recording a baseline from a run that failed: %s", r.Scenario, r.Err))
@@ -107,10 +107,12 @@ func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writ
 		if err != nil && !errors.Is(err, report.ErrNoBaseline) {
 			return nil, cli.Runtime(err)
 		}
-		cmps[i] = report.Compare(b, r) // a missing baseline compares as a failure that says how to record one
 		if errors.Is(err, report.ErrNoBaseline) {
-			cmps[i] = report.Missing(path)
+			cmps[i] = report.Comparison{Scenario: r.Scenario, Variant: r.Variant,
+				Skipped: fmt.Sprintf("no baseline at %s: record one with --update-baseline", path)}
+			continue
 		}
+		cmps[i] = report.Compare(b, r)
 	}
 	return cmps, nil
 }

@@ -41,7 +41,7 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 		if r.Variant != "" {
 			name += " [" + r.Variant + "]"
 		}
-		ok := r.Passed() && (cmps == nil || cmps[i].OK())
+		ok := r.Passed() && (cmps == nil || compared(cmps[i]))
 		mark := "PASS"
 		if !ok {
 			mark = "FAIL"
@@ -64,17 +64,36 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 			fmt.Fprintln(w, line)
 		}
 		if cmps != nil {
-			fmt.Fprint(w, indent(cmps[i].String(), "  "))
+			fmt.Fprint(w, comparisonText(cmps[i]))
 		}
 	}
 }
 
-func indent(s, pre string) string {
-	if s == "" {
-		return ""
+// compared reports whether a run was compared with its baseline and did
+// not regress. A missing baseline or one of another size fails: a CI gate
+// that compares nothing must not pass quietly.
+func compared(c report.Comparison) bool { return c.Skipped == "" && !c.Regressed() }
+
+// comparisonText is the baseline comparison, indented under its run.
+func comparisonText(c report.Comparison) string {
+	var b strings.Builder
+	switch {
+	case c.Skipped != "":
+		fmt.Fprintf(&b, "  ✗ baseline: %s\n", c.Skipped)
+	case !c.Regressed():
+		fmt.Fprintf(&b, "  ✓ baseline: %d metrics within their rules\n", c.Compared)
+	default:
+		fmt.Fprintf(&b, "  ✗ baseline: %d of %d metrics regressed\n", len(c.Regressions()), c.Compared)
 	}
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return pre + strings.Join(lines, "\n"+pre) + "\n"
+	for _, d := range c.Diffs {
+		if d.Outcome == report.Regression {
+			fmt.Fprintf(&b, "      %s: %g, baseline %g (%s): %s\n", d.Metric, d.Got, d.Baseline, d.Rule, d.Why)
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "      note: %s\n", n)
+	}
+	return b.String()
 }
 
 // verdict is the command's error: nil when every run passed, else exit
@@ -82,7 +101,7 @@ func indent(s, pre string) string {
 func verdict(reps []*scenario.Report, cmps []report.Comparison) error {
 	var failed []string
 	for i, r := range reps {
-		if !r.Passed() || (cmps != nil && !cmps[i].OK()) {
+		if !r.Passed() || (cmps != nil && !compared(cmps[i])) {
 			name := r.Scenario
 			if r.Variant != "" {
 				name += " [" + r.Variant + "]"
