@@ -51,3 +51,35 @@ func TestDeployToThousandWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestDeployViaConfigServers: with Via, each target's download is a job on
+// a config server (never the target itself), round robin; every update and
+// every download arrives. (The wave-deploy scenario gives the config
+// servers tiny mailboxes and slow service to make them push back.)
+func TestDeployViaConfigServers(t *testing.T) {
+	const n, servers = 40, 2
+	f := fleettest.StartFleet(t, n, fleettest.Options{Seed: 1})
+	f.WaitOnline(t, n)
+	ids := f.IDs()
+	via := ids[:servers]
+	ctx := context.Background()
+	if _, err := f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: ids, Via: via}); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0 and the downloads served", func() bool {
+		ps := f.Pool.Stats()
+		return ps.ByVersion["2.0.0"] == n && ps.Total.Jobs == n && f.Store.Stats().Depth == 0
+	})
+	// Each server serves the other targets' downloads: n in all, none for
+	// itself.
+	jobs := 0
+	for _, id := range via {
+		jobs += int(f.Pool.Get(id).Stats().Jobs)
+	}
+	if jobs != n {
+		t.Errorf("config servers served %d downloads, want %d", jobs, n)
+	}
+	if st := f.Store.Stats(); st.Enqueued != 2*n || st.Acked != 2*n {
+		t.Errorf("outbox enqueued %d acked %d, want %d each (an update and a download per target)", st.Enqueued, st.Acked, 2*n)
+	}
+}

@@ -27,6 +27,14 @@ type DeployPlan struct {
 	// TTL, if positive, drops a worker's update that is still undelivered
 	// that long after its wave started (counted as expired by the outbox).
 	TTL time.Duration
+	// Via, if set, names the config servers that serve the downloads: with
+	// each target's update goes a download job to one of them (round robin,
+	// never the target itself), due at the same wave time. A config server
+	// takes one job at a time at its own service time, so a wave too big
+	// for them fills their mailboxes — the "full" answers the relay's AIMD
+	// limit reacts to (seed 000, 4.2). The update itself does not wait for
+	// its download.
+	Via []string
 }
 
 // Deploy enqueues the plan: one message per worker, each wave's messages
@@ -68,11 +76,38 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 			msgs[i].TTL = p.TTL + time.Duration(wave)*p.WaveInterval
 		}
 	}
+	msgs = append(msgs, downloads(p, msgs, seq)...)
 	receipts, err := l.cfg.Store.Enqueue(ctx, msgs...)
 	if err != nil {
 		return 0, fmt.Errorf("leader: deploy %s: %w", p.Version, err)
 	}
-	return l.deploys.add(p, size, receipts, now), nil
+	return l.deploys.add(p, size, receipts[:len(p.Workers)], now), nil
+}
+
+// downloads returns a download job on a config server of p.Via for each
+// update in updates, due with it. A job's key names its target, so a newer
+// deploy's download replaces an older one still waiting.
+func downloads(p DeployPlan, updates []outbox.Message, seq uint64) []outbox.Message {
+	if len(p.Via) == 0 {
+		return nil
+	}
+	body := wire.Body(wire.Job{})
+	out := make([]outbox.Message, 0, len(updates))
+	for i, u := range updates {
+		server := p.Via[i%len(p.Via)]
+		if server == u.Receiver {
+			if len(p.Via) == 1 {
+				continue // a lone config server has its update already
+			}
+			server = p.Via[(i+1)%len(p.Via)]
+		}
+		out = append(out, outbox.Message{
+			Receiver: server, Kind: string(wire.KindJob), Payload: body,
+			Key: "download/" + u.Receiver, Seq: seq, Conflict: outbox.Overwrite,
+			SendAt: u.SendAt, TTL: u.TTL,
+		})
+	}
+	return out
 }
 
 // Send enqueues one command for a worker (a job, a ping, a config push):

@@ -19,6 +19,7 @@ const (
 	ExitRuntime = 1 // a failure while running (broker unreachable, port in use, lost session, ...)
 	ExitUsage   = 2 // bad flags or arguments: the message names the flag and what would be valid
 	ExitOutbox  = 3 // the outbox file is unusable: locked by another process, corrupt, not an outbox
+	ExitFailed  = 4 // sim: a scenario ran and failed its expectations or its baseline
 )
 
 // ExitCodesHelp is the exit-code table for long help texts.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
+	var (
+		f        runFlags
+		junit    string
+		baseline string
+		update   bool
+		summary  string
+	)
+	c := &cobra.Command{
+		Use:   "check FILE|DIR|NAME...",
+		Short: "Run scenarios headless, judge them against expectations and baselines (for CI)",
+		Long: `check runs each scenario headless, judges its expectations, and compares its
+result with its baseline in --baseline (exact for counts the scenario makes
+deterministic, within documented tolerances for load-dependent counts and
+timings; see docs/REPORTS.md). It exits 4 when an expectation fails or a
+baseline regresses, and writes JUnit XML for the CI to display.
+
+A missing baseline, or one captured at another fleet size, fails the check:
+record one with --update-baseline (it overwrites the baseline files with this
+run's results; review the diff before committing it).
+
+` + exitCodes,
+		Example: `  sim check scenarios/ --junit junit.xml
+  sim check scenarios/ --workers 200 --update-baseline`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			log, err := logs.Logger(stderr)
+			if err != nil {
+				return err
+			}
+			scs, err := loadAll(args, &f)
+			if err != nil {
+				return err
+			}
+			reps, err := runAll(ctx, scs, &f, log, false, stdout)
+			if err != nil {
+				return err
+			}
+			if ctx.Err() != nil {
+				return cli.Runtime(errors.New("interrupted"))
+			}
+			cmps, err := compareAll(reps, baseline, update, stdout)
+			if err != nil {
+				return err
+			}
+			if err := writeReports(f.report, reps, cmps, stdout); err != nil {
+				return err
+			}
+			if junit != "" {
+				if err := writeFile(junit, func(w io.Writer) error { return report.JUnit(w, reps, cmps) }); err != nil {
+					return cli.Runtime(fmt.Errorf("--junit %s: %w", junit, err))
+				}
+			}
+			if summary != "" {
+				if err := writeFile(summary, func(w io.Writer) error { return report.Markdown(w, reps, cmps) }); err != nil {
+					return cli.Runtime(fmt.Errorf("--summary %s: %w", summary, err))
+				}
+			}
+			printSummary(stdout, reps, cmps)
+			return verdict(reps, cmps)
+		},
+	}
+	f.add(c, "")
+	c.Flags().StringVar(&junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
+	c.Flags().StringVar(&baseline, "baseline", "testdata/baselines", "directory of the baseline files")
+	c.Flags().BoolVar(&update, "update-baseline", false, "write this run's results as the new baselines instead of comparing")
+	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+	f.headless = true
+	return c
+}
+
+// compareAll compares each report with its baseline, or records the
+// baselines with update. A run that could not complete is not recorded.
+func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
+	cmps := make([]report.Comparison, len(reps))
+	for i, r := range reps {
+		path := report.BaselinePath(dir, r.Scenario, r.Variant)
+		if update {
+			if r.Err != "" {
+				return nil, cli.Runtime(fmt.Errorf("%s: not recording a baseline from a run that failed: %s", r.Scenario, r.Err))
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, cli.Runtime(err)
+			}
+			if err := report.SaveBaseline(path, report.Capture(r)); err != nil {
+				return nil, cli.Runtime(err)
+			}
+			fmt.Fprintf(stdout, "baseline written: %s\n", path)
+		}
+		b, err := report.LoadBaseline(path)
+		if err != nil && !errors.Is(err, report.ErrNoBaseline) {
+			return nil, cli.Runtime(err)
+		}
+		if errors.Is(err, report.ErrNoBaseline) {
+			cmps[i] = report.Comparison{Scenario: r.Scenario, Variant: r.Variant,
+				Skipped: fmt.Sprintf("no baseline at %s: record one with --update-baseline", path)}
+			continue
+		}
+		cmps[i] = report.Compare(b, r)
+	}
+	return cmps, nil
+}
+
+// writeFile writes a file through fn, or appends when it is the GitHub step
+// summary (which other steps share).
+func writeFile(path string, fn func(io.Writer) error) error {
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if os.Getenv("GITHUB_STEP_SUMMARY") == path {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	fh, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := fn(fh); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}

@@ -1,0 +1,71 @@
+// Command sim runs fleetsim scenarios in one process: an embedded MQTT
+// broker, a leader on a bbolt outbox, thousands of simulated workers over
+// real MQTT sessions, the scenario's timeline in scaled simulated time, and
+// a live dashboard on a terminal.
+//
+//	sim run scenarios/wave-deploy.yaml        # watch it on the dashboard
+//	sim check scenarios/ --junit junit.xml    # gate a CI on the scenarios
+//	sim validate my-scenario.yaml             # check a file without running it
+//	sim list                                  # the shipped scenarios
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Main runs the sim command line with args and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return cli.Execute(newRoot(ctx, stdout, stderr), args, stderr)
+}
+
+const exitCodes = `Exit codes:
+  0  every scenario ran and passed its expectations (and its baseline, for check)
+  1  runtime failure (a run could not complete, a report could not be written)
+  2  bad flags or arguments, or a scenario file with errors (file:line:col and what would be valid)
+  3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
+  4  a scenario failed: an expectation was false, or (check) its baseline regressed`
+
+func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
+	var logs cli.LogOptions
+	root := &cobra.Command{
+		Use:   "sim",
+		Short: "Run fleetsim scenarios: a leader, its fleet and a timeline of trouble, in one process",
+		Long: `sim runs scenario files against a real leader, real MQTT sessions and a real
+bbolt outbox, all in one process, in simulated time scaled by the scenario's
+speed. On a terminal 'sim run' shows the live dashboard; elsewhere it prints a
+progress line every few seconds. 'sim check' judges expectations and baselines
+for CI.
+
+A scenario is a file path, a directory of *.yaml files, or the name of a
+shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
+
+` + exitCodes,
+		Args: cli.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
+	}
+	logs.AddFlags(root)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(
+		newRunCmd(ctx, stdout, stderr, &logs),
+		newCheckCmd(ctx, stdout, stderr, &logs),
+		newValidateCmd(stdout),
+		newListCmd(stdout),
+	)
+	return root
+}

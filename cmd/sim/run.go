@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/dash"
+	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// runFlags are the flags run and check share.
+type runFlags struct {
+	speed    float64
+	seed     uint64
+	workers  int
+	report   string
+	headless bool
+	progress time.Duration
+}
+
+func (f *runFlags) add(c *cobra.Command, reportDefault string) {
+	c.Flags().Float64Var(&f.speed, "speed", 0, "simulated seconds per wall second, overriding the scenario's speed (0: the scenario's)")
+	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
+	c.Flags().IntVar(&f.workers, "workers", 0, "run with this many workers, scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)")
+	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
+	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines (0: none)")
+}
+
+// prepare applies the overrides to a loaded scenario.
+func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
+	switch {
+	case f.speed < 0:
+		return nil, cli.Usagef("--speed %g: must be positive (simulated seconds per wall second)", f.speed)
+	case f.workers < 0:
+		return nil, cli.Usagef("--workers %d: must be at least 1 (or 0 for the scenario's count)", f.workers)
+	}
+	if f.workers > 0 {
+		s, err := sc.Scale(f.workers)
+		if err != nil {
+			return nil, cli.Usagef("--workers %d: %s: %v", f.workers, sc.File, err)
+		}
+		sc = s
+	}
+	if f.speed > 0 {
+		sc.Speed = f.speed
+	}
+	if f.seed != 0 {
+		sc.Seed = f.seed
+	}
+	return sc, nil
+}
+
+func newRunCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
+	var f runFlags
+	c := &cobra.Command{
+		Use:   "run FILE|DIR|NAME...",
+		Short: "Run scenarios, on the live dashboard when on a terminal",
+		Long: `run runs each scenario (and each variant of its sweep) on an embedded broker,
+a leader on a bbolt outbox in a temporary directory (unless the scenario names
+one) and a pool of workers over real MQTT sessions, judges its expectations,
+and writes the reports.
+
+On a terminal a single scenario opens the live dashboard (press ? for its
+keys); the summary stays on screen until you press q. Elsewhere, or with
+--headless, it prints a progress line every few seconds.
+
+` + exitCodes,
+		Example: `  sim run scenarios/wave-deploy.yaml
+  sim run thundering-herd --workers 200 --speed 20 --headless
+  sim run scenarios/ --report out/`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			log, err := logs.Logger(stderr)
+			if err != nil {
+				return err
+			}
+			scs, err := loadAll(args, &f)
+			if err != nil {
+				return err
+			}
+			interactive := !f.headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) && len(scs) == 1
+			reps, err := runAll(ctx, scs, &f, log, interactive, stdout)
+			if err != nil {
+				return err
+			}
+			if err := writeReports(f.report, reps, nil, stdout); err != nil {
+				return err
+			}
+			printSummary(stdout, reps, nil)
+			return verdict(reps, nil)
+		},
+	}
+	f.add(c, "fleetsim-report")
+	c.Flags().BoolVar(&f.headless, "headless", false, "no dashboard even on a terminal: progress lines on stdout")
+	return c
+}
+
+// loadAll resolves, loads and prepares every scenario named by args.
+func loadAll(args []string, f *runFlags) ([]*scenario.Scenario, error) {
+	srcs, err := resolve(args)
+	if err != nil {
+		return nil, err
+	}
+	scs, err := load(srcs)
+	if err != nil {
+		return nil, err
+	}
+	for i, sc := range scs {
+		if scs[i], err = f.prepare(sc); err != nil {
+			return nil, err
+		}
+	}
+	return scs, nil
+}
+
+// runAll runs every variant of every scenario in turn and judges it. A run
+// that cannot start is a runtime error; a run that fails part-way yields a
+// report with Err set, and the others still run.
+func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) ([]*scenario.Report, error) {
+	var reps []*scenario.Report
+	for _, sc := range scs {
+		vs, err := sc.Variants()
+		if err != nil {
+			return nil, cli.Usagef("%v", err)
+		}
+		for _, v := range vs {
+			if ctx.Err() != nil {
+				return reps, nil
+			}
+			rep, err := runOne(ctx, v, f, log, interactive && len(vs) == 1, stdout)
+			if err != nil {
+				return nil, err
+			}
+			reps = append(reps, rep)
+		}
+	}
+	return reps, nil
+}
+
+func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (*scenario.Report, error) {
+	o := scenario.RunOptions{Logger: log, Variant: v.Name}
+	var logFile *os.File
+	if interactive {
+		// Logs must not scribble behind the dashboard: they go to a file.
+		var err error
+		if logFile, err = os.CreateTemp("", "fleetsim-*.log"); err != nil {
+			return nil, cli.Runtime(err)
+		}
+		defer logFile.Close()
+		o.Logger = slog.New(slog.NewTextHandler(logFile, nil))
+	}
+	r, err := scenario.NewRunner(v.Scenario, o)
+	if err != nil {
+		return nil, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		rep *scenario.Report
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := r.Run(runCtx)
+		done <- result{rep, err}
+	}()
+	if interactive {
+		if err := dash.Run(runCtx, r, r, dash.Options{}); err != nil {
+			log.Warn("dashboard", "err", err)
+		}
+		cancel() // the user quit: stop the run if it is still going
+	} else {
+		headless(runCtx, r, f.progress, stdout, done)
+	}
+	res := <-done
+	if res.err != nil && res.rep == nil {
+		return nil, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
+	}
+	rep := res.rep
+	if res.err != nil && rep.Err == "" {
+		rep.Err = res.err.Error()
+	}
+	if len(rep.Verdicts) == 0 {
+		rep.Verdicts = scenario.Judge(v.Scenario, rep.Result)
+	}
+	if logFile != nil {
+		fmt.Fprintf(stdout, "logs: %s\n", logFile.Name())
+	}
+	return rep, nil
+}
+
+// headless prints a progress line every interval until the run is done.
+// It reads the run's own snapshot, as the dashboard does.
+func headless[T any](ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, done chan T) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fmt.Fprintln(w, progressLine(r.Snapshot()))
+		case res := <-done:
+			done <- res // put it back for the caller
+			return
+		}
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeReports writes the report files and says where they are.
+func writeReports(dir string, reps []*scenario.Report, cmp []report.Comparison, stdout io.Writer) error {
+	if dir == "" || len(reps) == 0 {
+		return nil
+	}
+	if err := report.WriteDir(dir, reps, cmp); err != nil {
+		return cli.Runtime(fmt.Errorf("--report %s: %w", dir, err))
+	}
+	fmt.Fprintf(stdout, "reports: %s\n", filepath.Join(dir, "summary.md"))
+	return nil
+}

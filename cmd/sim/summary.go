@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// progressLine is the headless progress line: simulated time, phase and the
+// counts a person watching a run wants.
+func progressLine(l scenario.Live) string {
+	s := l.Latest
+	var b strings.Builder
+	name := l.Scenario
+	if l.Variant != "" {
+		name += " [" + l.Variant + "]"
+	}
+	fmt.Fprintf(&b, "%s %6.1fs/%gs %-8s online %d/%d", name, float64(l.Now), float64(l.Duration), l.Phase, s.Online, len(l.Workers))
+	if l.Target != "" {
+		fmt.Fprintf(&b, " · at %s %d", l.Target, s.AtTarget)
+	}
+	fmt.Fprintf(&b, " · leader box %d/%d · outbox %d · delivered %d · limits %v", s.LeaderDepth, s.LeaderCapacity, s.OutboxDepth, s.Delivered, s.Limits)
+	if l.Behind {
+		fmt.Fprintf(&b, " · BEHIND by %.2fs", float64(l.Lag))
+	}
+	if l.Paused {
+		b.WriteString(" · paused")
+	}
+	return b.String()
+}
+
+// printSummary prints one block per report: the verdict, the expectations
+// and the baseline's differences.
+func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison) {
+	for i, r := range reps {
+		name := r.Scenario
+		if r.Variant != "" {
+			name += " [" + r.Variant + "]"
+		}
+		ok := r.Passed() && (cmps == nil || compared(cmps[i]))
+		mark := "PASS"
+		if !ok {
+			mark = "FAIL"
+		}
+		res := r.Result
+		fmt.Fprintf(w, "%s %s: lost %d, %.0fs simulated in %.1fs wall, lag p99 %.2fs\n",
+			mark, name, res.Lost, float64(res.Run.SimSeconds), res.Run.WallSeconds, float64(res.Run.LagP99))
+		if r.Err != "" {
+			fmt.Fprintf(w, "  run error: %s\n", r.Err)
+		}
+		for _, v := range r.Verdicts {
+			sym := map[scenario.Status]string{scenario.Pass: "✓", scenario.Fail: "✗", scenario.NotJudged: "–"}[v.Status]
+			line := fmt.Sprintf("  %s %s", sym, v.Check)
+			if v.Name != "" && v.Name != v.Check {
+				line = fmt.Sprintf("  %s %s: %s", sym, v.Name, v.Check)
+			}
+			if v.Detail != "" && v.Status != scenario.Pass {
+				line += "  (" + v.Detail + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+		if cmps != nil {
+			fmt.Fprint(w, comparisonText(cmps[i]))
+		}
+	}
+}
+
+// compared reports whether a run was compared with its baseline and did
+// not regress. A missing baseline or one of another size fails: a CI gate
+// that compares nothing must not pass quietly.
+func compared(c report.Comparison) bool { return c.Skipped == "" && !c.Regressed() }
+
+// comparisonText is the baseline comparison, indented under its run.
+func comparisonText(c report.Comparison) string {
+	var b strings.Builder
+	switch {
+	case c.Skipped != "":
+		fmt.Fprintf(&b, "  ✗ baseline: %s\n", c.Skipped)
+	case !c.Regressed():
+		fmt.Fprintf(&b, "  ✓ baseline: %d metrics within their rules\n", c.Compared)
+	default:
+		fmt.Fprintf(&b, "  ✗ baseline: %d of %d metrics regressed\n", len(c.Regressions()), c.Compared)
+	}
+	for _, d := range c.Diffs {
+		if d.Outcome == report.Regression {
+			fmt.Fprintf(&b, "      %s: %g, baseline %g (%s): %s\n", d.Metric, d.Got, d.Baseline, d.Rule, d.Why)
+		}
+	}
+	for _, n := range c.Notes {
+		fmt.Fprintf(&b, "      note: %s\n", n)
+	}
+	return b.String()
+}
+
+// verdict is the command's error: nil when every run passed, else exit
+// code 4 naming the failures.
+func verdict(reps []*scenario.Report, cmps []report.Comparison) error {
+	var failed []string
+	for i, r := range reps {
+		if !r.Passed() || (cmps != nil && !compared(cmps[i])) {
+			name := r.Scenario
+			if r.Variant != "" {
+				name += " [" + r.Variant + "]"
+			}
+			failed = append(failed, name)
+		}
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d of %d runs failed: %s", len(failed), len(reps), strings.Join(failed, ", "))}
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+)
+
+func newValidateCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate FILE|DIR|NAME...",
+		Short: "Check scenario files without running them",
+		Long: `validate loads each scenario file as 'sim run' would — strict YAML, every
+value in range, every selector resolvable, every expectation type-checked
+against the result's schema — and prints what is wrong with file:line:col.
+It runs nothing.
+
+` + exitCodes,
+		Example: "  sim validate scenarios/\n  sim validate my-scenario.yaml",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			srcs, err := resolve(args)
+			if err != nil {
+				return err
+			}
+			scs, err := load(srcs)
+			if err != nil {
+				return err
+			}
+			for _, sc := range scs {
+				vs, err := sc.Variants()
+				if err != nil {
+					return cli.Usagef("%v", err)
+				}
+				fmt.Fprintf(stdout, "ok  %s: %s, %d workers, %v at speed %g, %d events, %d expectations, %d variant(s)\n",
+					sc.File, sc.Name, sc.Fleet.Count, sc.Duration, sc.Speed, len(sc.Timeline), len(sc.Expect), len(vs))
+			}
+			return nil
+		},
+	}
+}
+
+func newListCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the shipped scenarios with what each demonstrates",
+		Long: `list prints the scenarios built into sim. Run one by name
+('sim run wave-deploy') or by its path in the repository.`,
+		Args: cli.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			for _, name := range shippedNames() {
+				s, _ := shipped(name)
+				scs, err := load([]source{s})
+				if err != nil {
+					return cli.Runtime(fmt.Errorf("shipped scenario %s does not load: %w", name, err))
+				}
+				fmt.Fprintf(stdout, "%-22s %s\n", name, firstSentence(scs[0].Description))
+			}
+			return nil
+		},
+	}
+}
+
+// firstSentence returns the description up to its first full stop, on one
+// line.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
