@@ -199,7 +199,10 @@ type OutboxResult struct {
 // is still queued. A negative Lost (more settled than sent) is a counting
 // error.
 type CommandResult struct {
-	Sent   uint64 `expr:"sent" json:"sent"`
+	Sent uint64 `expr:"sent" json:"sent"`
+	// Poisoned counts the poison commands the timeline sent (each must end
+	// in the dead letters).
+	Poisoned uint64 `expr:"poisoned" json:"poisoned"`
 	Queued int    `expr:"queued" json:"queued"`
 	Lost   int64  `expr:"lost" json:"lost"`
 }

@@ -97,7 +97,8 @@ type Runner struct {
 	bgMu     sync.Mutex
 	bgCtx    context.Context // ends when the run shuts down; for control and deploy goroutines
 	bg       sync.WaitGroup
-	deploysN atomic.Int32 // deploys still enqueueing waves (wait_for_wave)
+	deploysN atomic.Int32  // deploys still enqueueing waves (wait_for_wave)
+	poisoned atomic.Uint64 // poison commands enqueued
 
 	mu        sync.Mutex // guards the fields below
 	phase     string

@@ -386,7 +386,7 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     updates still queued may explain that many, no more.
 func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
 	o := res.Outbox
-	c := CommandResult{Sent: o.Enqueued, Queued: o.Depth}
+	c := CommandResult{Sent: o.Enqueued, Queued: o.Depth, Poisoned: r.poisoned.Load()}
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
 	ledger := int64(c.Sent) - left
 	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)

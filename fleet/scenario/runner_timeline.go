@@ -352,6 +352,7 @@ func (r *Runner) poison(targets []int, count int) {
 				if _, err := lr.l.Send(ctx, id, wire.KindConfig, body); err != nil {
 					return err
 				}
+				r.poisoned.Add(1)
 			}
 			return nil
 		})
