@@ -183,3 +183,23 @@ func TestSharedHistograms(t *testing.T) {
 		t.Fatalf("shared histogram: %d ages, max %v; want 1 of 30s", s.Count, s.Max)
 	}
 }
+
+// TestServiceRateWithCoarseTimers: the leader's service time is accounted
+// from its schedule, not from when its sleep ended. Timers that wake late
+// (here the clock moves in 10 ms steps, as a wall timer tick does under a
+// scaled clock) must not slow a 2 ms service down to one message a tick:
+// after 100 ms, 50 requests are served, 5 per step.
+func TestServiceRateWithCoarseTimers(t *testing.T) {
+	r := startLeader(t, leader.Config{Service: dist.Const(2 * time.Millisecond), HeartbeatInterval: time.Hour})
+	for range 50 {
+		if got := r.request(t); got != wire.ResultOK {
+			t.Fatalf("request answered %s", got)
+		}
+	}
+	for step := uint64(1); step <= 10; step++ {
+		r.clk.Advance(10 * time.Millisecond)
+		fleettest.Eventually(t, 10*time.Second, "5 more requests served per 10 ms", func() bool {
+			return r.l.Stats().RequestsServed == 5*step
+		})
+	}
+}

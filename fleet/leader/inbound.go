@@ -87,7 +87,7 @@ func (l *Leader) admit(worker string, env wire.Envelope) {
 		l.c.telemetryReceived.Add(1)
 	}
 	ans := wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK}
-	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind})
+	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind, at: l.clk.Now()})
 	var full *mailbox.FullError
 	switch {
 	case err == nil:

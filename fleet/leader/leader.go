@@ -41,6 +41,7 @@ type Leader struct {
 type inbound struct {
 	worker string
 	kind   wire.Kind
+	at     time.Time // when it arrived: its service cannot start earlier
 }
 
 // heartbeat is a worker's latest heartbeat waiting to be processed.
@@ -147,9 +148,15 @@ func (l *Leader) serveRequests(ctx context.Context) {
 		if err != nil {
 			return
 		}
+		// Service starts when the previous one ended or the message
+		// arrived, whichever is later — not when this goroutine woke: a
+		// sleep overshoots by a timer tick, and under a scaled clock a
+		// tick is many simulated milliseconds. Counting from the
+		// schedule credits the overshoot to the next messages, so the
+		// rate is exact on average however coarse the timers.
 		now := l.clk.Now()
-		if busyUntil.Before(now) {
-			busyUntil = now
+		if busyUntil.Before(in.at) {
+			busyUntil = in.at
 		}
 		busyUntil = busyUntil.Add(l.service.Load().Sample(r))
 		if ahead := busyUntil.Sub(now); ahead > time.Millisecond {
