@@ -203,8 +203,8 @@ type CommandResult struct {
 	// Poisoned counts the poison commands the timeline sent (each must end
 	// in the dead letters).
 	Poisoned uint64 `expr:"poisoned" json:"poisoned"`
-	Queued int    `expr:"queued" json:"queued"`
-	Lost   int64  `expr:"lost" json:"lost"`
+	Queued   int    `expr:"queued" json:"queued"`
+	Lost     int64  `expr:"lost" json:"lost"`
 }
 
 // TelemetryRes balances the workers' telemetry.

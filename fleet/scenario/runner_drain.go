@@ -8,7 +8,8 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
-// drain is the quiet period after the timeline: every worker is healed
+// drain is the quiet period after the timeline: telemetry stops (the
+// load is over; heartbeats go on), every worker is healed
 // (and the disconnected ones reconnected), each coming back by its own
 // reconnect policy, and the run waits — at most sc.Drain of simulated
 // time — until nothing is left to deliver: the leader serving with an
@@ -20,6 +21,9 @@ import (
 func (r *Runner) drain(ctx context.Context) {
 	r.setPhase(PhaseDraining)
 	for i, w := range r.workers {
+		// The load is over: no new telemetry, so what the workers stored
+		// can drain (heartbeats go on: they coalesce, they do not pile up).
+		_ = w.SetTelemetry(0)
 		w.Heal()
 		if r.disc[i].Swap(false) {
 			w.Reconnect()

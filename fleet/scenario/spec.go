@@ -25,8 +25,9 @@ type Scenario struct {
 	Speed float64 `yaml:"speed"`
 	// Duration is how long the timeline runs, in simulated time. Required.
 	Duration Duration `yaml:"duration"`
-	// Drain bounds the quiet period after Duration in which the runner heals
-	// every worker and waits for the outboxes to empty before it counts.
+	// Drain bounds the quiet period after Duration in which the runner
+	// stops the workers' telemetry (the load is over), heals every worker
+	// and waits for the outboxes to empty before it counts.
 	// Default 1m (simulated).
 	Drain Duration `yaml:"drain"`
 	// SampleEvery is the simulated interval between the time series'

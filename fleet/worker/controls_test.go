@@ -140,6 +140,30 @@ func TestSetHeartbeat(t *testing.T) {
 	}
 }
 
+// TestSetTelemetry: a worker's telemetry stops when set to 0 (a
+// scenario's drain) and nothing more is generated.
+func TestSetTelemetry(t *testing.T) {
+	r := startRig(t, worker.Config{Telemetry: 100 * time.Millisecond})
+	fleettest.Eventually(t, 10*time.Second, "telemetry ticker armed", func() bool {
+		_, ok := r.clk.NextDeadline()
+		return ok
+	})
+	if err := r.w.SetTelemetry(0); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 10*time.Second, "telemetry ticker stopped", func() bool {
+		_, pending := r.clk.NextDeadline()
+		return !pending
+	})
+	r.clk.Advance(time.Second)
+	if s := r.w.Stats(); s.TelemetryGenerated != 0 {
+		t.Fatalf("after turning telemetry off: %d generated, want 0", s.TelemetryGenerated)
+	}
+	if err := r.w.SetTelemetry(-time.Second); err == nil {
+		t.Fatal("SetTelemetry(-1s) accepted")
+	}
+}
+
 // TestRefusesUninstallableVersion: an apply of a version the worker cannot
 // install is answered reject (the leader dead-letters it) and changes
 // nothing; a good one after it is applied.

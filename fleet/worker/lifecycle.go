@@ -126,5 +126,7 @@ func (w *Worker) onControl(c control) {
 		}
 	case ctlHeartbeat:
 		w.timers.setHeartbeat(c.d)
+	case ctlTelemetry:
+		w.timers.setTelemetry(c.d)
 	}
 }

@@ -52,17 +52,25 @@ func (t *timers) telemetry() <-chan time.Time {
 }
 
 // setHeartbeat changes the heartbeat interval; 0 stops heartbeats.
-func (t *timers) setHeartbeat(d time.Duration) {
+func (t *timers) setHeartbeat(d time.Duration) { t.hb = t.retick(t.hb, d) }
+
+// setTelemetry changes the telemetry interval; 0 stops telemetry.
+func (t *timers) setTelemetry(d time.Duration) { t.tel = t.retick(t.tel, d) }
+
+// retick returns tk changed to tick every d: stopped and nil for 0, new if
+// it was off.
+func (t *timers) retick(tk clock.Ticker, d time.Duration) clock.Ticker {
 	switch {
 	case d <= 0:
-		if t.hb != nil {
-			t.hb.Stop()
-			t.hb = nil
+		if tk != nil {
+			tk.Stop()
 		}
-	case t.hb == nil:
-		t.hb = t.clk.NewTicker(d)
+		return nil
+	case tk == nil:
+		return t.clk.NewTicker(d)
 	default:
-		t.hb.Reset(d)
+		tk.Reset(d)
+		return tk
 	}
 }
 

@@ -68,7 +68,7 @@ type incoming struct {
 // control is a request to the loop from another goroutine.
 type control struct {
 	op ctlOp
-	d  time.Duration // ctlHeartbeat: the new interval
+	d  time.Duration // ctlHeartbeat, ctlTelemetry: the new interval
 }
 
 type ctlOp int
@@ -80,6 +80,7 @@ const (
 	ctlCrash
 	ctlReconnect
 	ctlHeartbeat
+	ctlTelemetry
 )
 
 // New checks cfg and builds a worker; nothing runs until Run.
@@ -174,6 +175,17 @@ func (w *Worker) SetHeartbeat(d time.Duration) error {
 		return fmt.Errorf("worker %s: heartbeat interval %v: must be 0 (off) or positive", w.cfg.ID, d)
 	}
 	w.send(control{op: ctlHeartbeat, d: d})
+	return nil
+}
+
+// SetTelemetry changes the telemetry interval from now on; 0 turns
+// telemetry off (a scenario's drain: no new load while what is stored
+// drains). A negative d is an error and changes nothing.
+func (w *Worker) SetTelemetry(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("worker %s: telemetry interval %v: must be 0 (off) or positive", w.cfg.ID, d)
+	}
+	w.send(control{op: ctlTelemetry, d: d})
 	return nil
 }
 
