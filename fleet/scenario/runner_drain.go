@@ -13,7 +13,7 @@ import (
 // (and the disconnected ones reconnected), each coming back by its own
 // reconnect policy, and the run waits — at most sc.Drain of simulated
 // time — until nothing is left to deliver: the leader serving with an
-// empty outbox (dead letters apart), no deploy still enqueueing waves,
+// empty outbox (dead letters apart) and an empty mailbox, no deploy still enqueueing waves,
 // every worker online with an empty mailbox and local outbox, and the
 // leader seeing every worker online. Only
 // then are the counts final enough to balance. A drain that runs out of
@@ -55,6 +55,9 @@ func (r *Runner) busy() string {
 	}
 	if d := lr.st.Stats().Depth; d > 0 {
 		return fmt.Sprintf("%d commands in the leader's outbox", d)
+	}
+	if d := lr.l.Stats().Mailbox.Depth; d > 0 {
+		return fmt.Sprintf("%d requests and telemetry waiting in the leader's mailbox", d)
 	}
 	if n := r.deploysN.Load(); n > 0 {
 		return fmt.Sprintf("%d deploys enqueueing waves", n)
