@@ -63,6 +63,10 @@ type RelayOptions struct {
 	// History bounds the limit samples kept per partition (the newest are
 	// kept). Default 256.
 	History int
+	// TryOffline makes SetOffline a no-op: the relay tries receivers known
+	// to be offline, spending an attempt (and an ask timeout) on each. For
+	// comparison runs that show what skipping them saves.
+	TryOffline bool
 }
 
 // DefaultRelayOptions lists the defaults (the seed's relay settings).
@@ -206,6 +210,9 @@ func (r *Relay) Run(ctx context.Context) error {
 // OfflineRecheck at a time, and no Deliver call or attempt is spent on them
 // until Wake. A delivery already in flight is not recalled.
 func (r *Relay) SetOffline(receiver string) {
+	if r.o.TryOffline {
+		return
+	}
 	r.mu.Lock()
 	r.offline[receiver] = struct{}{}
 	r.mu.Unlock()

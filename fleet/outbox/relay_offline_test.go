@@ -275,3 +275,26 @@ func TestRelayFailedAskThenOnlyTheLatest(t *testing.T) {
 		}
 	})
 }
+
+// TestRelayTryOffline: with TryOffline (a comparison run), SetOffline
+// changes nothing: the relay spends attempts on the away receiver.
+func TestRelayTryOffline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newMemory(t, outbox.Options{})
+		enqueue(t, st, 1, "away")
+		rec := newRecorder(func(outbox.Message, int) error { return nil })
+		r, err := outbox.NewRelay(st, rec, outbox.RelayOptions{Interval: 50 * time.Millisecond, TryOffline: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.SetOffline("away")
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		rec.wait(t, time.Minute, "a delivery to the away receiver", func(cs []call) bool { return len(cs) == 1 })
+		if s := r.Stats().Partitions[0]; s.OfflineSkips != 0 {
+			t.Fatalf("offline skips %d with TryOffline, want 0", s.OfflineSkips)
+		}
+	})
+}

@@ -110,7 +110,8 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 			Backoff: flow.Backoff{Base: ls.Relay.Backoff.Base.D(), Cap: ls.Relay.Backoff.Cap.D()},
 			// Enough of each partition's limit history for the sampler,
 			// which reads it every sample, to see every move (the sawtooth).
-			History: limitHistory,
+			History:    limitHistory,
+			TryOffline: ls.Relay.TryOffline,
 		},
 	}
 	if ls.Service != nil {

@@ -185,6 +185,10 @@ type RelaySpec struct {
 	Limit LimitSpec `yaml:"limit"`
 	// Backoff spaces retries. Default base 100ms, cap 30s.
 	Backoff BackoffSpec `yaml:"backoff"`
+	// TryOffline makes the relay try workers the leader knows are offline
+	// (each attempt waits out the ask timeout): what skipping them saves,
+	// for comparison runs. Default false.
+	TryOffline bool `yaml:"try_offline"`
 }
 
 // LimitSpec is an AIMD (or static) limiter.
