@@ -189,9 +189,6 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	if res.err != nil && rep.Err == "" {
 		rep.Err = res.err.Error()
 	}
-	if len(rep.Verdicts) == 0 {
-		rep.Verdicts = scenario.Judge(v.Scenario, rep.Result)
-	}
 	if logFile != nil {
 		fmt.Fprintf(stdout, "logs: %s\n", logFile.Name())
 	}

@@ -190,7 +190,9 @@ var ErrRan = errors.New("scenario: this runner has already run")
 // When ctx ends first the run stops the same way and returns the partial
 // report, with Err set, and ctx's error. Any other error that stops the
 // run (the broker or the outbox cannot start) is returned with the report
-// as far as it got. Report.Verdicts is left empty: Judge fills it.
+// as far as it got. A run that completed is judged (Report.Verdicts, from
+// Judge) before Snapshot reports it done, so the dashboard shows the
+// verdicts.
 func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	if !r.ran.CompareAndSwap(false, true) {
 		return nil, ErrRan
@@ -206,6 +208,8 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 	r.mu.Unlock()
 	if runErr != nil {
 		rep.Err = runErr.Error()
+	} else {
+		rep.Verdicts = Judge(r.sc, rep.Result)
 	}
 	r.mu.Lock()
 	r.phase, r.report = PhaseDone, rep
