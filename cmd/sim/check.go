@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	
+
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
@@ -38,7 +38,7 @@ run's results; review the diff before committing it).
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
   sim check scenarios/ --workers 200 --update-baseline`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			log, err := logs.Logger(stderr)
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/scenarios"
@@ -109,4 +111,13 @@ func load(srcs []source) ([]*scenario.Scenario, error) {
 		return nil, &cli.Error{Code: cli.ExitUsage, Err: fmt.Errorf("%w", errors.Join(errs...))}
 	}
 	return out, nil
+}
+
+// needScenarios is the argument check of run, check and validate: at least
+// one scenario, or a usage error saying what one is.
+func needScenarios(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cli.Usagef("%s needs a scenario: a file, a directory of *.yaml files, or a shipped scenario's name (see sim list)", c.CommandPath())
+	}
+	return nil
 }

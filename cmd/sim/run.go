@@ -77,7 +77,7 @@ keys); the summary stays on screen until you press q. Elsewhere, or with
 		Example: `  sim run scenarios/wave-deploy.yaml
   sim run thundering-herd --workers 200 --speed 20 --headless
   sim run scenarios/ --report out/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			log, err := logs.Logger(stderr)
 			if err != nil {
@@ -149,14 +149,19 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (*scenario.Report, error) {
 	o := scenario.RunOptions{Logger: log, Variant: v.Name}
 	var logFile *os.File
+	logs := dash.NewLogBuffer(500)
 	if interactive {
-		// Logs must not scribble behind the dashboard: they go to a file.
+		// Logs must not scribble behind the dashboard: they go to a file,
+		// and the warnings to the dashboard's event pane too.
 		var err error
 		if logFile, err = os.CreateTemp("", "fleetsim-*.log"); err != nil {
 			return nil, cli.Runtime(err)
 		}
 		defer logFile.Close()
-		o.Logger = slog.New(slog.NewTextHandler(logFile, nil))
+		o.Logger = slog.New(slog.NewMultiHandler(
+			slog.NewTextHandler(logFile, nil),
+			slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}),
+		))
 	}
 	r, err := scenario.NewRunner(v.Scenario, o)
 	if err != nil {
@@ -174,7 +179,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		done <- result{rep, err}
 	}()
 	if interactive {
-		if err := dash.Run(runCtx, r, r, dash.Options{}); err != nil {
+		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil {
 			log.Warn("dashboard", "err", err)
 		}
 		cancel() // the user quit: stop the run if it is still going

@@ -21,7 +21,7 @@ It runs nothing.
 
 ` + exitCodes,
 		Example: "  sim validate scenarios/\n  sim validate my-scenario.yaml",
-		Args:    cobra.MinimumNArgs(1),
+		Args:    needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			srcs, err := resolve(args)
 			if err != nil {

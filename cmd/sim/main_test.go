@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// sim runs the command line and returns its exit code, stdout and stderr.
+func sim(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// TestValidateBadFile: every problem in a bad file is reported with
+// file:line:col and what would be valid, and the exit code is 2.
+func TestValidateBadFile(t *testing.T) {
+	code, _, stderr := sim(t, "validate", "testdata/bad.yaml")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{
+		"testdata/bad.yaml:1:7: name:",
+		"testdata/bad.yaml:4:10: fleet.count:",
+		"testdata/bad.yaml:7:26: timeline[0].partition.workers:",
+		"max_dept",
+		"did you mean max_depth",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+func TestValidateShipped(t *testing.T) {
+	code, stdout, stderr := sim(t, "validate", "../../scenarios")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "ok  "); n != 8 {
+		t.Errorf("%d scenarios validated, want 8:\n%s", n, stdout)
+	}
+}
+
+func TestListAndNames(t *testing.T) {
+	code, stdout, stderr := sim(t, "list")
+	if code != 0 || !strings.Contains(stdout, "wave-deploy") || !strings.Contains(stdout, "thundering-herd") {
+		t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	// A shipped scenario by name, from any directory.
+	if code, _, stderr := sim(t, "validate", "leader-crash"); code != 0 {
+		t.Fatalf("validate leader-crash: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = sim(t, "validate", "no-such-scenario")
+	if code != 2 || !strings.Contains(stderr, "not a shipped scenario (shipped: ") {
+		t.Fatalf("unknown name: exit %d: %s", code, stderr)
+	}
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "testdata/tiny.yaml", "--speed", "-1"},
+		{"run", "testdata/tiny.yaml", "--workers", "-5"},
+		{"run"},
+		{"check", "testdata/tiny.yaml", "--bogus"},
+	} {
+		if code, _, stderr := sim(t, args...); code != 2 {
+			t.Errorf("sim %v: exit %d, want 2; stderr: %s", args, code, stderr)
+		}
+	}
+}
+
+// TestRunHeadless runs a small scenario on the real stack: it passes,
+// prints its verdicts and writes the report files.
+func TestRunHeadless(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := sim(t, "run", "testdata/tiny.yaml", "--headless", "--report", dir, "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "PASS tiny") || !strings.Contains(stdout, `✓ workers.at_version["2.0.0"] == fleet.count`) {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+	for _, f := range []string{"tiny.json", "tiny.html", "summary.md", "index.html"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("report file: %v", err)
+		}
+	}
+}
+
+// TestRunFailingExpectation: a false expectation is exit code 4, with the
+// values the check read.
+func TestRunFailingExpectation(t *testing.T) {
+	code, stdout, _ := sim(t, "run", "testdata/failing.yaml", "--headless", "--report", "", "--log-level", "error")
+	if code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", code, stdout)
+	}
+	if !strings.Contains(stdout, "FAIL failing") || !strings.Contains(stdout, "fleet.count = 5") {
+		t.Errorf("stdout:\n%s", stdout)
+	}
+}
+
+// TestCheckBaselines: without a baseline check fails (exit 4) and says how
+// to record one; recorded, the same run passes; JUnit is written.
+func TestCheckBaselines(t *testing.T) {
+	base := t.TempDir()
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	args := []string{"check", "testdata/tiny.yaml", "--baseline", base, "--junit", junit, "--log-level", "warn", "--progress", "0"}
+	code, stdout, _ := sim(t, args...)
+	if code != 4 || !strings.Contains(stdout, "no baseline at") || !strings.Contains(stdout, "--update-baseline") {
+		t.Fatalf("without a baseline: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, stderr := sim(t, append(args, "--update-baseline")...); code != 0 {
+		t.Fatalf("--update-baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := sim(t, args...)
+	if code != 0 || !strings.Contains(stdout, "✓ baseline:") {
+		t.Fatalf("against its own baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil || !bytes.Contains(b, []byte("<testsuites")) || !bytes.Contains(b, []byte(`name="baseline"`)) {
+		t.Fatalf("junit: %v\n%s", err, b)
+	}
+}
