@@ -47,7 +47,9 @@ type Config struct {
 	// coalescing prevents, for comparison runs only.
 	HeartbeatAppend bool
 	// HeartbeatSlots bounds the workers whose heartbeat can wait at once
-	// (one slot per worker). Default 1,000,000.
+	// (one slot per worker). The mailbox allocates for the heartbeats
+	// waiting, not for the slots, so the default costs nothing at start.
+	// Default 1,000,000.
 	HeartbeatSlots int
 	// Relay configures the outbox relay; its Clock and Seed come from the
 	// leader's.

@@ -14,6 +14,7 @@ type fleetView struct {
 
 type workerState struct {
 	online        bool
+	epoch         string    // of the last online applied; "" if it had none
 	since         time.Time // of the last online/offline change
 	version       string    // applied, as the last processed heartbeat said
 	lastHeartbeat time.Time // when the leader processed it
@@ -32,18 +33,42 @@ func (f *fleetView) get(id string) *workerState {
 	return w
 }
 
-// setOnline records a status change; it reports whether the worker came
-// back after having been seen offline.
-func (f *fleetView) setOnline(id string, online bool, now time.Time) (reconnected bool) {
+// setOnline records an online status of the connection epoch; it reports
+// whether the worker came back: seen offline before, or online on another
+// connection whose offline has not arrived (and, if it is a late will,
+// never will count).
+func (f *fleetView) setOnline(id, epoch string, now time.Time) (reconnected bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w := f.get(id)
-	reconnected = online && w.seen && !w.online
-	if w.online != online || !w.seen {
+	reconnected = w.seen && (!w.online || epoch != "" && epoch != w.epoch)
+	if !w.online || !w.seen {
 		w.since = now
 	}
-	w.online, w.seen = online, true
+	w.online, w.seen, w.epoch = true, true, epoch
 	return reconnected
+}
+
+// staleOffline reports whether an offline status of the connection epoch
+// speaks for a connection the worker has replaced: the worker is online on
+// another epoch (or on none: an epoch-less online came later). An offline
+// without an epoch is never stale, nor one for a worker not seen online.
+func (f *fleetView) staleOffline(id, epoch string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.workers[id]
+	return epoch != "" && w != nil && w.online && w.epoch != epoch
+}
+
+// setOffline records an offline status.
+func (f *fleetView) setOffline(id string, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.get(id)
+	if w.online || !w.seen {
+		w.since = now
+	}
+	w.online, w.seen = false, true
 }
 
 // heartbeat applies a processed heartbeat; false if it is stale (not newer

@@ -12,6 +12,14 @@ import (
 
 // onStatus follows a worker's retained status (and its last will): the
 // fleet view, and the relay's idea of whom to try.
+//
+// An "offline" whose epoch is not that of the "online" last applied is the
+// late will of a connection the worker has since replaced (the broker
+// publishes it when it drops that connection, which may be after the new
+// one said online): it is counted as stale and changes nothing. A status
+// without an epoch keeps its plain meaning. Statuses arrive on the one
+// delivery goroutine, in the broker's order, so deciding and applying need
+// no lock between them.
 func (l *Leader) onStatus(topic string, payload []byte) {
 	if topic == l.cfg.Topics.LeaderStatus() {
 		return // our own (or a predecessor's) retained status
@@ -21,23 +29,34 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 		l.c.malformed.Add(1)
 		return
 	}
-	switch string(payload) {
-	case wire.StatusOnline:
-		if l.fleet.setOnline(worker, true, l.clk.Now()) {
+	if len(payload) == 0 {
+		return // a cleared retained message: nothing to learn
+	}
+	st, err := wire.ParseStatus(topic, payload)
+	if err != nil {
+		l.c.malformed.Add(1)
+		l.cfg.Logger.Debug("refused status", "err", err)
+		return
+	}
+	now := l.clk.Now()
+	if st.Online {
+		if l.fleet.setOnline(worker, st.Epoch, now) {
 			l.c.reconnects.Add(1)
 		}
 		// Its queue, parked while it was away, is due now. The relay's
 		// store call cannot block on the network, so it is safe here.
 		_ = l.relay.Wake(contextBackground, worker)
-	case wire.StatusOffline:
-		// The relay first: whoever sees the worker offline in the fleet
-		// view can count on the relay not trying it.
-		l.relay.SetOffline(worker)
-		l.fleet.setOnline(worker, false, l.clk.Now())
-	case "": // a cleared retained message: nothing to learn
-	default:
-		l.c.malformed.Add(1)
+		return
 	}
+	if l.fleet.staleOffline(worker, st.Epoch) {
+		l.c.statusStale.Add(1)
+		l.cfg.Logger.Debug("stale offline ignored", "worker", worker, "epoch", st.Epoch)
+		return
+	}
+	// The relay first: whoever sees the worker offline in the fleet view
+	// can count on the relay not trying it.
+	l.relay.SetOffline(worker)
+	l.fleet.setOffline(worker, now)
 }
 
 // onUp handles everything a worker sends: acks complete asks, requests and

@@ -10,7 +10,7 @@ import (
 
 type counters struct {
 	malformed, rejectedMalformed                   atomic.Uint64
-	reconnects                                     atomic.Uint64
+	reconnects, statusStale                        atomic.Uint64
 	requestsReceived, requestsServed               atomic.Uint64
 	telemetryReceived, telemetryServed             atomic.Uint64
 	answeredFull                                   atomic.Uint64
@@ -36,7 +36,11 @@ type Stats struct {
 
 	Malformed         uint64 // payloads refused (bad topic, envelope or status)
 	RejectedMalformed uint64 // of those, answered with a reject
-	Reconnects        uint64 // workers back online after being offline
+	Reconnects        uint64 // workers back online after being offline, or online on a new connection (epoch)
+	// StatusStale counts offline statuses ignored because their epoch is
+	// not that of the worker's current connection: the late last will of
+	// a connection the worker had already replaced.
+	StatusStale uint64
 
 	RequestsReceived, RequestsServed   uint64
 	TelemetryReceived, TelemetryServed uint64
@@ -66,7 +70,7 @@ func (l *Leader) Stats() Stats {
 		Mailbox: l.inbox.Stats(), Heartbeats: l.heartbeats.Stats(),
 		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(),
 		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
-		Reconnects:       c.reconnects.Load(),
+		Reconnects: c.reconnects.Load(), StatusStale: c.statusStale.Load(),
 		RequestsReceived: c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
 		TelemetryReceived: c.telemetryReceived.Load(), TelemetryServed: c.telemetryServed.Load(),
 		AnsweredFull: c.answeredFull.Load(),

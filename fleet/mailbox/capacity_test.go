@@ -2,6 +2,7 @@ package mailbox_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -133,5 +134,50 @@ func TestSetCapacityUnbounded(t *testing.T) {
 	}
 	if got := drain(m); len(got) != 40 || got[0] != 0 || got[39] != 39 {
 		t.Fatalf("took %d messages (%v...), want 0..39 in order", len(got), got[:min(3, len(got))])
+	}
+}
+
+// TestRingGrowsToCapacity: a coalescing box of 1,000 allocates a small ring
+// and grows it as keys arrive (the head moved, so each growth unwraps the
+// ring). It takes exactly its capacity, coalesces keys queued before a
+// growth in place, refuses the 1,001st key, and gives everything back in
+// order.
+func TestRingGrowsToCapacity(t *testing.T) {
+	const capacity = 1000
+	m := newBox(t, mailbox.Options{Capacity: capacity, Policy: mailbox.Coalesce})
+	key := func(i int) string { return "k" + strconv.Itoa(i) }
+	if err := m.OfferKey(bg, "first", msg{n: -1}); err != nil {
+		t.Fatal(err)
+	}
+	m.TryTake()
+	for i := range capacity {
+		if err := m.OfferKey(bg, key(i), msg{n: i}); err != nil {
+			t.Fatalf("offer %d of %d: %v", i, capacity, err)
+		}
+	}
+	var full *mailbox.FullError
+	if err := m.OfferKey(bg, "one-too-many", msg{n: 99}); !errors.As(err, &full) || full.Capacity != capacity {
+		t.Fatalf("offer past the capacity = %v, want *FullError with capacity %d", err, capacity)
+	}
+	for _, i := range []int{0, 63, 64, 999} { // before and after growths
+		if err := m.OfferKey(bg, key(i), msg{n: capacity + i}); err != nil {
+			t.Fatalf("coalescing %s: %v", key(i), err)
+		}
+	}
+	got := drain(m)
+	if len(got) != capacity {
+		t.Fatalf("took %d messages, want %d", len(got), capacity)
+	}
+	for i, n := range got {
+		want := i
+		if i == 0 || i == 63 || i == 64 || i == 999 {
+			want = capacity + i
+		}
+		if n != want {
+			t.Fatalf("message %d is %d, want %d", i, n, want)
+		}
+	}
+	if s := m.Stats(); s.DroppedCoalesced != 4 || s.RejectedFull != 1 || s.MaxDepth != capacity {
+		t.Fatalf("coalesced %d, rejected %d, max depth %d; want 4, 1, %d", s.DroppedCoalesced, s.RejectedFull, s.MaxDepth, capacity)
 	}
 }

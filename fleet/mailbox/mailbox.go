@@ -13,7 +13,11 @@ import (
 // Options configures a Mailbox. Zero fields take the defaults noted.
 type Options struct {
 	// Capacity is the most messages queued at once (ignored by Unbounded,
-	// where it is only the initial allocation). Default 64.
+	// where it is only the initial allocation). A bounded mailbox allocates
+	// for what it holds, not for its capacity: its ring starts small and
+	// doubles as it fills, up to the capacity, so a coalescing mailbox with
+	// a slot per worker of a million costs nothing until they report.
+	// Default 64.
 	Capacity int
 	// Policy for a full mailbox. Default Reject.
 	Policy Policy
@@ -76,7 +80,7 @@ type Mailbox[T any] struct {
 	mu     sync.Mutex
 	buf    []slot[T] // ring, a power of two long so indexing is a mask
 	mask   int
-	limit  int    // capacity; the ring may be longer
+	limit  int    // capacity; the ring may be shorter (it grows) or longer
 	head   int    // index of the oldest queued message
 	n      int    // queued
 	seq    uint64 // sequence number of the message at head
@@ -107,10 +111,14 @@ func New[T any](o Options) (*Mailbox[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	size := ringSize(min(o.Capacity, initialRing))
+	if o.Policy == Unbounded {
+		size = ringSize(o.Capacity) // its capacity is the initial allocation
+	}
 	m := &Mailbox[T]{
 		opts:     o,
-		buf:      make([]slot[T], ringSize(o.Capacity)),
-		mask:     ringSize(o.Capacity) - 1,
+		buf:      make([]slot[T], size),
+		mask:     size - 1,
 		limit:    o.Capacity,
 		lastTake: -1,
 		notEmpty: make(chan struct{}, 1),
@@ -119,7 +127,7 @@ func New[T any](o Options) (*Mailbox[T], error) {
 		waitHist: o.Wait,
 	}
 	if o.Policy == Coalesce {
-		m.keys = make(map[string]uint64, o.Capacity)
+		m.keys = make(map[string]uint64, size)
 	}
 	return m, nil
 }
@@ -228,6 +236,13 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
+// initialRing is the most slots a bounded mailbox allocates up front. The
+// ring doubles from there as it fills (a copy of what is queued each time:
+// amortised, one more copy per message at most), and never shrinks, so a
+// mailbox that once held a flood keeps the room for the next one. A
+// variable only so that the model test can start rings at one slot.
+var initialRing = 64
+
 func ringSize(capacity int) int {
 	n := 1
 	for n < capacity {
@@ -241,6 +256,9 @@ func (m *Mailbox[T]) index(seq uint64) int {
 }
 
 func (m *Mailbox[T]) pushLocked(key string, msg T, now time.Duration) {
+	if m.n == len(m.buf) { // under the capacity, but the ring is full: grow it
+		m.resize(2 * len(m.buf))
+	}
 	seq := m.seq + uint64(m.n)
 	m.buf[m.index(seq)] = slot[T]{msg: msg, at: now, key: key}
 	m.n++
@@ -288,21 +306,21 @@ func (m *Mailbox[T]) resize(size int) {
 
 // SetCapacity changes the capacity while the mailbox is in use (a
 // scenario's set_capacity event, an operator's knob). Raising it makes room
-// at once: blocked offers wake and retry. Lowering it below the messages
-// queued drops nothing: they stay to be taken, and offers meet the full
-// policy until the depth is under the new capacity. For Unbounded, which
-// never refuses, it only reserves room. A capacity below 1 is an error and
-// changes nothing.
+// at once (the ring grows when the room is used): blocked offers wake and
+// retry. Lowering it below the messages queued drops nothing: they stay to
+// be taken, and offers meet the full policy until the depth is under the
+// new capacity. For Unbounded, which never refuses, it only reserves room.
+// A capacity below 1 is an error and changes nothing.
 func (m *Mailbox[T]) SetCapacity(n int) error {
 	if n < 1 {
 		return fmt.Errorf("mailbox: capacity %d: must be at least 1", n)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if size := ringSize(n); size > len(m.buf) {
-		m.resize(size)
-	}
 	if m.opts.Policy == Unbounded {
+		if size := ringSize(n); size > len(m.buf) {
+			m.resize(size)
+		}
 		m.limit = len(m.buf)
 		return nil
 	}

@@ -62,8 +62,18 @@ func (b *boxModel) offer(key string, v msg) error {
 // TestMailboxModel runs random interleavings of offers (keyed and not),
 // takes and a close against the model, for every policy: the same answers,
 // the same order of what is taken, depth within capacity, and the
-// accounting identity after every step.
+// accounting identity after every step. It runs twice: with rings
+// allocated up front (capacities under the initial ring), and with rings
+// that start at one slot and grow as they fill, wrapped or not.
 func TestMailboxModel(t *testing.T) {
+	t.Run("allocated", testMailboxModel)
+	t.Run("growing", func(t *testing.T) {
+		defer mailbox.SetInitialRing(1)()
+		testMailboxModel(t)
+	})
+}
+
+func testMailboxModel(t *testing.T) {
 	policies := []mailbox.Policy{mailbox.Reject, mailbox.DropOldest, mailbox.DropNewest, mailbox.Block, mailbox.Coalesce, mailbox.Unbounded}
 	for _, p := range policies {
 		t.Run(p.String(), func(t *testing.T) {

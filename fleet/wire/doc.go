@@ -7,7 +7,7 @@
 //
 //	fleet/<worker>/down     leader -> worker: commands (config, firmware, job, ping) and replies
 //	fleet/<worker>/up       worker -> leader: acks, requests, heartbeats, telemetry
-//	fleet/<worker>/status   retained "online" / "offline"; the worker's last will is "offline"
+//	fleet/<worker>/status   retained "online <epoch>" / "offline <epoch>" (a Status); the last will is "offline <epoch>"
 //	fleet/_leader/status    retained "online" / "offline" for the leader
 //	fleet/_leader/stats     the leader's periodic stats snapshot (JSON)
 //	fleet/_control/<pool>   scenario events for a worker pool
@@ -21,6 +21,10 @@
 // type, an unknown kind or a payload over the size limit is a *DecodeError
 // naming the topic and what would be valid.
 //
-//	env, err := wire.Decode(topic, payload, wire.DefaultMaxSize)
+//	env, err := wire.Decode(topic, payload, wire.Up, wire.DefaultMaxSize)
 //	if err != nil { /* count it; answer reject if there is someone to answer */ }
+//
+// A status is plain text, parsed as strictly by ParseStatus. Its epoch names
+// the connection that published it, so that the leader can ignore the late
+// last will of a connection the worker has already replaced.
 package wire

@@ -41,3 +41,29 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseStatus: no payload crashes the status parser, and whatever it
+// accepts is canonical: String gives the payload back byte for byte, with
+// a valid epoch or none.
+func FuzzParseStatus(f *testing.F) {
+	for _, s := range []string{
+		"online", "offline", "online 9f2c4e1a7b3d5e60-1", "offline 9f2c4e1a7b3d5e60-1",
+		"", " ", "online ", "online  x", "online\n", "offline a b", "online \x00", "ONLINE 1",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		s, err := wire.ParseStatus("fleet/w-1/status", payload)
+		if err != nil {
+			return
+		}
+		if got := s.String(); got != string(payload) {
+			t.Fatalf("accepted %q but it formats as %q", payload, got)
+		}
+		if s.Epoch != "" {
+			if err := wire.ValidEpoch(s.Epoch); err != nil {
+				t.Fatalf("accepted %q with an invalid epoch: %v", payload, err)
+			}
+		}
+	})
+}

@@ -15,12 +15,6 @@ const (
 	ChanStatus = "status"
 )
 
-// Status payloads on status topics (retained).
-const (
-	StatusOnline  = "online"
-	StatusOffline = "offline"
-)
-
 // reserved is the second level used by the leader and control topics;
 // worker ids may not start with "_", so they never collide.
 const (
@@ -45,7 +39,8 @@ func (t Topics) Down(worker string) string { return t.prefix() + "/" + worker + 
 // Up is where worker sends acks, requests, heartbeats and telemetry.
 func (t Topics) Up(worker string) string { return t.prefix() + "/" + worker + "/" + ChanUp }
 
-// Status is worker's retained online/offline topic (and its last will).
+// Status is worker's retained online/offline topic (and its last will);
+// its payload is a [Status].
 func (t Topics) Status(worker string) string { return t.prefix() + "/" + worker + "/" + ChanStatus }
 
 // AllUp is the leader's subscription to every worker's up topic.
@@ -107,9 +102,8 @@ func ValidWorkerID(id string) error {
 		return fmt.Errorf("worker id %q: must not start with \"_\" (reserved)", id)
 	}
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("worker id %q: character %q not allowed (use A-Z a-z 0-9 . _ -)", id, c)
+		if !idChar(id[i]) {
+			return fmt.Errorf("worker id %q: character %q not allowed (use A-Z a-z 0-9 . _ -)", id, id[i])
 		}
 	}
 	return nil

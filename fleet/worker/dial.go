@@ -21,7 +21,7 @@ type MQTTDialer struct {
 
 // Dial connects one worker: client id = worker id, a clean session (the
 // leader's outbox, not the broker, keeps what a worker missed), and a
-// retained last will of "offline" on its status topic.
+// retained last will (o.WillPayload: "offline <epoch>") on its status topic.
 func (d MQTTDialer) Dial(ctx context.Context, o DialOptions) (Session, error) {
 	co := transport.ClientOptions{
 		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true,

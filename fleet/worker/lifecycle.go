@@ -17,8 +17,16 @@ func (w *Worker) scheduleReconnect(attempt int) {
 	w.timers.reconnect.Reset(d)
 }
 
-// tryConnect dials, announces the worker online and subscribes to its
-// commands. A failure schedules the next attempt.
+// tryConnect dials, subscribes to the worker's commands and announces it
+// online. A failure schedules the next attempt.
+//
+// Every attempt has a new epoch, carried by the last will ("offline
+// <epoch>") and the announcement ("online <epoch>"): the broker may publish
+// an earlier connection's will after this one's "online" — it drops that
+// connection only at this connection's session takeover or when its
+// keepalive runs out — and the epoch tells the leader that will is stale.
+// A failed attempt may have left a connection (and a will) at the broker
+// too, so it does not reuse its epoch.
 func (w *Worker) tryConnect(ctx context.Context) {
 	if w.sess != nil || w.down {
 		return
@@ -32,13 +40,14 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	tp := w.cfg.Topics
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	epoch := newEpoch()
 	sess, err := w.dial.Dial(dctx, DialOptions{
-		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: []byte(wire.StatusOffline),
+		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: wire.Status{Epoch: epoch}.Payload(),
 		KeepAlive: w.cfg.KeepAlive,
 	})
 	if err == nil {
 		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, w.deliver(sess)); err == nil {
-			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, []byte(wire.StatusOnline))
+			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch}.Payload())
 		}
 		if err != nil {
 			sess.Close(false)
@@ -50,7 +59,7 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		w.scheduleReconnect(w.attempt)
 		return
 	}
-	w.sess, w.lost = sess, sess.Lost()
+	w.sess, w.lost, w.epoch = sess, sess.Lost(), epoch
 	reconnect := w.attempt > 0 || w.st.Connects > 0
 	w.attempt = 0
 	w.update(func(s *Stats) {
@@ -77,18 +86,19 @@ func (w *Worker) onLost() {
 }
 
 // closeSession ends the session (clean: with a DISCONNECT, after
-// announcing offline) and fails every ask in flight.
+// announcing this connection offline, as its will would have) and fails
+// every ask in flight.
 func (w *Worker) closeSession(clean bool) {
 	if w.sess == nil {
 		return
 	}
 	if clean {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = w.sess.Publish(ctx, w.cfg.Topics.Status(w.cfg.ID), 1, true, []byte(wire.StatusOffline))
+		_ = w.sess.Publish(ctx, w.cfg.Topics.Status(w.cfg.ID), 1, true, wire.Status{Epoch: w.epoch}.Payload())
 		cancel()
 	}
 	w.sess.Close(clean)
-	w.sess, w.lost = nil, nil
+	w.sess, w.lost, w.epoch = nil, nil, ""
 	w.failAsks()
 	w.update(func(s *Stats) { s.Online = false })
 }

@@ -45,6 +45,7 @@ type Worker struct {
 	flushing   bool // one local-outbox message in flight
 	flushAfter time.Time
 	hbSeq      uint64
+	epoch      string // of sess, in its "online" and its will's "offline"
 
 	timers timers
 

@@ -1,0 +1,141 @@
+package leader_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// status hands the leader a status payload for worker, as the broker would.
+func (r *rig) status(worker, payload string) {
+	r.link.handler(r.tp.AllStatus())(r.tp.Status(worker), []byte(payload))
+}
+
+func (r *rig) online(t *testing.T, worker string) bool {
+	t.Helper()
+	for _, w := range r.l.Fleet().Workers {
+		if w.ID == worker {
+			return w.Online
+		}
+	}
+	t.Fatalf("the leader has not seen %s", worker)
+	return false
+}
+
+// TestStatusOrdering feeds the leader statuses in the orders a broker can
+// deliver them. An offline whose epoch is not that of the online last
+// applied is the late will of a replaced connection: ignored and counted.
+// A matching offline applies; statuses without an epoch keep their plain
+// meaning; garbage is counted and changes nothing.
+func TestStatusOrdering(t *testing.T) {
+	r := startLeader(t, leader.Config{})
+	steps := []struct {
+		worker, payload string
+		online          bool
+		stale, reconn   uint64
+		malformed       uint64
+	}{
+		{"w-1", "online e1", true, 0, 0, 0},
+		{"w-1", "online e2", true, 0, 1, 0},     // reconnected before e1's will arrived
+		{"w-1", "offline e1", true, 1, 1, 0},    // e1's late will: stale
+		{"w-1", "offline e2", false, 1, 1, 0},   // the current connection is gone
+		{"w-1", "offline e2", false, 1, 1, 0},   // again (a retained replay): no change
+		{"w-1", "online e3", true, 1, 2, 0},     //
+		{"w-1", "online e3", true, 1, 2, 0},     // a retained replay of the same connection
+		{"w-1", "offline", false, 1, 2, 0},      // no epoch (an older worker, by hand): applies
+		{"w-1", "online", true, 1, 3, 0},        // no epoch: applies
+		{"w-1", "offline e3", true, 2, 3, 0},    // not the epoch of the last online (none)
+		{"w-1", "offline", false, 2, 3, 0},      //
+		{"w-1", "online\n", false, 2, 3, 1},     // malformed: refused, counted
+		{"w-1", "", false, 2, 3, 1},             // a cleared retained message
+		{"w-2", "offline e9", false, 2, 3, 1},   // first news of w-2 (a retained will at start)
+		{"w-2", "online e10", true, 2, 4, 1},    // back after being seen offline
+		{"w-2", "offline e9", true, 3, 4, 1},    // a will older still
+		{"w-2", "offline e10 x", true, 3, 4, 2}, // malformed
+		{"w-2", "Offline e10", true, 3, 4, 3},   // malformed
+		{"w-2", "offline e10", false, 3, 4, 3},  //
+		{"w-2", "online e10", true, 3, 5, 3},    // an online of a closed epoch: a replay, applied
+	}
+	for i, s := range steps {
+		r.status(s.worker, s.payload)
+		st := r.l.Stats()
+		if got := r.online(t, s.worker); got != s.online || st.StatusStale != s.stale || st.Reconnects != s.reconn || st.Malformed != s.malformed {
+			t.Fatalf("step %d (%s %q): online %v, stale %d, reconnects %d, malformed %d; want %v %d %d %d",
+				i, s.worker, s.payload, got, st.StatusStale, st.Reconnects, st.Malformed, s.online, s.stale, s.reconn, s.malformed)
+		}
+	}
+	r.status("_leader", "offline") // the leader's own status is not a worker's
+	if v := r.l.Fleet(); len(v.Workers) != 2 || r.l.Stats().Malformed != 3 {
+		t.Fatalf("after the leader's own status: %d workers, %d malformed; want 2, 3", len(v.Workers), r.l.Stats().Malformed)
+	}
+}
+
+// TestStaleOfflineKeepsDelivering: the relay goes on delivering to a worker
+// whose old connection's will came after its new online, parks its
+// commands once the current connection's offline arrives, and delivers
+// them when it is back. The fake clock never moves: the relay polls when a
+// worker comes online (another worker's, in the same partition, where the
+// test needs a poll that unparks nobody).
+func TestStaleOfflineKeepsDelivering(t *testing.T) {
+	r := startLeader(t, leader.Config{})
+	ctx := context.Background()
+	const w = "w-1"
+	n := len(r.l.Stats().Relay.Partitions)
+	poker := ""
+	for i := 0; poker == ""; i++ {
+		if id := fmt.Sprintf("poker-%d", i); outbox.PartitionOf(id, n) == outbox.PartitionOf(w, n) {
+			poker = id
+		}
+	}
+	poll := func() { r.status(poker, "online p") } // Wake: its partition polls now
+	// ackNext waits for the command the leader publishes and acks it.
+	ackNext := func(what string) {
+		t.Helper()
+		var cmd wire.Envelope
+		select {
+		case cmd = <-r.link.out:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the leader published nothing", what)
+		}
+		b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: cmd.ID, Result: wire.ResultOK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.link.handler(r.tp.AllUp())(r.tp.Up(w), b)
+	}
+	send := func() {
+		t.Helper()
+		if _, err := r.l.Send(ctx, w, wire.KindJob, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r.status(w, "online e1")
+	r.status(w, "online e2")
+	r.status(w, "offline e1") // late: e2 is the live connection
+	send()
+	poll()
+	ackNext("after a stale offline")
+	fleettest.Eventually(t, 10*time.Second, "the job acked", func() bool { return r.l.Stats().Outbox.Acked == 1 })
+
+	r.status(w, "offline e2")
+	send()
+	poll()
+	fleettest.Eventually(t, 10*time.Second, "the relay parks the job of the offline worker", func() bool {
+		return r.l.Stats().Relay.Total().OfflineSkips == 1
+	})
+	select {
+	case cmd := <-r.link.out:
+		t.Fatalf("published %s to a worker whose current connection is gone", cmd.ID)
+	default:
+	}
+	r.status(w, "online e3") // wakes its queue at once
+	ackNext("the parked job, when the worker is back")
+	fleettest.Eventually(t, 10*time.Second, "both jobs acked", func() bool { return r.l.Stats().Outbox.Acked == 2 })
+}
