@@ -27,12 +27,15 @@ func TestCompareRules(t *testing.T) {
 	var (
 		exactLost = Metric{Name: "lost", Value: 0, Rule: exact(Lower)}
 		exactDead = Metric{Name: "outbox.dead_letters", Value: 3, Rule: exact(None)}
-		tolBP     = Metric{Name: "relay.backpressure", Value: 100, Rule: count(None)}
-		tolDepth  = Metric{Name: "leader.mailbox.max_depth", Value: 100, Rule: count(Lower)}
-		tolSmall  = Metric{Name: "relay.backpressure", Value: 4, Rule: count(None)}
+		// The rules are written out: this tests Compare, not the defaults.
+		tol       = func(d Direction) Rule { return Rule{Kind: Tolerance, Rel: 0.5, Abs: 10, Better: d} }
+		tim       = func(d Direction) Rule { return Rule{Kind: Timing, Factor: 2, Abs: 0.25, Better: d} }
+		tolBP     = Metric{Name: "relay.backpressure", Value: 100, Rule: tol(None)}
+		tolDepth  = Metric{Name: "leader.mailbox.max_depth", Value: 100, Rule: tol(Lower)}
+		tolSmall  = Metric{Name: "relay.backpressure", Value: 4, Rule: tol(None)}
 		ratio     = Metric{Name: "heartbeats.coalesced_ratio", Value: 0.8, Rule: Rule{Kind: Tolerance, Rel: ratioRel, Abs: ratioAbs, Better: Higher}}
-		waitP99   = Metric{Name: "leader.mailbox.wait.p99", Value: 1, Rule: timing(Lower)}
-		waitNone  = Metric{Name: "leader.mailbox.wait.p99", Value: 1, Rule: timing(None)}
+		waitP99   = Metric{Name: "leader.mailbox.wait.p99", Value: 1, Rule: tim(Lower)}
+		waitNone  = Metric{Name: "leader.mailbox.wait.p99", Value: 1, Rule: tim(None)}
 		targets   = Metric{Name: "deploys[0].targets", Value: 10, Rule: exact(None)}
 		badRule   = Metric{Name: "lost", Value: 0, Rule: Rule{Kind: "roughly"}}
 		atVersion = Metric{Name: `workers.at_version["2.1.0"]`, Value: 10, Rule: exact(None)}
@@ -191,10 +194,10 @@ func TestCaptureThenCompare(t *testing.T) {
 		"outbox.dead_letters":         exact(None),
 		"deploys[0].targets":          exact(None),
 		"deploys[0].delivered":        exact(Higher),
-		"relay.backpressure":          {Kind: Tolerance, Rel: 0.5, Abs: 10},
-		"leader.mailbox.max_depth":    {Kind: Tolerance, Rel: 0.5, Abs: 10, Better: Lower},
-		"leader.mailbox.wait.p99":     {Kind: Timing, Factor: 2, Abs: 0.25, Better: Lower},
-		"deploys[0].duration":         {Kind: Timing, Factor: 2, Abs: 0.25, Better: Lower},
+		"relay.backpressure":          {Kind: Tolerance, Rel: 2, Abs: 25},
+		"leader.mailbox.max_depth":    {Kind: Tolerance, Rel: 2, Abs: 25, Better: Lower},
+		"leader.mailbox.wait.p99":     {Kind: Timing, Factor: 3, Abs: 0.5, Better: Lower},
+		"deploys[0].duration":         {Kind: Timing, Factor: 3, Abs: 0.5, Better: Lower},
 	}
 	got := map[string]Metric{}
 	for _, m := range b.Metrics {
@@ -289,8 +292,8 @@ func TestBaselineFile(t *testing.T) {
 	// One metric a line, rules beside the values, help for the editor.
 	for _, line := range []string{
 		`    {"metric":"lost","value":0,"rule":"exact","better":"lower"},`,
-		`    {"metric":"relay.backpressure","value":25,"rule":"tolerance","rel":0.5,"abs":10},`,
-		`    {"metric":"leader.mailbox.wait.p99","value":12.4,"rule":"timing","factor":2,"abs":0.25,"better":"lower"},`,
+		`    {"metric":"relay.backpressure","value":25,"rule":"tolerance","rel":2,"abs":25},`,
+		`    {"metric":"leader.mailbox.wait.p99","value":12.4,"rule":"timing","factor":3,"abs":0.5,"better":"lower"},`,
 		`"fleet_count": 1000,`,
 		`rule timing (seconds)`,
 	} {

@@ -63,7 +63,8 @@ func goldenSet() ([]*scenario.Report, []Comparison) {
 	for _, m := range b.Metrics {
 		switch m.Name {
 		case "relay.backpressure":
-			m.Value = 5 // got 25: a regression
+			// got 25: a regression under a rule a user tightened
+			m.Value, m.Rule = 5, Rule{Kind: Tolerance, Rel: 0.5, Abs: 10}
 		case "lost":
 			m.Value = 2 // got 0: better
 		case "workers.duplicates":

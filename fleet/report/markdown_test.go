@@ -37,7 +37,7 @@ func TestMarkdownContent(t *testing.T) {
 		"| ✗ regression | `relay.backpressure` | 5 | 25 | ±50% or ±10 |",
 		"| ✓ better | `lost` | 2 | 0 | exact, lower is better |",
 		"| ✗ regression | `deploys[1].targets` | 4 | – | exact | the run has no such metric",
-		"| – not compared | `deploys[0].duration` | 58.5 | 58.5 | 2× ± 0.25s, lower is better | not compared: run fell behind",
+		"| – not compared | `deploys[0].duration` | 58.5 | 58.5 | 3× ± 0.5s, lower is better | not compared: run fell behind",
 		"Not in the baseline, so not compared: `workers.duplicates`.",
 		"**Baseline**: not compared: the baseline was captured with 1000 workers and this run had 100",
 		"**failed**: the run did not complete: restart leader: open /tmp/x/outbox.db: timeout",

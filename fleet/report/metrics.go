@@ -77,9 +77,13 @@ func dot(a, b string) string {
 const (
 	// Load-dependent counts: the scheduler and the broker decide how many
 	// asks meet a full mailbox, so they move from run to run; a mechanism
-	// switched off moves them by far more than half.
-	countRel = 0.5
-	countAbs = 10
+	// switched off moves them tenfold or more. On a shared 2-core CI
+	// machine a herd's rejection count was seen to vary 2.5× between two
+	// runs of one scenario, so the band is wide: ±200% (up to 3×) or ±25,
+	// whichever is wider. Expectations guard the mechanisms; a baseline
+	// catches what moves by an order of magnitude.
+	countRel = 2
+	countAbs = 25
 	// AIMD limits are small numbers: ±50% of 4 is noise.
 	limitAbs = 2
 	// Ratios in [0, 1].
@@ -87,8 +91,8 @@ const (
 	ratioAbs = 0.05
 	// Timings: a factor, because a slower machine stretches every wait
 	// alike, and slack, because a wait of 2 ms against 1 ms is noise.
-	timingFactor = 2
-	timingSlack  = 0.25
+	timingFactor = 3
+	timingSlack  = 0.5
 )
 
 func exact(d Direction) Rule { return Rule{Kind: Exact, Better: d} }
@@ -128,6 +132,8 @@ var rules = map[string]Rule{
 	"workers.reconnects":       count(None),
 	"workers.connections_lost": count(None),
 	"workers.malformed":        exact(None),
+	"workers.crashes":          count(None),
+	"workers.refused":          count(None),
 	"workers.sync_sent":        count(None),
 	"workers.sync_ok":          count(None),
 	"workers.sync_full":        count(None),
@@ -197,9 +203,10 @@ var rules = map[string]Rule{
 	"outbox.max_depth":     count(Lower),
 	"outbox.oldest_max":    timing(Lower),
 
-	"commands.sent":   count(None),
-	"commands.queued": exact(Lower),
-	"commands.lost":   exact(Lower),
+	"commands.sent":     count(None),
+	"commands.poisoned": exact(None),
+	"commands.queued":   exact(Lower),
+	"commands.lost":     exact(Lower),
 
 	"telemetry.generated": count(None),
 	"telemetry.direct":    count(None),
