@@ -345,4 +345,3 @@ func (r *Remote) Malformed() uint64 {
 }
 
 func simSec(d time.Duration) scenario.Seconds { return scenario.Seconds(d.Seconds()) }
-
