@@ -354,7 +354,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	}
 	ctl.start(runCtx, &wg)
 	if o.statsEvery > 0 {
-		wg.Go(func() { publishStats(runCtx, l, sess, topics, o.statsEvery, log) })
+		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
 	if metricsLn != nil {
 		srv := &http.Server{Handler: metricsHandler(l), ReadHeaderTimeout: 5 * time.Second}

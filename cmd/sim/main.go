@@ -7,6 +7,7 @@
 //	sim check scenarios/ --junit junit.xml    # gate a CI on the scenarios
 //	sim validate my-scenario.yaml             # check a file without running it
 //	sim list                                  # the shipped scenarios
+//	sim dash --broker tcp://127.0.0.1:1883    # watch a running leader process
 package main
 
 import (
@@ -66,6 +67,7 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 		newCheckCmd(ctx, stdout, stderr, &logs),
 		newValidateCmd(stdout),
 		newListCmd(stdout),
+		newDashCmd(ctx, stderr, &logs),
 	)
 	return root
 }

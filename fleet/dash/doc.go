@@ -13,6 +13,14 @@
 //
 //	err := dash.Run(ctx, runner, runner, dash.Options{})
 //
+// [Remote] is the source for a leader in another process ('sim dash'): it
+// reads the leader's stats topic and the workers' retained statuses over
+// MQTT, and shows what they carry, read-only.
+//
+//	r, err := dash.DialRemote(ctx, dash.RemoteOptions{Broker: "tcp://host:1883"})
+//	defer r.Close()
+//	err = dash.Run(ctx, r, nil, dash.Options{})
+//
 // While Run is up, the standard logger writes into the event pane (or
 // into Options.Logs), never onto the terminal behind the UI.
 package dash

@@ -118,6 +118,10 @@ func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
 		"queued " + fmtNum(float64(l.Latest.WorkerDepth)),
 		"answered full " + fmtNum(float64(l.Latest.WorkerFull)),
 	}
+	if l.Phase == PhaseRemote {
+		// The statuses say online or offline; the queues are not on the wire.
+		more = []string{stDim.Render("from statuses: online/offline only")}
+	}
 	if l.Target != "" {
 		more = append(more, fmt.Sprintf("%d at %s", l.Latest.AtTarget, l.Target))
 	}

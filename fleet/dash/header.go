@@ -7,6 +7,8 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // headerView is two lines: what runs and how far it is; then lag, the
@@ -30,6 +32,9 @@ func (m *Model) headerView(w int) string {
 		} else {
 			phase = stBad.Render("done: FAILED")
 		}
+	}
+	if l.Phase == PhaseRemote {
+		return fit(stTitle.Render(name)+"  "+phase+"  attached "+fmtSec(l.Now), w) + "\n" + fit(remoteLine(l), w)
 	}
 	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", fmtSec(l.Now), fmtSec(l.Duration))
 	speed := "–" // a source that does not know it
@@ -79,6 +84,23 @@ func (m *Model) headerView(w int) string {
 		line2 = fit(line2, max(0, room)) + " " + p
 	}
 	return fit(line1, w) + "\n" + fit(line2, w)
+}
+
+// remoteLine is the second header line of a remote leader: how fresh its
+// stats are instead of lag and the next event, which it has not.
+func remoteLine(l *scenario.Live) string {
+	items := []string{"no stats yet"}
+	if hasSample(*l) {
+		items[0] = "stats " + fmtSec(max(0, l.Now-l.Latest.T)) + " old"
+		if !l.Latest.LeaderUp {
+			items = append(items, stBad.Render("leader DOWN"))
+		}
+	}
+	if l.Target != "" {
+		items = append(items, "target "+l.Target)
+	}
+	items = append(items, stDim.Render("no timeline"))
+	return strings.Join(items, "  ·  ")
 }
 
 // footerView is the short help, or why the run keys are off.

@@ -19,7 +19,10 @@ func (m *Model) leaderPane(w, h int) []string {
 		return []string{stDim.Render("waiting for the first sample…")}
 	}
 	var lines []string
-	if !s.LeaderUp {
+	switch {
+	case !s.LeaderUp && l.Phase == PhaseRemote:
+		lines = append(lines, stBad.Render("LEADER DOWN (offline, or no stats)"))
+	case !s.LeaderUp:
 		lines = append(lines, stBad.Render("LEADER DOWN (restarting from bbolt)"))
 	}
 	// Mailbox depth against capacity.

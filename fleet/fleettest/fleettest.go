@@ -45,6 +45,10 @@ type Options struct {
 	// OutboxPath reuses a bbolt file (a restart test); default: a new one in
 	// t.TempDir().
 	OutboxPath string
+	// TCPAddr, if set, opens the broker's TCP listener too, for clients of
+	// another process's kind (127.0.0.1:0: a free port; Broker.Addr says
+	// which). The fleet itself stays on the in-memory listener.
+	TCPAddr string
 }
 
 // Fleet is a running fleet.
@@ -72,7 +76,7 @@ func StartFleet(t testing.TB, n int, o Options) *Fleet {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	bo := transport.BrokerOptions{}
+	bo := transport.BrokerOptions{TCPAddr: o.TCPAddr}
 	if o.Secret != nil {
 		bo.Auth = &transport.Auth{LeaderPassword: leaderPassword, Secret: o.Secret}
 	}

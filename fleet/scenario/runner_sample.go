@@ -81,29 +81,8 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
-	lt, newest := r.gather()
-	s := Sample{T: simSec(now), LeaderUp: lt.cur != nil}
-	s.LeaderAccepted = lt.sum(func(l *leader.Stats) uint64 {
-		return l.Mailbox.Offered - l.Mailbox.Rejected() - l.Mailbox.DroppedNewest
-	})
-	s.LeaderRejected = lt.sum(func(l *leader.Stats) uint64 { return l.Mailbox.Rejected() })
-	s.LeaderDropped = lt.sum(func(l *leader.Stats) uint64 { return l.Mailbox.Dropped() })
-	s.Delivered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Delivered })
-	s.Backpressure = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Backpressure })
-	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
-	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
-	s.LeaderWaitP99 = simSec(r.leaderWait.Snapshot().Quantile(0.99))
-	s.OutboxDepth = newest.Depth
-	if c := lt.cur; c != nil {
-		s.LeaderDepth, s.LeaderCapacity = c.Mailbox.Depth, c.Mailbox.Capacity
-		s.HeartbeatsQueued = c.Heartbeats.Depth
-		s.Limits = make([]int, len(c.Relay.Partitions))
-		for i, p := range c.Relay.Partitions {
-			s.Limits[i] = p.Limit
-			s.InFlight += p.InFlight
-		}
-		s.OutboxDepth, s.OutboxOldest = c.Outbox.Depth, simSec(c.Outbox.OldestAge)
-	}
+	lt, _ := r.gather()
+	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, r.leaderWait.Snapshot().Quantile(0.99))
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()

@@ -1,0 +1,347 @@
+package dash
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// PhaseRemote is the Live.Phase of a Remote: a leader process watched
+// over MQTT, with no timeline and no runner to steer.
+const PhaseRemote = "remote"
+
+// RemoteOptions configure DialRemote.
+type RemoteOptions struct {
+	// Broker is the leader's broker: tcp://host:port or ssl://host:port.
+	Broker string
+	// Username and Password log in. A broker with fleetsim's login policy
+	// lets only the leader's login read the stats and every status, so
+	// that is what a dashboard uses there (under its own client id, so
+	// the leader's session is not taken over).
+	Username, Password string
+	// Topics gives the fleet's prefix (zero value: wire.DefaultPrefix).
+	Topics wire.Topics
+	// Clock times the samples and the staleness check. Default: wall.
+	Clock clock.Clock
+	// StaleAfter is how long without a stats report before the leader is
+	// shown down. Default 10 s (five of the leader's default intervals).
+	// The leader process announces itself offline when it stops cleanly,
+	// but a killed one leaves "online" behind: only the silence tells.
+	StaleAfter time.Duration
+	// Logger receives the connection's logs. Default: discard.
+	Logger *slog.Logger
+}
+
+// remoteHistory is how many reports the charts keep: ten minutes at the
+// leader's default interval of 2 s.
+const remoteHistory = 300
+
+// maxRemoteRecords bounds the event records a long attach keeps; the
+// records are a few per leader restart or deploy, so this is days.
+const maxRemoteRecords = 10_000
+
+// Remote is a [Source] that reads a running leader process through its
+// broker: the leader's stats topic (leader.StatsReport, every
+// --stats-interval) and every worker's retained status topic. It has no
+// Controls: the dashboard shows it read-only.
+//
+// What it cannot show, it leaves out rather than guess: the workers'
+// statuses say online or offline and nothing else, so a worker is never
+// busy, full or updated in the grid (the leader's count of workers per
+// version is in Latest.AtTarget); the workers' queues, the lag, the seed
+// and the simulated duration are zero.
+type Remote struct {
+	o    RemoteOptions
+	sess remoteConn
+	id   string
+	t0   time.Time
+
+	mu        sync.Mutex
+	reports   int // reports received
+	last      leader.StatsReport
+	lastAt    time.Duration // since t0, when the last report arrived
+	samples   []scenario.Sample
+	leaderOn  bool // its retained status, or true until one arrives
+	stale     bool // stale warned, until the next report
+	workers   map[string]bool
+	ids       []string // sorted, rebuilt when a new worker appears
+	records   []scenario.Record
+	deploys   int // deploys of the current leader process recorded
+	malformed uint64
+	badWarned bool
+	lostSeen  bool
+}
+
+// remoteConn is the part of a *transport.Session a Remote uses after
+// connecting (a fake in the rendering tests).
+type remoteConn interface {
+	Lost() <-chan struct{}
+	Err() error
+	Close(clean bool)
+}
+
+// DialRemote connects to o.Broker and subscribes to the leader's status
+// and stats and to every worker's status. It returns once the broker has
+// accepted the subscriptions, or an error that names the broker.
+func DialRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	id := "sim-dash-" + hex.EncodeToString(b[:])
+	sess, err := transport.Connect(ctx, transport.ClientOptions{
+		ID: id, Username: o.Username, Password: o.Password, Broker: o.Broker, CleanSession: true,
+	}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dash: %w", err)
+	}
+	r := newRemote(o, sess, id)
+	tp := o.Topics
+	// The statuses last: subscribing brings every worker's retained status
+	// at once, and the leader's code notes a SUBSCRIBE sent behind such a
+	// flood being lost.
+	for _, s := range []struct {
+		filter string
+		h      func(string, []byte)
+	}{
+		{tp.LeaderStats(), r.onStats},
+		{tp.LeaderStatus(), r.onLeaderStatus},
+		{tp.AllStatus(), r.onStatus},
+	} {
+		if err := sess.Subscribe(ctx, s.filter, 0, s.h); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("dash: %s: %w", o.Broker, err)
+		}
+	}
+	r.o.Logger.Info("dashboard attached", "broker", o.Broker, "client", id)
+	return r, nil
+}
+
+// newRemote is a Remote on an established connection, before any
+// message.
+func newRemote(o RemoteOptions, conn remoteConn, id string) *Remote {
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Remote{o: o, sess: conn, id: id, t0: o.Clock.Now(), leaderOn: true, workers: map[string]bool{}}
+	r.record("event", fmt.Sprintf("attached to %s as %s (read-only)", o.Broker, id))
+	return r
+}
+
+// Lost is closed when the connection to the broker is lost or Close has
+// been called.
+func (r *Remote) Lost() <-chan struct{} { return r.sess.Lost() }
+
+// Err says why the connection was lost, if it was.
+func (r *Remote) Err() error { return r.sess.Err() }
+
+// Close disconnects and returns once the client's goroutines have
+// stopped.
+func (r *Remote) Close() { r.sess.Close(true) }
+
+// since is the time since DialRemote: the remote's "simulated" time, which
+// is wall time at speed 1.
+func (r *Remote) since() time.Duration { return r.o.Clock.Now().Sub(r.t0) }
+
+func (r *Remote) onStats(topic string, payload []byte) {
+	var rep leader.StatsReport
+	if err := json.Unmarshal(payload, &rep); err != nil {
+		r.bad(fmt.Errorf("%s: %w", topic, err))
+		return
+	}
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.reports > 0 && len(rep.Deploys) < r.deploys {
+		r.deploys = 0 // a new leader process: its deploys start over
+	}
+	for _, d := range rep.Deploys[r.deploys:] {
+		r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, len(d.Waves)))
+	}
+	r.deploys = len(rep.Deploys)
+	if r.stale {
+		r.recordLocked(now, "event", "leader stats again")
+		r.stale = false
+	}
+	r.reports++
+	r.last, r.lastAt = rep, now
+	s := scenario.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
+	r.fillWorkers(&s)
+	if len(r.samples) == remoteHistory {
+		// Shift rather than re-slice, so the backing array stays bounded;
+		// a copy of 300 samples every two seconds is nothing.
+		copy(r.samples, r.samples[1:])
+		r.samples = r.samples[:remoteHistory-1]
+	}
+	r.samples = append(r.samples, s)
+}
+
+// fillWorkers sets the workers' fields the statuses and the leader's
+// fleet counts can honestly fill.
+func (r *Remote) fillWorkers(s *scenario.Sample) {
+	for _, on := range r.workers {
+		if on {
+			s.Online++
+		}
+	}
+	if t := r.targetLocked(); t != "" {
+		s.AtTarget = r.last.Fleet.ByVersion[t]
+	}
+}
+
+// targetLocked is the latest deploy's version, as the leader reports it.
+func (r *Remote) targetLocked() string {
+	if n := len(r.last.Deploys); n > 0 {
+		return r.last.Deploys[n-1].Version
+	}
+	return ""
+}
+
+func (r *Remote) onLeaderStatus(topic string, payload []byte) {
+	if len(payload) == 0 {
+		return // a cleared retained status says nothing
+	}
+	st, err := wire.ParseStatus(topic, payload)
+	if err != nil {
+		r.bad(err)
+		return
+	}
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st.Online != r.leaderOn {
+		word := "offline"
+		if st.Online {
+			word = "online"
+		}
+		r.recordLocked(now, "event", "leader "+word)
+	}
+	r.leaderOn = st.Online
+}
+
+func (r *Remote) onStatus(topic string, payload []byte) {
+	id, _, err := r.o.Topics.Parse(topic)
+	if err != nil {
+		return // <prefix>/_leader/status matches the wildcard too
+	}
+	if len(payload) == 0 {
+		return
+	}
+	st, err := wire.ParseStatus(topic, payload)
+	if err != nil {
+		r.bad(err)
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.workers[id]; !ok {
+		i, _ := slices.BinarySearch(r.ids, id)
+		r.ids = slices.Insert(r.ids, i, id)
+	}
+	r.workers[id] = st.Online
+}
+
+// bad counts a payload that could not be read, and says so once in the
+// event pane (the rest are counted in the record's text at Snapshot).
+func (r *Remote) bad(err error) {
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.malformed++
+	if !r.badWarned {
+		r.badWarned = true
+		r.recordLocked(now, "warning", fmt.Sprintf("ignored a malformed message: %v", err))
+	}
+}
+
+func (r *Remote) record(kind, text string) {
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recordLocked(now, kind, text)
+}
+
+func (r *Remote) recordLocked(now time.Duration, kind, text string) {
+	switch n := len(r.records); {
+	case n == maxRemoteRecords-1:
+		kind, text = "warning", "further events are not recorded (too many)"
+	case n >= maxRemoteRecords:
+		return
+	}
+	r.records = append(r.records, scenario.Record{T: simSec(now), Kind: kind, Text: text})
+}
+
+// Snapshot returns the leader as the latest report showed it and the
+// workers as their statuses say now. Latest.LeaderUp is false when the
+// leader's status is offline or no report came for StaleAfter.
+func (r *Remote) Snapshot() scenario.Live {
+	now := r.since()
+	lost := false
+	select {
+	case <-r.sess.Lost():
+		lost = true
+	default:
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lost && !r.lostSeen {
+		r.lostSeen = true
+		msg := "lost the connection to the broker"
+		if err := r.sess.Err(); err != nil {
+			msg += ": " + err.Error()
+		}
+		r.recordLocked(now, "warning", msg)
+	}
+	silent := r.reports > 0 && now-r.lastAt > r.o.StaleAfter
+	if silent && !r.stale {
+		r.stale = true
+		r.recordLocked(now, "warning", fmt.Sprintf("no stats from the leader for %s", fmtSec(simSec(r.o.StaleAfter))))
+	}
+	lv := scenario.Live{
+		Scenario: "remote: " + r.o.Broker,
+		Speed:    1,
+		Now:      simSec(now),
+		Phase:    PhaseRemote,
+		Target:   r.targetLocked(),
+		Records:  r.records[:len(r.records):len(r.records)],
+	}
+	if n := len(r.samples); n > 0 {
+		lv.Latest = r.samples[n-1]
+		lv.Latest.LeaderUp = lv.Latest.LeaderUp && r.leaderOn && !silent && !lost
+		// A copy: onStats shifts the backing array in place.
+		lv.History = slices.Clone(r.samples)
+	}
+	lv.Workers = make([]scenario.WorkerState, len(r.ids))
+	for i, id := range r.ids {
+		if r.workers[id] {
+			lv.Workers[i] = scenario.StateOnline
+		}
+	}
+	return lv
+}
+
+// Malformed is the number of messages that could not be read (a stats
+// report that is not JSON, a status that is neither online nor offline).
+func (r *Remote) Malformed() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.malformed
+}
+
+func simSec(d time.Duration) scenario.Seconds { return scenario.Seconds(d.Seconds()) }
