@@ -95,7 +95,7 @@ func checkBaseline(t *testing.T, label string, rep *scenario.Report) {
 	t.Helper()
 	path := report.BaselinePath(baselineDir, rep.Scenario, rep.Variant)
 	if *update {
-		if err := report.SaveBaseline(path, report.Capture(rep)); err != nil {
+		if err := report.UpdateBaseline(path, rep); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s: baseline written to %s", label, path)
@@ -178,5 +178,28 @@ func TestMechanismsOff(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBaselinesLoad: every baseline file is valid, is at the CI size, and
+// belongs to a shipped scenario (a stale file of a renamed scenario would
+// otherwise sit there unused).
+func TestBaselinesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(baselineDir, "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no baselines in %s: %v", baselineDir, err)
+	}
+	for _, f := range files {
+		b, err := report.LoadBaseline(f)
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if _, err := scenarios.FS.ReadFile(b.Scenario + ".yaml"); err != nil {
+			t.Errorf("%s: scenario %q is not shipped", f, b.Scenario)
+		}
+		if b.FleetCount != CISize {
+			t.Errorf("%s: captured at %d workers, want %d", f, b.FleetCount, CISize)
+		}
 	}
 }

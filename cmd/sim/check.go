@@ -32,8 +32,9 @@ timings; see docs/REPORTS.md). It exits 4 when an expectation fails or a
 baseline regresses, and writes JUnit XML for the CI to display.
 
 A missing baseline, or one captured at another fleet size, fails the check:
-record one with --update-baseline (it overwrites the baseline files with this
-run's results; review the diff before committing it).
+record one with --update-baseline. Updating keeps an existing file's
+metrics and rules (a line you deleted stays deleted, a rule you widened stays
+wide) and refreshes the values; review the diff before committing it.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
@@ -98,7 +99,7 @@ func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writ
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, cli.Runtime(err)
 			}
-			if err := report.SaveBaseline(path, report.Capture(r)); err != nil {
+			if err := report.UpdateBaseline(path, r); err != nil {
 				return nil, cli.Runtime(err)
 			}
 			fmt.Fprintf(stdout, "baseline written: %s\n", path)

@@ -81,6 +81,40 @@ func Capture(r *scenario.Report) Baseline {
 	return b
 }
 
+// Recapture makes a baseline of r that keeps old's edits: the metrics old
+// has (a line a user deleted stays deleted) with old's rules (a rule a
+// user widened stays wide), each with r's value. A metric of old that r
+// lacks is dropped. An old baseline of another scenario, variant or fleet
+// size is not an edit of this one: Recapture then returns Capture(r).
+func Recapture(old Baseline, r *scenario.Report) Baseline {
+	b := Capture(r)
+	if old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount || len(old.Metrics) == 0 {
+		return b
+	}
+	now := make(map[string]float64, len(b.Metrics))
+	for _, m := range b.Metrics {
+		now[m.Name] = m.Value
+	}
+	b.Metrics = []Metric{}
+	for _, m := range old.Metrics {
+		if v, ok := now[m.Name]; ok {
+			m.Value = v
+			b.Metrics = append(b.Metrics, m)
+		}
+	}
+	return b
+}
+
+// UpdateBaseline records r as the baseline at path: Recapture over the
+// file there if it is a valid baseline, Capture otherwise.
+func UpdateBaseline(path string, r *scenario.Report) error {
+	old, err := LoadBaseline(path)
+	if err != nil && !errors.Is(err, ErrNoBaseline) {
+		return fmt.Errorf("%w (fix or delete the file to capture it afresh)", err)
+	}
+	return SaveBaseline(path, Recapture(old, r))
+}
+
 // BaselinePath is where the baseline of a scenario (and sweep variant) is
 // stored under dir: dir/<scenario>.json or dir/<scenario>--<variant>.json,
 // made file-safe by FileName.

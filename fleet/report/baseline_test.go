@@ -373,3 +373,41 @@ func TestFileName(t *testing.T) {
 		t.Errorf("len = %d", len(long))
 	}
 }
+
+// TestRecaptureKeepsEdits: updating a baseline refreshes its values but
+// keeps what a user edited: a deleted metric stays deleted, a widened rule
+// stays wide. A baseline of another size is captured afresh.
+func TestRecaptureKeepsEdits(t *testing.T) {
+	r := herdReport()
+	old := Capture(r)
+	wide := Rule{Kind: Tolerance, Rel: 10, Abs: 100}
+	var kept []Metric
+	for _, m := range old.Metrics {
+		switch m.Name {
+		case "relay.backpressure":
+			continue // deleted by the user
+		case "leader.mailbox.max_depth":
+			m.Rule, m.Value = wide, 1 // widened, and a stale value
+		}
+		kept = append(kept, m)
+	}
+	old.Metrics = kept
+	b := Recapture(old, r)
+	got := map[string]Metric{}
+	for _, m := range b.Metrics {
+		got[m.Name] = m
+	}
+	if _, ok := got["relay.backpressure"]; ok {
+		t.Error("a deleted metric came back")
+	}
+	if m := got["leader.mailbox.max_depth"]; m.Rule != wide || m.Value != float64(r.Result.Leader.Mailbox.MaxDepth) {
+		t.Errorf("max_depth = %+v, want the widened rule with the run's value %d", m, r.Result.Leader.Mailbox.MaxDepth)
+	}
+	if len(b.Metrics) != len(kept) {
+		t.Errorf("%d metrics, want the %d the file kept", len(b.Metrics), len(kept))
+	}
+	old.FleetCount++
+	if fresh := Recapture(old, r); len(fresh.Metrics) != len(Capture(r).Metrics) {
+		t.Errorf("a baseline of another size was not captured afresh: %d metrics", len(fresh.Metrics))
+	}
+}
