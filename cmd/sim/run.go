@@ -174,7 +174,9 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		err error
 	}
 	done := make(chan result, 1)
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		rep, err := r.Run(runCtx)
 		done <- result{rep, err}
 	}()
@@ -184,7 +186,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		}
 		cancel() // the user quit: stop the run if it is still going
 	} else {
-		headless(runCtx, r, f.progress, stdout, done)
+		headless(runCtx, r, f.progress, stdout, finished)
 	}
 	res := <-done
 	if res.err != nil && res.rep == nil {
@@ -200,9 +202,9 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	return rep, nil
 }
 
-// headless prints a progress line every interval until the run is done.
-// It reads the run's own snapshot, as the dashboard does.
-func headless[T any](ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, done chan T) {
+// headless prints a progress line every interval until the run has
+// finished. It reads the run's own snapshot, as the dashboard does.
+func headless(ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
 	if every <= 0 {
 		return
 	}
@@ -212,11 +214,10 @@ func headless[T any](ctx context.Context, r *scenario.Runner, every time.Duratio
 		select {
 		case <-ctx.Done():
 			return
+		case <-finished:
+			return
 		case <-t.C:
 			fmt.Fprintln(w, progressLine(r.Snapshot()))
-		case res := <-done:
-			done <- res // put it back for the caller
-			return
 		}
 	}
 }
