@@ -49,7 +49,7 @@ wide) and refreshes the values; review the diff before committing it.
 			if err != nil {
 				return err
 			}
-			reps, err := runAll(ctx, scs, &f, log, false, stdout)
+			reps, _, err := runAll(ctx, scs, &f, log, false, stdout)
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ wide) and refreshes the values; review the diff before committing it.
 					return cli.Runtime(fmt.Errorf("--summary %s: %w", summary, err))
 				}
 			}
-			printSummary(stdout, reps, cmps)
+			printSummary(stdout, reps, cmps, false)
 			return verdict(reps, cmps)
 		},
 	}

@@ -35,7 +35,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 const exitCodes = `Exit codes:
-  0  every scenario ran and passed its expectations (and its baseline, for check)
+  0  every scenario ran and passed its expectations (and its baseline, for check);
+     also 'sim run' stopped by SIGINT/SIGTERM or q on the dashboard (not judged)
   1  runtime failure (a run could not complete, a report could not be written)
   2  bad flags or arguments, or a scenario file with errors (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)

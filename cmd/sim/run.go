@@ -88,14 +88,18 @@ keys); the summary stays on screen until you press q. Elsewhere, or with
 				return err
 			}
 			interactive := !f.headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) && len(scs) == 1
-			reps, err := runAll(ctx, scs, &f, log, interactive, stdout)
+			reps, quit, err := runAll(ctx, scs, &f, log, interactive, stdout)
 			if err != nil {
 				return err
 			}
 			if err := writeReports(f.report, reps, nil, stdout); err != nil {
 				return err
 			}
-			printSummary(stdout, reps, nil)
+			stopped := quit || ctx.Err() != nil // q on the dashboard, or SIGINT/SIGTERM
+			printSummary(stdout, reps, nil, stopped)
+			if stopped {
+				return nil // the user stopped it: a graceful stop, exit 0
+			}
 			return verdict(reps, nil)
 		},
 	}
@@ -125,28 +129,32 @@ func loadAll(args []string, f *runFlags) ([]*scenario.Scenario, error) {
 // runAll runs every variant of every scenario in turn and judges it. A run
 // that cannot start is a runtime error; a run that fails part-way yields a
 // report with Err set, and the others still run.
-func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) ([]*scenario.Report, error) {
-	var reps []*scenario.Report
+func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (reps []*scenario.Report, quit bool, err error) {
 	for _, sc := range scs {
 		vs, err := sc.Variants()
 		if err != nil {
-			return nil, cli.Usagef("%v", err)
+			return nil, false, cli.Usagef("%v", err)
 		}
 		for _, v := range vs {
 			if ctx.Err() != nil {
-				return reps, nil
+				return reps, false, nil
 			}
-			rep, err := runOne(ctx, v, f, log, interactive && len(vs) == 1, stdout)
+			rep, quit, err := runOne(ctx, v, f, log, interactive && len(vs) == 1, stdout)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			reps = append(reps, rep)
+			if quit {
+				return reps, true, nil
+			}
 		}
 	}
-	return reps, nil
+	return reps, false, nil
 }
 
-func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (*scenario.Report, error) {
+// runOne runs one variant. quit reports that the user left the dashboard
+// before the run ended (the report is then partial, its Err says so).
+func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (rep *scenario.Report, quit bool, err error) {
 	o := scenario.RunOptions{Logger: log, Variant: v.Name}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
@@ -155,7 +163,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		// and the warnings to the dashboard's event pane too.
 		var err error
 		if logFile, err = os.CreateTemp("", "fleetsim-*.log"); err != nil {
-			return nil, cli.Runtime(err)
+			return nil, false, cli.Runtime(err)
 		}
 		defer logFile.Close()
 		o.Logger = slog.New(slog.NewMultiHandler(
@@ -165,7 +173,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	}
 	r, err := scenario.NewRunner(v.Scenario, o)
 	if err != nil {
-		return nil, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
+		return nil, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -184,22 +192,32 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil {
 			log.Warn("dashboard", "err", err)
 		}
-		cancel() // the user quit: stop the run if it is still going
+		select {
+		case <-finished:
+		default:
+			// The user quit before the end: a stop they asked for, like
+			// SIGINT, not a failed scenario.
+			quit = true
+			cancel()
+		}
 	} else {
 		headless(runCtx, r, f.progress, stdout, finished)
 	}
 	res := <-done
 	if res.err != nil && res.rep == nil {
-		return nil, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
+		return nil, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
 	}
-	rep := res.rep
+	rep = res.rep
+	if quit {
+		rep.Err = fmt.Sprintf("stopped from the dashboard at %.1fs of %v (simulated): not judged", float64(rep.Result.Run.SimSeconds), v.Scenario.Duration)
+	}
 	if res.err != nil && rep.Err == "" {
 		rep.Err = res.err.Error()
 	}
 	if logFile != nil {
 		fmt.Fprintf(stdout, "logs: %s\n", logFile.Name())
 	}
-	return rep, nil
+	return rep, quit, nil
 }
 
 // headless prints a progress line every interval until the run has

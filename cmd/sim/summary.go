@@ -34,8 +34,9 @@ func progressLine(l scenario.Live) string {
 }
 
 // printSummary prints one block per report: the verdict, the expectations
-// and the baseline's differences.
-func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison) {
+// and the baseline's differences. With stopped, the last run was stopped
+// by the user and is marked so rather than failed.
+func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison, stopped bool) {
 	for i, r := range reps {
 		name := r.Scenario
 		if r.Variant != "" {
@@ -43,7 +44,10 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 		}
 		ok := r.Passed() && (cmps == nil || compared(cmps[i]))
 		mark := "PASS"
-		if !ok {
+		switch {
+		case stopped && i == len(reps)-1:
+			mark = "STOPPED"
+		case !ok:
 			mark = "FAIL"
 		}
 		res := r.Result
