@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -129,5 +130,19 @@ func TestCheckBaselines(t *testing.T) {
 	b, err := os.ReadFile(junit)
 	if err != nil || !bytes.Contains(b, []byte("<testsuites")) || !bytes.Contains(b, []byte(`name="baseline"`)) {
 		t.Fatalf("junit: %v\n%s", err, b)
+	}
+}
+
+// TestRunInterrupted: SIGINT (here: the context ending) during a run is a
+// stop the user asked for: the partial report is printed as STOPPED and
+// the exit code is 0. The run lasts 10 s of wall time at speed 1; the
+// context ends long before.
+func TestRunInterrupted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := Main(ctx, []string{"run", "testdata/tiny.yaml", "--headless", "--speed", "1", "--report", "", "--log-level", "error"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "STOPPED tiny") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 	}
 }
