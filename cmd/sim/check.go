@@ -38,7 +38,7 @@ wide) and refreshes the values; review the diff before committing it.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
-  sim check scenarios/ --workers 200 --update-baseline`,
+  sim check scenarios/ --workers 300 --update-baseline`,
 		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			log, err := logs.Logger(stderr)
