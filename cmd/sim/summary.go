@@ -57,7 +57,7 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 			fmt.Fprintf(w, "  run error: %s\n", r.Err)
 		}
 		for _, v := range r.Verdicts {
-			sym := map[scenario.Status]string{scenario.Pass: "✓", scenario.Fail: "✗", scenario.NotJudged: "–"}[v.Status]
+			sym := v.Status.Mark()
 			line := fmt.Sprintf("  %s %s", sym, v.Check)
 			if v.Name != "" && v.Name != v.Check {
 				line = fmt.Sprintf("  %s %s: %s", sym, v.Name, v.Check)

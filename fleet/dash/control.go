@@ -3,11 +3,11 @@ package dash
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // PartitionPercent is the share of workers the p key cuts off.
@@ -130,30 +130,12 @@ func (m *Model) scrollStep(msg tea.KeyMsg) int {
 	return 1
 }
 
-// NextVersion is the version the d key deploys after target: target's
-// last number plus one ("1.0.0" → "1.0.1", "v2" → "v3", "2.0-rc1" →
-// "2.0-rc2"), target + ".1" when it ends in no number, and "1.0.1" when
-// nothing was deployed yet (workers start at "1.0.0" by default).
+// NextVersion is the version the d key deploys after target: the next
+// one by scenario.NextVersion, and "1.0.1" when nothing was deployed yet
+// (workers start at "1.0.0" by default).
 func NextVersion(target string) string {
 	if target == "" {
 		return "1.0.1"
 	}
-	end := len(target)
-	start := end
-	for start > 0 && target[start-1] >= '0' && target[start-1] <= '9' {
-		start--
-	}
-	if start == end {
-		return target + ".1"
-	}
-	n, err := strconv.ParseUint(target[start:end], 10, 64)
-	if err != nil { // more digits than a uint64: append instead
-		return target + ".1"
-	}
-	digits := strconv.FormatUint(n+1, 10)
-	// Keep zero padding ("007" → "008").
-	if w := end - start; len(digits) < w {
-		digits = strings.Repeat("0", w-len(digits)) + digits
-	}
-	return target[:start] + digits
+	return scenario.NextVersion(target)
 }

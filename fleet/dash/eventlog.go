@@ -105,17 +105,7 @@ func (e *eventLog) addReport(r *scenario.Report) {
 	if !r.Passed() {
 		outcome = "FAILED"
 	}
-	var pass, fail, nj int
-	for _, v := range r.Verdicts {
-		switch v.Status {
-		case scenario.Pass:
-			pass++
-		case scenario.Fail:
-			fail++
-		default:
-			nj++
-		}
-	}
+	pass, fail, nj := scenario.Tally(r.Verdicts)
 	sum := func(text string) { e.add(entry{t: t, kind: kindSummary, text: text}) }
 	sum(fmt.Sprintf("run %s: %d passed, %d failed, %d not judged", outcome, pass, fail, nj))
 	if r.Err != "" {

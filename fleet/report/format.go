@@ -99,7 +99,7 @@ func runLine(r *scenario.Report) string {
 // false when the run did not complete, an expectation failed or the
 // baseline comparison found a regression.
 func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
-	pass, fail, nj := tally(r.Verdicts)
+	pass, fail, nj := scenario.Tally(r.Verdicts)
 	if r.Err != "" {
 		return false, "the run did not complete: " + r.Err
 	}
@@ -121,33 +121,6 @@ func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
 		text += ", no baseline regression"
 	}
 	return true, text
-}
-
-// tally counts verdicts by status.
-func tally(vs []scenario.Verdict) (pass, fail, notJudged int) {
-	for _, v := range vs {
-		switch v.Status {
-		case scenario.Pass:
-			pass++
-		case scenario.Fail:
-			fail++
-		default:
-			notJudged++
-		}
-	}
-	return pass, fail, notJudged
-}
-
-// mark is a verdict's status as one character: ✓ pass, ✗ fail, – not
-// judged.
-func mark(s scenario.Status) string {
-	switch s {
-	case scenario.Pass:
-		return "✓"
-	case scenario.Fail:
-		return "✗"
-	}
-	return "–"
 }
 
 // outcomeText is a difference's outcome with its mark.

@@ -72,7 +72,7 @@ func Index(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 	for _, r := range reps {
 		c := find(cmp, r)
 		ok, text := status(r, c)
-		pass, fail, nj := tally(r.Verdicts)
+		pass, fail, nj := scenario.Tally(r.Verdicts)
 		d.Runs = append(d.Runs, indexRow{
 			Name: name(r), Href: FileName(r.Scenario, r.Variant) + ".html",
 			OK: ok, Status: text, Pass: pass, Fail: fail, NotJudged: nj, Baseline: baselineCell(c),
@@ -135,9 +135,7 @@ type indexSweep struct {
 	Rows                  []sweepRow
 }
 
-var funcs = template.FuncMap{
-	"mark": mark,
-}
+var funcs = template.FuncMap{}
 
 // style is shared by both pages. It holds no < or &, so a page stays
 // well-formed XML as well as HTML.
@@ -188,7 +186,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <h2>Expectations</h2>
 <table>
 <tr><th></th><th>expectation</th><th>check</th><th>detail</th></tr>
-{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{mark .Status}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
+{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{end}}
 {{with .Params}}

@@ -43,7 +43,7 @@ func Markdown(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 	for _, r := range reps {
 		c := find(cmp, r)
 		ok, _ := status(r, c)
-		pass, fail, nj := tally(r.Verdicts)
+		pass, fail, nj := scenario.Tally(r.Verdicts)
 		res := "✅ passed"
 		if !ok {
 			res = "❌ failed"
@@ -136,7 +136,7 @@ func markdownRun(p func(string, ...any), r *scenario.Report, c *Comparison) {
 	if len(r.Verdicts) > 0 {
 		p("| | expectation | check | detail |\n|---|---|---|---|\n")
 		for _, v := range r.Verdicts {
-			p("| %s | %s | %s | %s |\n", mark(v.Status), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
+			p("| %s | %s | %s | %s |\n", v.Status.Mark(), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
 		}
 		p("\n")
 	}

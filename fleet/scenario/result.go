@@ -310,6 +310,32 @@ type Report struct {
 	Err string `json:"error,omitempty"`
 }
 
+// Mark is the status as one character: ✓ pass, ✗ fail, – not judged.
+func (s Status) Mark() string {
+	switch s {
+	case Pass:
+		return "✓"
+	case Fail:
+		return "✗"
+	}
+	return "–"
+}
+
+// Tally counts verdicts by status.
+func Tally(vs []Verdict) (pass, fail, notJudged int) {
+	for _, v := range vs {
+		switch v.Status {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			notJudged++
+		}
+	}
+	return pass, fail, notJudged
+}
+
 // Passed reports whether the run completed and no expectation failed.
 func (r *Report) Passed() bool {
 	if r.Err != "" {

@@ -109,7 +109,7 @@ func (r *Runner) Deploy(version string) {
 		if version == "" {
 			version = startVersion(r.sc)
 		}
-		version = nextVersion(version)
+		version = NextVersion(version)
 	}
 	all := make([]int, len(r.workers))
 	for i := range all {

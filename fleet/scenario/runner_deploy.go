@@ -179,13 +179,26 @@ func (r *Runner) waveDone(d *deployRun, ref deployRef) bool {
 	return true
 }
 
-// nextVersion is the version after v: its last number plus one
-// ("1.0.0" → "1.0.1"), or v+".1" if it does not end in a number.
-func nextVersion(v string) string {
-	i := strings.LastIndexFunc(v, func(c rune) bool { return c < '0' || c > '9' })
-	n, err := strconv.Atoi(v[i+1:])
+// NextVersion is the version after v: its last number plus one ("1.0.0"
+// → "1.0.1", "v2" → "v3", "2.0-rc1" → "2.0-rc2", zero padding kept:
+// "007" → "008"), or v+".1" when it ends in no number (or in more digits
+// than a uint64 holds).
+func NextVersion(v string) string {
+	end := len(v)
+	start := end
+	for start > 0 && v[start-1] >= '0' && v[start-1] <= '9' {
+		start--
+	}
+	if start == end {
+		return v + ".1"
+	}
+	n, err := strconv.ParseUint(v[start:end], 10, 64)
 	if err != nil {
 		return v + ".1"
 	}
-	return v[:i+1] + strconv.Itoa(n+1)
+	digits := strconv.FormatUint(n+1, 10)
+	if w := end - start; len(digits) < w {
+		digits = strings.Repeat("0", w-len(digits)) + digits
+	}
+	return v[:start] + digits
 }

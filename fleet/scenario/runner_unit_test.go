@@ -11,8 +11,8 @@ func TestNextVersion(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"1.0.0", "1.0.1"}, {"2.9", "2.10"}, {"7", "8"}, {"2.0.0-rc", "2.0.0-rc.1"}, {"", ".1"}, {"v1.2.3", "v1.2.4"},
 	} {
-		if got := nextVersion(tc.in); got != tc.want {
-			t.Errorf("nextVersion(%q) = %q, want %q", tc.in, got, tc.want)
+		if got := NextVersion(tc.in); got != tc.want {
+			t.Errorf("NextVersion(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }
