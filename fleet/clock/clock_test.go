@@ -2,6 +2,7 @@ package clock_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,33 @@ func TestScaledRejectsBadSpeed(t *testing.T) {
 		}
 	}()
 	clock.NewScaled(t0, 0)
+}
+
+// TestFakeWaitDue: WaitDue returns once another goroutine arms a timer that
+// the Advance would fire, not for one due later; on its context's end the
+// error lists what was pending.
+func TestFakeWaitDue(t *testing.T) {
+	c := clock.NewFake(t0)
+	tk := c.NewTicker(time.Minute) // pending, but not due within a second
+	defer tk.Stop()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	err := c.WaitDue(ctx, time.Second)
+	if err == nil || !strings.Contains(err.Error(), "no timer due within 1s") || !strings.Contains(err.Error(), "+1m0s (ticker)") {
+		t.Fatalf("WaitDue with only a later ticker = %v; want an error listing +1m0s (ticker)", err)
+	}
+
+	armed := make(chan clock.Timer)
+	go func() { armed <- c.NewTimer(time.Second) }()
+	ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.WaitDue(ctx, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	tm := <-armed
+	c.Advance(time.Second)
+	if _, ok := recv(t, tm.C()); !ok {
+		t.Fatal("the timer WaitDue saw did not fire in Advance")
+	}
 }

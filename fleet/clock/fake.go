@@ -1,7 +1,10 @@
 package clock
 
 import (
+	"context"
+	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -15,6 +18,7 @@ type Fake struct {
 	now     time.Time
 	seq     uint64 // breaks deadline ties in creation order
 	waiters []*fakeWaiter
+	armed   chan struct{} // closed when a timer is next armed; nil if no one waits
 }
 
 // NewFake returns a Fake clock reading start.
@@ -116,12 +120,54 @@ func (f *Fake) Set(t time.Time) {
 	}
 }
 
-// Pending reports how many timers and tickers are waiting to fire. Tests use
-// it to know a goroutine has armed its timer before they Advance.
+// Pending reports how many timers and tickers are waiting to fire.
 func (f *Fake) Pending() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.waiters)
+}
+
+// WaitDue blocks until a timer or ticker is pending that Advance(d) would
+// fire, or until ctx ends. A test calls it before an Advance that must fire
+// a timer another goroutine arms, so the Advance cannot come first and leave
+// that timer waiting for a move that never comes. The error on ctx's end
+// lists what was pending instead.
+func (f *Fake) WaitDue(ctx context.Context, d time.Duration) error {
+	for {
+		f.mu.Lock()
+		if len(f.waiters) > 0 && !f.waiters[0].deadline.After(f.now.Add(d)) {
+			f.mu.Unlock()
+			return nil
+		}
+		if f.armed == nil {
+			f.armed = make(chan struct{})
+		}
+		armed := f.armed
+		f.mu.Unlock()
+		select {
+		case <-armed:
+		case <-ctx.Done():
+			return fmt.Errorf("no timer due within %v: %w (pending: %s)", d, ctx.Err(), f.describe())
+		}
+	}
+}
+
+// describe lists the pending deadlines relative to now, e.g. "+1s, +2m0s
+// (ticker)", or "none".
+func (f *Fake) describe() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.waiters) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(f.waiters))
+	for i, w := range f.waiters {
+		parts[i] = "+" + w.deadline.Sub(f.now).String()
+		if w.period > 0 {
+			parts[i] += " (ticker)"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // NextDeadline returns the earliest pending deadline, if any.
@@ -161,6 +207,10 @@ func (f *Fake) insert(w *fakeWaiter) {
 	f.waiters = append(f.waiters, nil)
 	copy(f.waiters[i+1:], f.waiters[i:])
 	f.waiters[i] = w
+	if f.armed != nil {
+		close(f.armed)
+		f.armed = nil
+	}
 }
 
 func (f *Fake) remove(w *fakeWaiter) bool {
