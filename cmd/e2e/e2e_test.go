@@ -151,12 +151,12 @@ func TestFleetOverMosquitto(t *testing.T) {
 	}
 	m := start(t, mosq, "-c", conf)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	fleettest.Eventually(t, 10*time.Second, "mosquitto accepts connections on "+addr, func() bool {
+	fleettest.Eventually(t, 10*time.Second, "mosquitto accepts connections on "+addr, func() error {
 		c, err := net.Dial("tcp", addr)
 		if err == nil {
 			c.Close()
 		}
-		return err == nil
+		return err
 	})
 	broker := "tcp://" + addr
 	l, maddr := startLeader(t, "--outbox", filepath.Join(t.TempDir(), "leader.db"), "--broker", broker, "--durability", "batch")
@@ -194,8 +194,9 @@ func TestLeaderKilledMidDeploy(t *testing.T) {
 	}
 	// Acked in the file, not only acked by a worker: a kill between the
 	// two is redelivered (a duplicate the worker does not apply again).
-	fleettest.Eventually(t, waitLong, "part of the first wave acked in the outbox", func() bool {
-		return metric(t, maddr, "fleetsim_outbox_acked_total") >= 1
+	fleettest.Eventually(t, waitLong, "part of the first wave acked in the outbox", func() error {
+		got := metric(t, maddr, "fleetsim_outbox_acked_total")
+		return fleettest.Unless(got >= 1, "fleetsim_outbox_acked_total = %v", got)
 	})
 	if code := l.stop(t, syscall.SIGKILL); code != -1 {
 		t.Fatalf("leader after SIGKILL: exit code %d", code)

@@ -126,13 +126,13 @@ func (p *proc) stderr() string {
 func (p *proc) log(t *testing.T, msg string, timeout time.Duration) map[string]any {
 	t.Helper()
 	var found map[string]any
-	fleettest.Eventually(t, timeout, p.name+" logs "+strconv.Quote(msg), func() bool {
+	fleettest.Eventually(t, timeout, p.name+" logs "+strconv.Quote(msg), func() error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		for _, r := range p.logs {
 			if r["msg"] == msg {
 				found = r
-				return true
+				return nil
 			}
 		}
 		select {
@@ -140,7 +140,10 @@ func (p *proc) log(t *testing.T, msg string, timeout time.Duration) map[string]a
 			t.Fatalf("%s exited (%v) before logging %q", p.name, p.cmd.ProcessState, msg)
 		default:
 		}
-		return false
+		if len(p.logs) == 0 {
+			return fmt.Errorf("no log record yet")
+		}
+		return fmt.Errorf("%d log records, the last %q", len(p.logs), p.logs[len(p.logs)-1]["msg"])
 	})
 	return found
 }
@@ -205,8 +208,9 @@ func metric(t *testing.T, addr, series string) float64 {
 // waitMetric waits until series reads want.
 func waitMetric(t *testing.T, addr, series string, want float64, timeout time.Duration) {
 	t.Helper()
-	fleettest.Eventually(t, timeout, fmt.Sprintf("%s == %v", series, want), func() bool {
-		return metric(t, addr, series) == want
+	fleettest.Eventually(t, timeout, fmt.Sprintf("%s == %v", series, want), func() error {
+		got := metric(t, addr, series)
+		return fleettest.Unless(got == want, "%s = %v", series, got)
 	})
 }
 

@@ -52,9 +52,11 @@ func TestRemoteOverMQTT(t *testing.T) {
 	defer r.Close()
 
 	var l scenario.Live
-	fleettest.Eventually(t, 20*time.Second, "every worker online and two reports", func() bool {
+	fleettest.Eventually(t, 20*time.Second, "every worker online and two reports", func() error {
 		l = r.Snapshot()
-		return len(l.Workers) == n && countState(l.Workers, scenario.StateOnline) == n && len(l.History) >= 2
+		on := countState(l.Workers, scenario.StateOnline)
+		return fleettest.Unless(len(l.Workers) == n && on == n && len(l.History) >= 2,
+			"%d workers seen, %d online, %d reports", len(l.Workers), on, len(l.History))
 	})
 	s := l.Latest
 	want := f.Leader.Stats().Relay.Partitions
@@ -73,9 +75,9 @@ func TestRemoteOverMQTT(t *testing.T) {
 	if _, err := f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: f.IDs()}); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 20*time.Second, "the deploy and every worker at 2.0.0", func() bool {
+	fleettest.Eventually(t, 20*time.Second, "the deploy and every worker at 2.0.0", func() error {
 		l = r.Snapshot()
-		return l.Target == "2.0.0" && l.Latest.AtTarget == n
+		return fleettest.Unless(l.Target == "2.0.0" && l.Latest.AtTarget == n, "target %q, %d at it", l.Target, l.Latest.AtTarget)
 	})
 	if !hasRecord(l.Records, "deploy 2.0.0") {
 		t.Errorf("no deploy record in %+v", l.Records)
@@ -83,9 +85,10 @@ func TestRemoteOverMQTT(t *testing.T) {
 
 	stopPub()
 	f.Stop(t) // workers first (their offline statuses), then the leader's goodbye
-	fleettest.Eventually(t, 20*time.Second, "every worker offline and the leader down", func() bool {
+	fleettest.Eventually(t, 20*time.Second, "every worker offline and the leader down", func() error {
 		l = r.Snapshot()
-		return countState(l.Workers, scenario.StateOffline) == n && !l.Latest.LeaderUp
+		off := countState(l.Workers, scenario.StateOffline)
+		return fleettest.Unless(off == n && !l.Latest.LeaderUp, "%d of %d offline, leader up %v", off, n, l.Latest.LeaderUp)
 	})
 	if !hasRecord(l.Records, "leader offline") {
 		t.Errorf("no leader offline record in %+v", l.Records)

@@ -52,18 +52,23 @@ func TestProgramWithRunner(t *testing.T) {
 	}()
 
 	tm := teatest.NewTestModel(t, New(r, r, Options{Refresh: MinRefresh}), teatest.WithInitialTermSize(120, 40))
-	fleettest.Eventually(t, 60*time.Second, "the run under way", func() bool {
+	fleettest.Eventually(t, 60*time.Second, "the run under way", func() error {
 		l := r.Snapshot()
-		return l.Phase == scenario.PhaseRunning && l.Now >= 2
+		return fleettest.Unless(l.Phase == scenario.PhaseRunning && l.Now >= 2, "phase %q at %.1fs", l.Phase, l.Now)
 	})
 	teatest.WaitFor(t, tm.Output(), contains("dash-small"), teatest.WithDuration(10*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
-	fleettest.Eventually(t, 10*time.Second, "the run paused", func() bool { return r.Snapshot().Paused })
+	fleettest.Eventually(t, 10*time.Second, "the run paused", func() error {
+		l := r.Snapshot()
+		return fleettest.Unless(l.Paused, "phase %q at %.1fs, not paused", l.Phase, l.Now)
+	})
 	tm.Type("k")
-	fleettest.Eventually(t, 10*time.Second, "the leader killed", func() bool {
-		return slices.ContainsFunc(r.Snapshot().Records, func(rec scenario.Record) bool {
+	fleettest.Eventually(t, 10*time.Second, "the leader killed", func() error {
+		recs := r.Snapshot().Records
+		killed := slices.ContainsFunc(recs, func(rec scenario.Record) bool {
 			return rec.Kind == "control" && strings.HasPrefix(rec.Text, "kill the leader")
 		})
+		return fleettest.Unless(killed, "%d records, none a kill of the leader", len(recs))
 	})
 	tm.Type("q")
 	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)

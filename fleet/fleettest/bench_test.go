@@ -53,8 +53,9 @@ func benchAcked(b *testing.B, memory bool) {
 			b.Fatal(err)
 		}
 	}
-	fleettest.Eventually(b, 10*time.Minute, "all acked", func() bool {
-		return f.Store.Stats().Acked-start >= uint64(b.N)
+	fleettest.Eventually(b, 10*time.Minute, "all acked", func() error {
+		acked := f.Store.Stats().Acked - start
+		return fleettest.Unless(acked >= uint64(b.N), "%d of %d acked", acked, b.N)
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "acked/s")

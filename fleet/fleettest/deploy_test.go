@@ -20,12 +20,8 @@ func TestDeployToThousandWorkers(t *testing.T) {
 	if _, err := f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: f.IDs(), WaveSize: 100, WaveInterval: 50 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0", func() bool {
-		return f.Pool.Stats().ByVersion["2.0.0"] == n
-	})
-	fleettest.Eventually(t, 10*time.Second, "outbox drained", func() bool {
-		return f.Store.Stats().Depth == 0
-	})
+	f.WaitVersion(t, 60*time.Second, "2.0.0", n)
+	f.WaitDrained(t)
 	ps := f.Pool.Stats()
 	if ps.Total.Applied != n || ps.Total.AppliedVersions["2.0.0"] != n {
 		t.Errorf("workers applied %d (2.0.0: %d), want %d each exactly once", ps.Total.Applied, ps.Total.AppliedVersions["2.0.0"], n)
@@ -66,9 +62,10 @@ func TestDeployViaConfigServers(t *testing.T) {
 	if _, err := f.Leader.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: ids, Via: via}); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0 and the downloads served", func() bool {
-		ps := f.Pool.Stats()
-		return ps.ByVersion["2.0.0"] == n && ps.Total.Jobs == n && f.Store.Stats().Depth == 0
+	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0 and the downloads served", func() error {
+		ps, depth := f.Pool.Stats(), f.Store.Stats().Depth
+		return fleettest.Unless(ps.ByVersion["2.0.0"] == n && ps.Total.Jobs == n && depth == 0,
+			"%d at 2.0.0, %d downloads served, outbox depth %d", ps.ByVersion["2.0.0"], ps.Total.Jobs, depth)
 	})
 	// Each server serves the other targets' downloads: n in all, none for
 	// itself.

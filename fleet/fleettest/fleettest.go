@@ -196,27 +196,29 @@ func (f *Fleet) IDs() []string {
 	return ids
 }
 
-// Eventually polls cond every 10 ms until it holds or timeout passes, then
-// fails the test with what. It is for end-to-end tests on the wall clock,
-// where the work happens in other goroutines; it does not sleep to let
-// something happen, it waits for a condition.
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+// WaitVersion waits until n workers run version v.
+func (f *Fleet) WaitVersion(t testing.TB, timeout time.Duration, v string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", timeout, what)
-		}
-		<-tick.C
-	}
+	Eventually(t, timeout, fmt.Sprintf("%d workers at %s", n, v), func() error {
+		ps := f.Pool.Stats()
+		return Unless(ps.ByVersion[v] == n, "%d at %s (by version %v), outbox depth %d", ps.ByVersion[v], v, ps.ByVersion, f.Store.Stats().Depth)
+	})
+}
+
+// WaitDrained waits until the leader's outbox holds nothing.
+func (f *Fleet) WaitDrained(t testing.TB) {
+	t.Helper()
+	Eventually(t, 10*time.Second, "the outbox drained", func() error {
+		s := f.Store.Stats()
+		return Unless(s.Depth == 0, "outbox depth %d, acked %d, leased %d", s.Depth, s.Acked, s.Leased)
+	})
 }
 
 // WaitOnline waits until the leader sees n workers online.
 func (f *Fleet) WaitOnline(t testing.TB, n int) {
 	t.Helper()
-	Eventually(t, 60*time.Second, fmt.Sprintf("want %d workers online", n), func() bool {
-		return f.Leader.Fleet().Online >= n
+	Eventually(t, 60*time.Second, fmt.Sprintf("%d workers online", n), func() error {
+		v := f.Leader.Fleet()
+		return Unless(v.Online >= n, "the leader sees %d online, %d offline", v.Online, v.Offline)
 	})
 }

@@ -107,12 +107,14 @@ func TestLateWillOfReplacedConnection(t *testing.T) {
 	f.WaitOnline(t, 1)
 
 	w.Crash() // the worker gives up on its connection; the broker does not
-	fleettest.Eventually(t, 30*time.Second, "the leader sees the worker's new connection online", func() bool {
-		return f.Leader.Stats().Reconnects == 1 // online on a new epoch while online on the old one
+	fleettest.Eventually(t, 30*time.Second, "the leader sees the worker's new connection online", func() error {
+		n := f.Leader.Stats().Reconnects // online on a new epoch while online on the old one
+		return fleettest.Unless(n == 1, "%d reconnects seen", n)
 	})
 	d.kill() // the old connection dies now, after the new one said online
-	fleettest.Eventually(t, 30*time.Second, "the leader takes the old connection's will (ignored or applied)", func() bool {
-		return f.Leader.Stats().StatusStale == 1 || f.Leader.Fleet().Offline == 1
+	fleettest.Eventually(t, 30*time.Second, "the leader takes the old connection's will (ignored or applied)", func() error {
+		stale, off := f.Leader.Stats().StatusStale, f.Leader.Fleet().Offline
+		return fleettest.Unless(stale == 1 || off == 1, "%d stale statuses, %d offline", stale, off)
 	})
 	if v := f.Leader.Fleet(); v.Online != 1 || v.Offline != 0 {
 		t.Fatalf("after the late will the leader sees %d online, %d offline; want 1, 0", v.Online, v.Offline)
@@ -124,8 +126,9 @@ func TestLateWillOfReplacedConnection(t *testing.T) {
 	if _, err := f.Leader.Send(context.Background(), w.ID(), wire.KindJob, wire.Body(wire.Job{})); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 30*time.Second, "the job delivered to the worker", func() bool {
-		return w.Stats().Jobs == 1
+	fleettest.Eventually(t, 30*time.Second, "the job delivered to the worker", func() error {
+		jobs := w.Stats().Jobs
+		return fleettest.Unless(jobs == 1, "%d jobs done", jobs)
 	})
 	if s := f.Leader.Stats().Relay.Total(); s.OfflineSkips != 0 {
 		t.Fatalf("the relay skipped the worker %d times as offline", s.OfflineSkips)

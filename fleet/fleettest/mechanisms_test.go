@@ -39,8 +39,9 @@ func TestBackpressureAIMD(t *testing.T) {
 			}
 		}
 	}
-	fleettest.Eventually(t, 60*time.Second, "every job done", func() bool {
-		return f.Pool.Stats().Total.Jobs == n*jobs
+	fleettest.Eventually(t, 60*time.Second, "every job done", func() error {
+		done := f.Pool.Stats().Total.Jobs
+		return fleettest.Unless(done == n*jobs, "%d of %d jobs done", done, n*jobs)
 	})
 	ls := f.Leader.Stats()
 	if ls.AcksFull == 0 {
@@ -82,8 +83,9 @@ func TestOfflineWorkersGetOnlyTheLatest(t *testing.T) {
 	for _, w := range ws[:away] {
 		w.Partition()
 	}
-	fleettest.Eventually(t, 30*time.Second, "leader sees the partitioned workers offline (keepalive, last will)", func() bool {
-		return f.Leader.Fleet().Offline == away
+	fleettest.Eventually(t, 30*time.Second, "leader sees the partitioned workers offline (keepalive, last will)", func() error {
+		v := f.Leader.Fleet()
+		return fleettest.Unless(v.Offline == away, "%d online, %d offline", v.Online, v.Offline)
 	})
 	ctx := context.Background()
 	for i, v := range []string{"2.0.0", "3.0.0"} {
@@ -93,8 +95,9 @@ func TestOfflineWorkersGetOnlyTheLatest(t *testing.T) {
 		// Applied, and the applies acknowledged: an ask that timed out
 		// after the worker applied (a loaded machine) is retried before
 		// the next deploy, so each online worker's update counts as acked.
-		fleettest.Eventually(t, 30*time.Second, "the online workers at "+v+", acknowledged", func() bool {
-			return f.Pool.Stats().ByVersion[v] == n-away && f.Store.Stats().Acked >= uint64((i+1)*(n-away))
+		fleettest.Eventually(t, 30*time.Second, "the online workers at "+v+", acknowledged", func() error {
+			at, acked := f.Pool.Stats().ByVersion[v], f.Store.Stats().Acked
+			return fleettest.Unless(at == n-away && acked >= uint64((i+1)*(n-away)), "%d at %s, %d acked", at, v, acked)
 		})
 		// No pause for the away workers' updates: the relay parks each
 		// (leased for a moment, then handed back uncharged), and 3.0.0 may
@@ -105,24 +108,22 @@ func TestOfflineWorkersGetOnlyTheLatest(t *testing.T) {
 	// The relay parked the away workers' updates instead of trying them:
 	// it meets each one while it is away (within a poll or two).
 	// (A fleet-wide count of answered asks is not asserted: on a loaded
-	// machine some asks to online workers time out and are retried — see
-	// the note on issue 4.)
-	fleettest.Eventually(t, 30*time.Second, fmt.Sprintf("relay skipped offline workers at least %d times", away), func() bool {
-		return f.Leader.Stats().Relay.Total().OfflineSkips >= uint64(away)
+	// machine some asks to online workers time out and are retried.)
+	fleettest.Eventually(t, 30*time.Second, fmt.Sprintf("relay skipped offline workers at least %d times", away), func() error {
+		skips := f.Leader.Stats().Relay.Total().OfflineSkips
+		return fleettest.Unless(skips >= uint64(away), "%d offline skips", skips)
 	})
 	for _, w := range ws[:away] {
 		w.Heal()
 	}
-	fleettest.Eventually(t, 60*time.Second, "every worker at 3.0.0", func() bool {
-		return f.Pool.Stats().ByVersion["3.0.0"] == n
-	})
+	f.WaitVersion(t, 60*time.Second, "3.0.0", n)
 	for _, w := range ws[:away] {
 		s := w.Stats()
 		if s.AppliedVersions["2.0.0"] != 0 || s.AppliedVersions["3.0.0"] != 1 {
 			t.Errorf("%s applied %v, want only 3.0.0 once", w.ID(), s.AppliedVersions)
 		}
 	}
-	fleettest.Eventually(t, 10*time.Second, "outbox drained", func() bool { return f.Store.Stats().Depth == 0 })
+	f.WaitDrained(t)
 	if os := f.Store.Stats(); os.Overwritten != away || os.Acked != 2*(n-away)+away {
 		t.Errorf("outbox overwritten %d acked %d; want %d overwrites (2.0.0 replaced while away) and %d acks", os.Overwritten, os.Acked, away, 2*(n-away)+away)
 	}
@@ -158,8 +159,9 @@ func TestMalformedPayloadsAreCountedAndAnswered(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no reject for a malformed request with an id")
 	}
-	fleettest.Eventually(t, 5*time.Second, "3 malformed counted", func() bool {
-		return f.Leader.Stats().Malformed == 3
+	fleettest.Eventually(t, 5*time.Second, "3 malformed counted", func() error {
+		got := f.Leader.Stats().Malformed
+		return fleettest.Unless(got == 3, "%d malformed counted", got)
 	})
 	if r := f.Leader.Stats().RejectedMalformed; r != 1 {
 		t.Errorf("rejected malformed %d, want 1", r)
@@ -178,18 +180,17 @@ func TestLeaderRestartResumesDeploy(t *testing.T) {
 	if _, err := f.Leader.Deploy(context.Background(), plan); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 30*time.Second, "the first waves applied", func() bool {
-		return f.Pool.Stats().ByVersion["2.0.0"] >= 40
+	fleettest.Eventually(t, 30*time.Second, "the first waves applied", func() error {
+		at := f.Pool.Stats().ByVersion["2.0.0"]
+		return fleettest.Unless(at >= 40, "%d at 2.0.0", at)
 	})
 	f.RestartLeader(t, o)
 	if at := f.Pool.Stats().ByVersion["2.0.0"]; at == n {
 		t.Fatalf("the deploy finished before the crash (%d at 2.0.0): the test proves nothing", at)
 	}
-	fleettest.Eventually(t, 60*time.Second, "every worker at 2.0.0 after the restart", func() bool {
-		return f.Pool.Stats().ByVersion["2.0.0"] == n
-	})
+	f.WaitVersion(t, 60*time.Second, "2.0.0", n)
 	if ps := f.Pool.Stats(); ps.Total.AppliedVersions["2.0.0"] != n {
 		t.Errorf("2.0.0 applied %d times, want %d (once per worker)", ps.Total.AppliedVersions["2.0.0"], n)
 	}
-	fleettest.Eventually(t, 10*time.Second, "outbox drained", func() bool { return f.Store.Stats().Depth == 0 })
+	f.WaitDrained(t)
 }

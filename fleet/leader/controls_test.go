@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -77,10 +78,29 @@ func startLeader(t *testing.T, cfg leader.Config) *rig {
 			t.Errorf("leader: %v", err)
 		}
 	})
-	fleettest.Eventually(t, 10*time.Second, "leader subscribed", func() bool {
-		return r.link.handler(r.tp.AllUp()) != nil && r.link.handler(r.tp.AllStatus()) != nil
+	fleettest.Eventually(t, 10*time.Second, "leader subscribed", func() error {
+		up, status := r.link.handler(r.tp.AllUp()) != nil, r.link.handler(r.tp.AllStatus()) != nil
+		return fleettest.Unless(up && status, "subscribed to up topics %v, to statuses %v", up, status)
 	})
 	return r
+}
+
+// seen says what the leader is doing, for a wait's failure message.
+func (r *rig) seen() string {
+	s := r.l.Stats()
+	timer := "no timer armed"
+	if next, ok := r.clk.NextDeadline(); ok {
+		timer = "next timer in " + next.Sub(r.clk.Now()).String()
+	}
+	return fmt.Sprintf("leader: mailbox depth %d of %d, served %d, answered full %d, heartbeats processed %d, acked %d; %s",
+		s.Mailbox.Depth, s.Mailbox.Capacity, s.RequestsServed, s.AnsweredFull, s.HeartbeatsProcessed, s.Outbox.Acked, timer)
+}
+
+// served is a check that n requests have been served.
+func (r *rig) served(n uint64) func() error {
+	return func() error {
+		return fleettest.Unless(r.l.Stats().RequestsServed == n, "%s", r.seen())
+	}
 }
 
 // request sends a worker request to the leader and returns its answer.
@@ -93,25 +113,20 @@ func (r *rig) request(t *testing.T) wire.Result {
 		t.Fatal(err)
 	}
 	r.link.handler(r.tp.AllUp())(r.tp.Up("w-00001"), b)
-	select {
-	case env := <-r.link.out:
-		if env.Ref != id {
-			t.Fatalf("answer to %q, want to %q", env.Ref, id)
-		}
-		return env.Result
-	case <-time.After(10 * time.Second):
-		t.Fatalf("no answer to %s", id)
+	env := fleettest.Receive(t, 10*time.Second, "the answer to "+id, r.link.out, r.seen)
+	if env.Ref != id {
+		t.Fatalf("answer to %q, want to %q", env.Ref, id)
 	}
-	return ""
+	return env.Result
 }
 
 // waitServing waits until the leader is serving a request: its service
 // time is a timer on the fake clock, due d from now.
 func (r *rig) waitServing(t *testing.T, d time.Duration) {
 	t.Helper()
-	fleettest.Eventually(t, 10*time.Second, "the leader sleeping out a service time", func() bool {
+	fleettest.Eventually(t, 10*time.Second, fmt.Sprintf("the leader sleeping out a service time of %v", d), func() error {
 		at, ok := r.clk.NextDeadline()
-		return ok && at.Equal(r.clk.Now().Add(d))
+		return fleettest.Unless(ok && at.Equal(r.clk.Now().Add(d)), "%s", r.seen())
 	})
 }
 
@@ -153,15 +168,12 @@ func TestSetService(t *testing.T) {
 	r.l.SetService(dist.Const(2 * time.Second))
 	r.request(t)
 	r.request(t)
-	served := func(n uint64) func() bool {
-		return func() bool { return r.l.Stats().RequestsServed == n }
-	}
-	r.clk.Advance(10 * time.Second)
-	fleettest.Eventually(t, 10*time.Second, "first request served after 10s", served(1))
+	r.clk.Advance(10 * time.Second) // waitServing saw the timer armed
+	fleettest.Eventually(t, 10*time.Second, "first request served after 10s", r.served(1))
 	for n := uint64(2); n <= 3; n++ {
 		r.waitServing(t, 2*time.Second) // not 10 s: the new service time
 		r.clk.Advance(2 * time.Second)
-		fleettest.Eventually(t, 10*time.Second, "next request served 2s later", served(n))
+		fleettest.Eventually(t, 10*time.Second, "next request served 2s later", r.served(n))
 	}
 }
 
@@ -175,9 +187,9 @@ func TestSharedHistograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.link.handler(r.tp.AllUp())(r.tp.Up("w-00001"), b)
-	r.clk.Advance(30 * time.Second)
-	fleettest.Eventually(t, 10*time.Second, "heartbeat processed", func() bool {
-		return r.l.Stats().HeartbeatsProcessed == 1
+	fleettest.Advance(t, r.clk, 30*time.Second, "the heartbeat processing ticker")
+	fleettest.Eventually(t, 10*time.Second, "heartbeat processed", func() error {
+		return fleettest.Unless(r.l.Stats().HeartbeatsProcessed == 1, "%s", r.seen())
 	})
 	if s := hbWait.Snapshot(); s.Count != 1 || s.Max != 30*time.Second {
 		t.Fatalf("shared histogram: %d ages, max %v; want 1 of 30s", s.Count, s.Max)
@@ -197,9 +209,7 @@ func TestServiceRateWithCoarseTimers(t *testing.T) {
 		}
 	}
 	for step := uint64(1); step <= 10; step++ {
-		r.clk.Advance(10 * time.Millisecond)
-		fleettest.Eventually(t, 10*time.Second, "5 more requests served per 10 ms", func() bool {
-			return r.l.Stats().RequestsServed == 5*step
-		})
+		fleettest.Advance(t, r.clk, 10*time.Millisecond, "the end of a service time")
+		fleettest.Eventually(t, 10*time.Second, "5 more requests served per 10 ms", r.served(5*step))
 	}
 }

@@ -17,6 +17,13 @@ func (r *rig) status(worker, payload string) {
 	r.link.handler(r.tp.AllStatus())(r.tp.Status(worker), []byte(payload))
 }
 
+// acked is a check that the outbox has acked n commands.
+func (r *rig) acked(n uint64) func() error {
+	return func() error {
+		return fleettest.Unless(r.l.Stats().Outbox.Acked == n, "%s", r.seen())
+	}
+}
+
 func (r *rig) online(t *testing.T, worker string) bool {
 	t.Helper()
 	for _, w := range r.l.Fleet().Workers {
@@ -97,12 +104,7 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	// ackNext waits for the command the leader publishes and acks it.
 	ackNext := func(what string) {
 		t.Helper()
-		var cmd wire.Envelope
-		select {
-		case cmd = <-r.link.out:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: the leader published nothing", what)
-		}
+		cmd := fleettest.Receive(t, 10*time.Second, what+": the command", r.link.out, r.seen)
 		b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: cmd.ID, Result: wire.ResultOK})
 		if err != nil {
 			t.Fatal(err)
@@ -122,13 +124,14 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	send()
 	poll()
 	ackNext("after a stale offline")
-	fleettest.Eventually(t, 10*time.Second, "the job acked", func() bool { return r.l.Stats().Outbox.Acked == 1 })
+	fleettest.Eventually(t, 10*time.Second, "the job acked", r.acked(1))
 
 	r.status(w, "offline e2")
 	send()
 	poll()
-	fleettest.Eventually(t, 10*time.Second, "the relay parks the job of the offline worker", func() bool {
-		return r.l.Stats().Relay.Total().OfflineSkips == 1
+	fleettest.Eventually(t, 10*time.Second, "the relay parks the job of the offline worker", func() error {
+		skips := r.l.Stats().Relay.Total().OfflineSkips
+		return fleettest.Unless(skips == 1, "%d offline skips; %s", skips, r.seen())
 	})
 	select {
 	case cmd := <-r.link.out:
@@ -137,5 +140,5 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	}
 	r.status(w, "online e3") // wakes its queue at once
 	ackNext("the parked job, when the worker is back")
-	fleettest.Eventually(t, 10*time.Second, "both jobs acked", func() bool { return r.l.Stats().Outbox.Acked == 2 })
+	fleettest.Eventually(t, 10*time.Second, "both jobs acked", r.acked(2))
 }

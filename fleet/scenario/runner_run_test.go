@@ -105,8 +105,9 @@ func TestRunCancel(t *testing.T) {
 		rep, err := r.Run(ctx)
 		done <- out{rep, err}
 	}()
-	fleettest.Eventually(t, 30*time.Second, "run past its deploy", func() bool {
-		return r.Snapshot().Now > 3
+	fleettest.Eventually(t, 30*time.Second, "run past its deploy", func() error {
+		now := r.Snapshot().Now
+		return fleettest.Unless(now > 3, "at %.1fs", now)
 	})
 	cancel()
 	var o out
@@ -234,7 +235,10 @@ func TestControls(t *testing.T) {
 		}
 		done <- rep
 	}()
-	fleettest.Eventually(t, 30*time.Second, "running", func() bool { return r.Snapshot().Now > 1 })
+	fleettest.Eventually(t, 30*time.Second, "running", func() error {
+		l := r.Snapshot()
+		return fleettest.Unless(l.Now > 1, "phase %q at %.1fs", l.Phase, l.Now)
+	})
 	r.Pause()
 	if lv := r.Snapshot(); !lv.Paused {
 		t.Error("paused, but the snapshot says not")
@@ -243,15 +247,24 @@ func TestControls(t *testing.T) {
 	r.SetSpeed(20)
 	r.SetSpeed(-1) // a warning
 	r.Deploy("")
-	fleettest.Eventually(t, 30*time.Second, "deploy 1.0.1 applied", func() bool { return r.Snapshot().Latest.AtTarget == 30 })
+	fleettest.Eventually(t, 30*time.Second, "deploy 1.0.1 applied", func() error {
+		s := r.Snapshot().Latest
+		return fleettest.Unless(s.AtTarget == 30, "%d of 30 at the target, %d online", s.AtTarget, s.Online)
+	})
 	r.KillLeader()
-	fleettest.Eventually(t, 30*time.Second, "leader back", func() bool {
+	fleettest.Eventually(t, 30*time.Second, "leader back", func() error {
 		lr, _ := r.current()
-		return lr != nil && lr.n == 2
+		if lr == nil {
+			return errors.New("no leader running")
+		}
+		return fleettest.Unless(lr.n == 2, "leader start %d", lr.n)
 	})
 	r.Partition(20)
 	// A partition is noticed at the keepalive, in wall time.
-	fleettest.Eventually(t, 30*time.Second, "partition noticed", func() bool { return r.Snapshot().Latest.Online <= 24 })
+	fleettest.Eventually(t, 30*time.Second, "partition noticed", func() error {
+		on := r.Snapshot().Latest.Online
+		return fleettest.Unless(on <= 24, "%d online", on)
+	})
 	r.Heal()
 	r.SetSpeed(100) // the rest of the run, fast
 	rep := <-done

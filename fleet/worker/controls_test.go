@@ -2,6 +2,7 @@ package worker_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -70,11 +71,43 @@ func startRig(t *testing.T, cfg worker.Config) *rig {
 	})
 	// The first connect is due at once on the fake clock; the connection
 	// itself runs on the wall clock.
-	fleettest.Eventually(t, 10*time.Second, "worker online", func() bool {
+	fleettest.Eventually(t, 10*time.Second, "worker online", func() error {
 		r.clk.Advance(0)
-		return r.w.State().Online
+		return r.state()
 	})
 	return r
+}
+
+// state says what the worker is doing, for a wait's failure message.
+func (r *rig) state() error {
+	st, s := r.w.State(), r.w.Stats()
+	next, ok := r.clk.NextDeadline()
+	timer := "no timer armed"
+	if ok {
+		timer = "next timer in " + next.Sub(r.clk.Now()).String()
+	}
+	return fleettest.Unless(st.Online, "online %v, busy %v, depth %d, version %q; heartbeats sent %d, telemetry generated %d queued %d; %s",
+		st.Online, st.Busy, st.Depth, st.Version, s.HeartbeatsSent, s.TelemetryGenerated, s.TelemetryQueued, timer)
+}
+
+// seen is r.state as text, for a wait that fails whatever the worker's state.
+func (r *rig) seen() string {
+	if err := r.state(); err != nil {
+		return "worker: " + err.Error()
+	}
+	return "worker online"
+}
+
+// next returns the next envelope the worker sent the leader.
+func (r *rig) next(t *testing.T, what string) wire.Envelope {
+	t.Helper()
+	return fleettest.Receive(t, 10*time.Second, what, r.up, r.seen)
+}
+
+// noTimer is nil once no timer is armed on the worker's clock.
+func (r *rig) noTimer() error {
+	next, ok := r.clk.NextDeadline()
+	return fleettest.Unless(!ok, "a timer armed, due in %v", next.Sub(r.clk.Now()))
 }
 
 // command publishes a command to the worker and returns its answer.
@@ -90,13 +123,8 @@ func (r *rig) command(t *testing.T, env wire.Envelope) wire.Envelope {
 		t.Fatal(err)
 	}
 	for {
-		select {
-		case got := <-r.up:
-			if got.Kind == wire.KindAck && got.Ref == env.ID {
-				return got
-			}
-		case <-ctx.Done():
-			t.Fatalf("no ack for %s", env.ID)
+		if got := r.next(t, "the ack for "+env.ID); got.Kind == wire.KindAck && got.Ref == env.ID {
+			return got
 		}
 	}
 }
@@ -111,26 +139,16 @@ func TestSetHeartbeat(t *testing.T) {
 	if err := r.w.SetHeartbeat(100 * time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker armed 100ms ahead", func() bool {
-		at, ok := r.clk.NextDeadline()
-		return ok && at.Equal(r.clk.Now().Add(100*time.Millisecond))
-	})
 	for i := uint64(1); i <= 3; i++ {
-		r.clk.Advance(100 * time.Millisecond)
-		fleettest.Eventually(t, 10*time.Second, "a heartbeat per interval", func() bool {
-			return r.w.Stats().HeartbeatsSent == i
-		})
-		if env := <-r.up; env.Kind != wire.KindHeartbeat || env.Seq != i {
+		fleettest.Advance(t, r.clk, 100*time.Millisecond, "the heartbeat ticker")
+		if env := r.next(t, fmt.Sprintf("heartbeat %d", i)); env.Kind != wire.KindHeartbeat || env.Seq != i {
 			t.Fatalf("leader got %s seq %d, want heartbeat seq %d", env.Kind, env.Seq, i)
 		}
 	}
 	if err := r.w.SetHeartbeat(0); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker stopped", func() bool {
-		_, pending := r.clk.NextDeadline()
-		return !pending
-	})
+	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker stopped", r.noTimer)
 	r.clk.Advance(time.Second) // nothing armed: nothing can fire
 	if s := r.w.Stats(); s.HeartbeatsSent != 3 || s.HeartbeatsStored != 0 {
 		t.Fatalf("after turning heartbeats off: sent %d, stored %d; want 3, 0", s.HeartbeatsSent, s.HeartbeatsStored)
@@ -144,17 +162,13 @@ func TestSetHeartbeat(t *testing.T) {
 // scenario's drain) and nothing more is generated.
 func TestSetTelemetry(t *testing.T) {
 	r := startRig(t, worker.Config{Telemetry: 100 * time.Millisecond})
-	fleettest.Eventually(t, 10*time.Second, "telemetry ticker armed", func() bool {
-		_, ok := r.clk.NextDeadline()
-		return ok
-	})
+	if _, ok := r.clk.NextDeadline(); !ok { // armed as the worker starts, before it connects
+		t.Fatal("a worker with telemetry has no ticker armed")
+	}
 	if err := r.w.SetTelemetry(0); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 10*time.Second, "telemetry ticker stopped", func() bool {
-		_, pending := r.clk.NextDeadline()
-		return !pending
-	})
+	fleettest.Eventually(t, 10*time.Second, "telemetry ticker stopped", r.noTimer)
 	r.clk.Advance(time.Second)
 	if s := r.w.Stats(); s.TelemetryGenerated != 0 {
 		t.Fatalf("after turning telemetry off: %d generated, want 0", s.TelemetryGenerated)
@@ -180,8 +194,9 @@ func TestRefusesUninstallableVersion(t *testing.T) {
 	if ack.Result != wire.ResultOK {
 		t.Fatalf("good apply answered %s (%q)", ack.Result, ack.Reason)
 	}
-	fleettest.Eventually(t, 10*time.Second, "good version applied", func() bool {
-		return r.w.State().Version == "2.1.0-rc_1+b7"
+	fleettest.Eventually(t, 10*time.Second, "good version applied", func() error {
+		st := r.w.State()
+		return fleettest.Unless(st.Version == "2.1.0-rc_1+b7", "version %q, busy %v, depth %d", st.Version, st.Busy, st.Depth)
 	})
 	s := r.w.Stats()
 	if s.Refused != 4 || s.Applied != 1 || s.Malformed != 0 || s.AckedOK != 1 || s.MailboxDepth != 0 {
@@ -230,16 +245,11 @@ func TestTelemetryQueued(t *testing.T) {
 	r := startRig(t, worker.Config{Telemetry: time.Minute, AskTimeout: time.Second})
 	next := func(what string) wire.Envelope {
 		t.Helper()
-		select {
-		case env := <-r.up:
-			if env.Kind != wire.KindTelemetry {
-				t.Fatalf("%s: got %s, want telemetry", what, env.Kind)
-			}
-			return env
-		case <-time.After(10 * time.Second):
-			t.Fatalf("%s: nothing arrived", what)
+		env := r.next(t, what)
+		if env.Kind != wire.KindTelemetry {
+			t.Fatalf("%s: got %s, want telemetry", what, env.Kind)
 		}
-		return wire.Envelope{}
+		return env
 	}
 	identity := func(s worker.Stats) {
 		t.Helper()
@@ -248,9 +258,11 @@ func TestTelemetryQueued(t *testing.T) {
 				s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryQueued)
 		}
 	}
-	r.clk.Advance(time.Minute)
+	fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
 	next("direct send")
-	r.clk.Advance(time.Second) // no answer: kept locally, and sent again from there
+	// No answer: at the ask's deadline the telemetry is kept locally and
+	// sent again from there. The worker arms that deadline after the send.
+	fleettest.Advance(t, r.clk, time.Second, "the ask's deadline")
 	resend := next("send from the local outbox")
 	s := r.w.Stats()
 	if s.TelemetryGenerated != 1 || s.TelemetryStored != 1 || s.TelemetryQueued != 1 {
@@ -264,8 +276,9 @@ func TestTelemetryQueued(t *testing.T) {
 	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
 		t.Fatal(err)
 	}
-	fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() bool {
-		return r.w.Stats().TelemetryForwarded == 1
+	fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() error {
+		s := r.w.Stats()
+		return fleettest.Unless(s.TelemetryForwarded == 1, "forwarded %d, queued %d, late replies %d", s.TelemetryForwarded, s.TelemetryQueued, s.LateReplies)
 	})
 	if s := r.w.Stats(); s.TelemetryQueued != 0 {
 		t.Fatalf("queued %d after forwarding, want 0", s.TelemetryQueued)

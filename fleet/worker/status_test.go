@@ -26,20 +26,15 @@ func TestStatusEpochs(t *testing.T) {
 	}
 	next := func(what string) wire.Status {
 		t.Helper()
-		select {
-		case p := <-statuses:
-			s, err := wire.ParseStatus(r.tp.Status(workerID), []byte(p))
-			if err != nil {
-				t.Fatalf("%s: %v", what, err)
-			}
-			if s.Epoch == "" {
-				t.Fatalf("%s: %q has no epoch", what, p)
-			}
-			return s
-		case <-ctx.Done():
-			t.Fatalf("%s: no status", what)
+		p := fleettest.Receive(t, 10*time.Second, what, statuses, r.seen)
+		s, err := wire.ParseStatus(r.tp.Status(workerID), []byte(p))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
 		}
-		return wire.Status{}
+		if s.Epoch == "" {
+			t.Fatalf("%s: %q has no epoch", what, p)
+		}
+		return s
 	}
 	first := next("retained online of the first connection")
 	if !first.Online {
@@ -49,9 +44,10 @@ func TestStatusEpochs(t *testing.T) {
 	if s := next("last will of the first connection"); s != (wire.Status{Epoch: first.Epoch}) {
 		t.Fatalf("after a crash: %v, want offline %s", s, first.Epoch)
 	}
-	fleettest.Eventually(t, 10*time.Second, "worker reconnected", func() bool {
+	fleettest.Eventually(t, 10*time.Second, "worker reconnected", func() error {
 		r.clk.Advance(0) // the reconnect is due at once on the fake clock
-		return r.w.Stats().Reconnects == 1
+		s := r.w.Stats()
+		return fleettest.Unless(s.Reconnects == 1, "%d reconnects; %s", s.Reconnects, r.seen())
 	})
 	second := next("online of the second connection")
 	if !second.Online || second.Epoch == first.Epoch {
