@@ -10,6 +10,11 @@
 //   - Fake: time that moves only when a test calls Advance, so a test of a
 //     timeout or a backoff never sleeps.
 //
+// A test that advances a Fake while another goroutine arms the timer the
+// advance must fire first waits for it with WaitDue (fleettest.Advance
+// wraps it): on a loaded machine the advance would otherwise come first,
+// and the timer would wait for a move that never comes.
+//
 // Tests whose goroutines block on timers in ways that are awkward to step by
 // hand may instead run Real inside a testing/synctest bubble, where the wall
 // clock itself is fake; fleetsim uses Fake for single-goroutine simulations
