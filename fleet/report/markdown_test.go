@@ -27,10 +27,10 @@ func TestMarkdownContent(t *testing.T) {
 	for _, want := range []string{
 		"**4 of 7 runs passed.**",
 		// seed 001's table, from the leader mailbox.
-		"| variant | offered | processed | lost | max depth | wait p50 | wait p99 | |",
-		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
-		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 200 | 215 ms | 218 ms | ✅ |",
-		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 4,128 | 200 | 99 ms | 193 ms | ✅ |",
+		"| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |",
+		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 0 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
+		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 0 | 0 | 200 | 215 ms | 218 ms | ✅ |",
+		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 0 | 4,128 | 0 | 200 | 99 ms | 193 ms | ✅ |",
 		"| leader mailbox max depth / capacity | 500 / 500 (reject) |",
 		"| ✗ | relay never stalls | `relay.limit.min >= 5` |",
 		"| – | deploy is quick | `deploys[0].duration < 120` | machine could not keep up",

@@ -206,6 +206,8 @@ var rules = map[string]Rule{
 	"commands.queued":   exact(Lower),
 	"commands.lost":     exact(Lower),
 
+	"commands.dropped_after_ack": count(Lower),
+
 	"telemetry.generated": count(None),
 	"telemetry.direct":    count(None),
 	"telemetry.stored":    count(None),
