@@ -372,8 +372,8 @@ type Report struct {
 	// variants once the last has run; they are set on the report of the
 	// sweep's last variant (JudgeComparisons).
 	Comparisons []Verdict `json:"comparisons,omitempty"`
-	Records  []Record          `json:"records"`
-	Samples  []Sample          `json:"samples"`
+	Records     []Record  `json:"records"`
+	Samples     []Sample  `json:"samples"`
 	// Err is set when the run could not complete (the error text).
 	Err string `json:"error,omitempty"`
 }
