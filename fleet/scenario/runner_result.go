@@ -259,8 +259,9 @@ func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) H
 	return h
 }
 
-// relayResult sums the relay over its partitions and leader instances;
-// the limits' range comes from their histories.
+// relayResult sums the relay over its partitions and leader instances
+// (the limiters' own decrease counts included); the limits' range comes
+// from their histories.
 func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 	total := func(f func(outbox.PartitionStats) uint64) uint64 {
 		return lt.sum(func(l *leader.Stats) uint64 { return f(l.Relay.Total()) })
@@ -273,15 +274,16 @@ func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 		DeadLettered: total(func(p outbox.PartitionStats) uint64 { return p.DeadLettered }),
 		OfflineSkips: total(func(p outbox.PartitionStats) uint64 { return p.OfflineSkips }),
 	}
-	lo, hi, dec, gaps := r.limits.result()
-	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: dec}
+	lo, hi, gaps := r.limits.result()
+	dec := total(func(p outbox.PartitionStats) uint64 { return p.Decreases })
+	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: int(dec)}
 	if n := len(lt.all); n > 0 {
 		last := lt.all[n-1].Relay
 		rr.Partitions = len(last.Partitions)
 		rr.Limit.Final = last.Total().Limit
 	}
 	if gaps > 0 {
-		r.warnf("relay limits moved more than %d times between two samples %d times: limit.decreases may undercount", limitHistory, gaps)
+		r.warnf("relay limits moved more than %d times between two samples %d times: limit.min and limit.max may miss an extreme", limitHistory, gaps)
 	}
 	return rr
 }
