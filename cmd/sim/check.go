@@ -96,7 +96,7 @@ measures their values and bands anew; review the diff before committing it.
 	f.add(c, "")
 	c.Flags().StringVar(&junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
 	c.Flags().StringVar(&baseline, "baseline", "testdata/baselines", "directory of the baseline files")
-	c.Flags().BoolVar(&update, "update-baseline", false, "write this run's results as the new baselines instead of comparing")
+	c.Flags().BoolVar(&update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
 	repeat.add(c)
 	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
 	f.headless = true

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestCheckTenfold: a baseline whose count is ten times the run's, or a
@@ -118,4 +121,24 @@ func lineWith(text, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// TestEarlierFailures: with --repeat, a run of an earlier round that
+// failed an expectation fails the command too (exit 4), and is printed:
+// only the last round is reported in full.
+func TestEarlierFailures(t *testing.T) {
+	pass := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Pass}}}
+	fail := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Fail, Detail: "lost = 3"}}}
+	var out strings.Builder
+	if err := earlierFailures(&out, [][]*scenario.Report{{pass}, {pass}}); err != nil || out.Len() != 0 {
+		t.Errorf("every round passed: err %v, printed %q", err, out.String())
+	}
+	err := earlierFailures(&out, [][]*scenario.Report{{fail}, {pass}, {pass}})
+	var ce *cli.Error
+	if !errors.As(err, &ce) || ce.Code != cli.ExitFailed || !strings.Contains(err.Error(), "s (round 1)") {
+		t.Errorf("err = %v, want exit 4 naming the run and its round", err)
+	}
+	if !strings.Contains(out.String(), "round 1 of 3:\nFAIL s") || !strings.Contains(out.String(), "(lost = 3)") {
+		t.Errorf("printed:\n%s", out.String())
+	}
 }

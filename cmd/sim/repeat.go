@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -82,5 +83,5 @@ func earlierFailures(w io.Writer, rounds [][]*scenario.Report) error {
 	if len(failed) == 0 {
 		return nil
 	}
-	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d earlier runs failed: %v", len(failed), failed)}
+	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("runs of earlier rounds failed: %s", strings.Join(failed, ", "))}
 }

@@ -197,8 +197,9 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 // better direction, and exact where the user made it exact (or a band
 // where the user made an exact metric a band). Values and bands come from
 // reps: a band is measured, not kept. A metric of old that the runs lack
-// is dropped. An old baseline of another scenario, variant or fleet size
-// is not an edit of this one: Recapture then returns Capture(reps...).
+// is dropped, as is one a baseline no longer keeps (an input echoed
+// back). An old baseline of another scenario, variant or fleet size is
+// not an edit of this one: Recapture then returns Capture(reps...).
 func Recapture(old Baseline, reps ...*scenario.Report) (Baseline, error) {
 	b, ms, err := captureRuns(reps)
 	if err != nil || old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount || len(old.Metrics) == 0 {
@@ -245,11 +246,15 @@ func UpdateBaseline(path string, reps ...*scenario.Report) error {
 }
 
 // Warnings lists what a reviewer of b should look at before committing
-// it: an exact metric whose runs disagreed (the timeline does not decide
-// it after all, or something is flaky), and a measured band so wide that a
+// it: captured runs that fell behind (their timings are never compared),
+// an exact metric whose runs disagreed (the timeline does not decide it
+// after all, or something is flaky), and a measured band so wide that a
 // tenfold change stays inside it.
 func (b Baseline) Warnings() []string {
 	var out []string
+	if !b.KeptUp && b.Err == "" {
+		out = append(out, "a captured run fell behind its schedule, so this baseline's timings are never compared: capture it again on a machine that keeps up")
+	}
 	for _, m := range b.Metrics {
 		if m.Runs < 2 {
 			continue

@@ -84,7 +84,7 @@ type scale struct {
 	// Slack is the absolute noise a measured band always allows, in the
 	// metric's unit: a count's ±few, a timer's resolution. It keeps small
 	// counts from reading as large ratios (1 against 3 is not a 3×
-	// change), and makes Abs = Slack × factor.
+	// change); a measured band's abs is Slack × its factor.
 	Slack float64
 	// MinFactor is the narrowest measured band: runs that happened to
 	// agree do not make a band of nothing.
