@@ -93,6 +93,9 @@ type WorkerProfile struct {
 	// Service time per command, in dist notation ("2ms",
 	// "lognormal(5ms, 0.5)"). Default 1ms.
 	Service *dist.Dist `yaml:"service"`
+	// RTT is the network round trip of a command to this worker: its
+	// answer leaves this long after the command came. Default 0.
+	RTT *dist.Dist `yaml:"rtt"`
 	// Heartbeat interval; 0 turns heartbeats off. Default 0.
 	Heartbeat *Duration `yaml:"heartbeat"`
 	// Telemetry interval; 0 turns telemetry off. Default 0.
