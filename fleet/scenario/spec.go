@@ -200,6 +200,11 @@ type RelaySpec struct {
 	// (each attempt waits out the ask timeout): what skipping them saves,
 	// for comparison runs. Default false.
 	TryOffline bool `yaml:"try_offline"`
+	// RetryRejects makes the relay retry a command a worker refused for
+	// good, with backoff up to the outbox's attempt limit, instead of
+	// dead-lettering it at once: what dead-lettering saves the commands
+	// queued behind it, for comparison runs. Default false.
+	RetryRejects bool `yaml:"retry_rejects"`
 }
 
 // LimitSpec is an AIMD (or static) limiter.
@@ -295,6 +300,9 @@ type Deploy struct {
 	// TTL drops an update still undelivered that long after its wave
 	// started (counted as expired). Default 0: no limit.
 	TTL Duration `yaml:"ttl"`
+	// Replace, true by default, makes a worker's update replace an older
+	// one still queued for it; false queues it behind (comparison runs).
+	Replace *bool `yaml:"replace"`
 }
 
 // HeartbeatStorm is a burst of heartbeats.
