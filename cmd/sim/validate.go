@@ -36,8 +36,12 @@ It runs nothing.
 				if err != nil {
 					return cli.Usagef("%v", err)
 				}
-				fmt.Fprintf(stdout, "ok  %s: %s, %d workers, %v at speed %g, %d events, %d expectations, %d variant(s)\n",
+				line := fmt.Sprintf("ok  %s: %s, %d workers, %v at speed %g, %d events, %d expectations, %d variant(s)",
 					sc.File, sc.Name, sc.Fleet.Count, sc.Duration, sc.Speed, len(sc.Timeline), len(sc.Expect), len(vs))
+				if len(sc.Compare) > 0 {
+					line += fmt.Sprintf(", %d comparisons", len(sc.Compare))
+				}
+				fmt.Fprintln(stdout, line)
 			}
 			return nil
 		},
