@@ -201,3 +201,44 @@ func TestCheckSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// A division by zero is not judged, naming the divisor and its value: in
+// floating point fleet.count / 0 is +Inf, and the check would pass.
+// Other divisions give what expr gives (a float64 for /).
+func TestJudgeDivisionByZero(t *testing.T) {
+	r := Result{Run: RunInfo{KeptUp: true}, Fleet: FleetResult{Count: 10},
+		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.5}}}, Outbox: OutboxResult{Enqueued: 5}}
+	lost2 := r
+	lost2.Lost = 2
+	for _, c := range []struct {
+		check  string
+		r      Result
+		status Status
+		detail string
+	}{
+		{"fleet.count / lost > 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count / lost > 1", lost2, Pass, ""},
+		{"fleet.count / lost > 6", lost2, Fail, "fleet.count = 10, lost = 2"},
+		{"fleet.count % lost == 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count % lost == 0", lost2, Pass, ""},
+		{"leader.mailbox.wait.p99 / heartbeats.age.max < 1", r, NotJudged, "not judged: division by zero (the divisor heartbeats.age.max = 0)"},
+		{"fleet.count / (lost / 2) > 1", r, NotJudged, "not judged: division by zero (the divisor lost / 2 = 0)"},
+		{"lost == 0 || fleet.count / lost > 1", r, Pass, ""}, // never divides
+		{"fleet.count / 4 == 2.5", r, Pass, ""},
+		{"fleet.count % 4 == 2", r, Pass, ""},
+		{"leader.mailbox.wait.p99 / 2 == 0.25", r, Pass, ""},
+		{"outbox.enqueued / fleet.count == 0.5", r, Pass, ""},
+		{"all(deploys, .delivered / .targets >= 1)", Result{Deploys: []DeployRes{{Delivered: 3}}}, NotJudged,
+			"not judged: division by zero (the divisor .targets = 0)"},
+	} {
+		s := &Scenario{Expect: []Expect{{Check: c.check}}}
+		got := Judge(s, c.r)[0]
+		if got.Status != c.status || got.Detail != c.detail {
+			t.Errorf("%s: %s %q, want %s %q", c.check, got.Status, got.Detail, c.status, c.detail)
+		}
+	}
+	// A division the type checker refuses is still refused.
+	if _, err := compileCheck(`deploys[0].version / 2 > 1`); err == nil {
+		t.Error("text / 2 compiles")
+	}
+}
