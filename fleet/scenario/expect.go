@@ -309,7 +309,8 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 
 // compileChecks compiles every expectation of s and marks the timing ones,
 // reporting each that does not compile at its place in the file (down to
-// the column of the misspelt name when the check is on one line).
+// the column of the misspelt name when the check is on one line), and
+// each that cannot depend on the run (constantMessage).
 func compileChecks(s *Scenario, src *source) Errors {
 	var errs Errors
 	s.checks = make([]*check, len(s.Expect))
@@ -335,6 +336,10 @@ func compileChecks(s *Scenario, src *source) Errors {
 			ce := err.(*checkError)
 			p := src.pos[at]
 			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			continue
+		}
+		if msg := constantMessage(e.Check, c); msg != "" {
+			errs = append(errs, src.atPos(src.pos[at], path, msg))
 			continue
 		}
 		s.checks[i] = c
