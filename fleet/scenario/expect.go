@@ -310,10 +310,13 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 // compileChecks compiles every expectation of s and marks the timing ones,
 // reporting each that does not compile at its place in the file (down to
 // the column of the misspelt name when the check is on one line), and
-// each that cannot depend on the run (constantMessage).
+// each that cannot depend on the run (constantMessage). It sets
+// s.Warnings to the checks that cannot depend on this scenario's run
+// (vacuousMessage).
 func compileChecks(s *Scenario, src *source) Errors {
 	var errs Errors
 	s.checks = make([]*check, len(s.Expect))
+	s.Warnings = nil
 	byName := map[string]string{}
 	for i := range s.Expect {
 		e := &s.Expect[i]
@@ -344,6 +347,11 @@ func compileChecks(s *Scenario, src *source) Errors {
 		}
 		s.checks[i] = c
 		e.Timing = c.timing
+		if msg := vacuousMessage(s, e.Check, c); msg != "" {
+			w := src.atPos(src.pos[at], path, msg)
+			w.Warning = true
+			s.Warnings = append(s.Warnings, w)
+		}
 	}
 	return errs
 }

@@ -212,6 +212,81 @@ func exprField(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
+// vacuousMessage says why the check, compiled as c, cannot depend on s's
+// run: every name it reads counts something s never sends (fedBy), so
+// each stays 0 and the outcome is known before the run. It returns ""
+// when the check reads a name s can change.
+func vacuousMessage(s *Scenario, text string, c *check) string {
+	tree, err := parser.Parse(text)
+	if err != nil {
+		return ""
+	}
+	reads := metricPaths(tree.Node)
+	if len(reads) == 0 {
+		return ""
+	}
+	sent := s.feeds()
+	var need feed
+	var texts []string
+	for _, n := range reads {
+		segs, _ := segments(n)
+		f, ok := fedByName(names.path(segs))
+		if !ok || f == 0 || f&sent != 0 {
+			return ""
+		}
+		need |= f
+		if t := n.String(); !slices.Contains(texts, t) {
+			texts = append(texts, t)
+		}
+	}
+	var kinds, lacks []string
+	for _, fn := range feedNames {
+		if need&fn.feed != 0 {
+			kinds = append(kinds, fn.name)
+			lacks = append(lacks, fn.ifNot)
+		}
+	}
+	sends := "no " + kinds[0]
+	switch len(kinds) {
+	case 2:
+		sends = "neither"
+	case 3:
+		sends = "none of them"
+	}
+	var outcome string
+	switch status, _ := c.judge(Result{Run: RunInfo{KeptUp: true}}, false); status {
+	case Pass:
+		outcome = "it cannot fail"
+	case Fail:
+		outcome = "it cannot pass"
+	default:
+		outcome = "it is never judged"
+	}
+	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
+		strings.TrimSpace(text), list(texts), list(kinds), sends, strings.Join(lacks, ", "), outcome)
+}
+
+// path is the name a member chain reads: "workers.at_version" for
+// workers.at_version["2.0.0"] (a map's keys are not names),
+// "deploys[].delivered" for deploys[0].delivered.
+func (t *nameTable) path(segs []string) string {
+	cur := ""
+	for _, s := range segs {
+		if cur != "" && t.types[cur].Kind() == reflect.Map {
+			break
+		}
+		next := join(cur, s)
+		if s == "[]" {
+			next = cur + "[]"
+		}
+		if t.types[next] == nil {
+			break
+		}
+		cur = next
+	}
+	return cur
+}
+
 // list joins xs as "a", "a and b", "a, b and c".
 func list(xs []string) string {
 	if len(xs) < 2 {

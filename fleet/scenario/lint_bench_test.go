@@ -36,7 +36,7 @@ func BenchmarkConstantCheck(b *testing.B) {
 }
 
 // BenchmarkParseShipped loads a shipped scenario: six checks, each
-// compiled and tried for constancy.
+// compiled, tried for constancy and for vacuity.
 func BenchmarkParseShipped(b *testing.B) {
 	data, err := os.ReadFile("../../scenarios/wave-deploy.yaml")
 	if err != nil {
