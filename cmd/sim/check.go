@@ -36,6 +36,9 @@ record one with --update-baseline. Updating keeps an existing file's
 metrics and rules (a line you deleted stays deleted, a rule you widened stays
 wide) and refreshes the values; review the diff before committing it.
 
+A file's warnings (an expectation that cannot depend on this scenario's run;
+see 'sim validate') go to stderr before the runs.
+
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
   sim check scenarios/ --workers 300 --update-baseline`,
@@ -45,7 +48,7 @@ wide) and refreshes the values; review the diff before committing it.
 			if err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f)
+			scs, err := loadAll(args, &f, stderr)
 			if err != nil {
 				return err
 			}
