@@ -42,13 +42,16 @@ func Load(path string) (*Scenario, error) {
 // Parse decodes a scenario file strictly and validates it: an unknown key,
 // a value of the wrong type or out of range, an event with no action or
 // two, a selector naming a group or a worker the fleet does not have, a
-// check that does not compile against Result... Every problem is reported,
-// as an Errors, each with file:line:col, the YAML path, the offending text
-// and what would be valid. file names the data in messages.
+// check that does not compile against Result or that cannot depend on the
+// run (lost >= 0)... Every problem is reported, as an Errors, each with
+// file:line:col, the YAML path, the offending text and what would be
+// valid. file names the data in messages.
 //
 // The returned Scenario has its defaults filled in, its timeline sorted by
 // time (stably) and its expectations compiled. Every variant of its sweep
-// has been built and validated too (Variants).
+// has been built and validated too (Variants). Its Warnings list the
+// checks that cannot depend on this scenario's run: they read only counts
+// it never produces.
 func Parse(file string, data []byte) (*Scenario, error) {
 	src := newSource(file, data)
 	body, errs := parseDocument(src, data)
