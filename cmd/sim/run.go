@@ -139,6 +139,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 		if err != nil {
 			return nil, false, cli.Usagef("%v", err)
 		}
+		var mine []*scenario.Report
 		for _, v := range vs {
 			if ctx.Err() != nil {
 				return reps, false, nil
@@ -148,9 +149,13 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 				return nil, false, err
 			}
 			reps = append(reps, rep)
+			mine = append(mine, rep)
 			if quit {
 				return reps, true, nil
 			}
+		}
+		if len(mine) > 0 {
+			mine[len(mine)-1].Comparisons = scenario.JudgeComparisons(sc, vs, mine)
 		}
 	}
 	return reps, false, nil

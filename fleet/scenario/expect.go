@@ -71,12 +71,13 @@ func secondsToFloat(params ...any) (any, error) {
 	return nil, fmt.Errorf("%s(%T): want a number", secondsFunc, params[0])
 }
 
-// compile compiles one expression against Result; asBool for a check, not
-// for a metric path read for a failure's detail.
-func compile(text string, asBool bool) (*vm.Program, bool, error) {
+// compile compiles one expression against env (a Result, or a
+// comparisonEnv); asBool for a check, not for a metric path read for a
+// failure's detail.
+func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 	p := &secondsPatcher{}
 	opts := []expr.Option{
-		expr.Env(Result{}),
+		expr.Env(env),
 		expr.Function(secondsFunc, secondsToFloat, new(func(any) float64)),
 		expr.Function(divideFunc, divide, new(func(any, any, string) float64)),
 		expr.Function(moduloFunc, modulo, new(func(any, any, string) int)),
@@ -96,8 +97,12 @@ func compile(text string, asBool bool) (*vm.Program, bool, error) {
 
 // compileCheck compiles an expectation: a bool over the Result's names. Its
 // error is a *checkError locating the problem inside text.
-func compileCheck(text string) (*check, error) {
-	prog, timing, err := compile(text, true)
+func compileCheck(text string) (*check, error) { return compileCheckIn(text, Result{}) }
+
+// compileCheckIn compiles a check against env: Result{} for an
+// expectation, comparisonEnv{} for a comparison of sweep variants.
+func compileCheckIn(text string, env any) (*check, error) {
+	prog, timing, err := compile(text, env, true)
 	if err != nil {
 		return nil, explain(text, err)
 	}
@@ -113,7 +118,7 @@ func compileCheck(text string) (*check, error) {
 			continue
 		}
 		seen[t] = true
-		if p, timing, err := compile(t, false); err == nil {
+		if p, timing, err := compile(t, env, false); err == nil {
 			c.reads = append(c.reads, reading{text: t, prog: p, timing: timing})
 		}
 	}
@@ -125,7 +130,7 @@ func compileCheck(text string) (*check, error) {
 // source order.
 func metricPaths(root exprast.Node) []exprast.Node {
 	out := slices.DeleteFunc(metricChains(root), func(n exprast.Node) bool {
-		segs, ok := segments(n)
+		segs, ok := segments(metricOf(n))
 		return !ok || names.types[segs[0]] == nil
 	})
 	slices.SortStableFunc(out, func(a, b exprast.Node) int { return a.Location().From - b.Location().From })
@@ -181,7 +186,7 @@ func explain(text string, err error) error {
 		return ce
 	}
 	for _, n := range metricChains(tree.Node) {
-		segs, _ := segments(n)
+		segs, _ := segments(metricOf(n))
 		parent, bad, ok := names.firstUnknown(segs)
 		if !ok || !strings.Contains(ce.msg, bad) {
 			continue
@@ -335,6 +340,12 @@ func compileChecks(s *Scenario, src *source) Errors {
 			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
 		}
 		c, err := compileCheck(e.Check)
+		if err == nil {
+			err = unknownKeys(e.Check, map[string][]string{
+				"events":  sortedNames(eventNames(s)),
+				"windows": windowNames(s),
+			})
+		}
 		if err != nil {
 			ce := err.(*checkError)
 			p := src.pos[at]
@@ -354,6 +365,56 @@ func compileChecks(s *Scenario, src *source) Errors {
 		}
 	}
 	return errs
+}
+
+// unknownKeys finds a read of a named map (events["away"], windows["herd"])
+// whose key is not one the scenario defines: keys lists the valid keys by
+// map name. It returns a *checkError at the key, or nil.
+func unknownKeys(text string, keys map[string][]string) error {
+	tree, err := parser.Parse(text)
+	if err != nil {
+		return nil
+	}
+	var bad error
+	root := tree.Node
+	exprast.Walk(&root, visitFunc(func(n exprast.Node) {
+		m, ok := n.(*exprast.MemberNode)
+		if !ok || bad != nil {
+			return
+		}
+		id, ok := m.Node.(*exprast.IdentifierNode)
+		if !ok {
+			return
+		}
+		valid, named := keys[id.Value]
+		if !named {
+			return
+		}
+		key, ok := m.Property.(*exprast.StringNode)
+		if !ok {
+			bad = &checkError{col: m.Property.Location().From, msg: fmt.Sprintf("%s takes a name in quotes, as in %s[%q]", id.Value, id.Value, "name")}
+			return
+		}
+		if !slices.Contains(valid, key.Value) {
+			msg := fmt.Sprintf("%s has no %q%s", id.Value, key.Value, didYouMean(key.Value, valid))
+			if len(valid) == 0 {
+				msg += fmt.Sprintf("; this scenario defines no %s", id.Value)
+			} else {
+				msg += "; it has " + strings.Join(valid, ", ")
+			}
+			bad = &checkError{col: key.Location().From, msg: msg}
+		}
+	}))
+	return bad
+}
+
+func windowNames(s *Scenario) []string {
+	out := make([]string, 0, len(s.Windows))
+	for _, w := range s.Windows {
+		out = append(out, w.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // within moves p from the start of a one-line scalar to the column of ce
@@ -430,10 +491,13 @@ func (c *check) judge(r Result, timing bool) (Status, string) {
 
 // values shows what the check read: "leader.mailbox.max_depth = 1412,
 // leader.mailbox.capacity = 1000".
-func (c *check) values(r Result) string {
+func (c *check) values(r Result) string { return c.valuesIn(r) }
+
+// valuesIn is values over any environment the check was compiled for.
+func (c *check) valuesIn(env any) string {
 	parts := make([]string, 0, len(c.reads))
 	for _, rd := range c.reads {
-		v, err := expr.Run(rd.prog, r)
+		v, err := expr.Run(rd.prog, env)
 		if err != nil {
 			parts = append(parts, rd.text+": "+firstLine(err.Error()))
 			continue

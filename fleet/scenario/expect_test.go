@@ -242,3 +242,30 @@ func TestJudgeDivisionByZero(t *testing.T) {
 		t.Error("text / 2 compiles")
 	}
 }
+
+// A comparison of variants that divides by zero is not judged either.
+func TestJudgeComparisonsDivisionByZero(t *testing.T) {
+	sc, err := Parse("cmp.yaml", []byte(strings.Replace(compareYAML,
+		"variant[\"aimd\"].relay.backpressure * 2 <= variant[\"static\"].relay.backpressure",
+		"variant[\"aimd\"].relay.backpressure / variant[\"static\"].relay.backpressure < 0.5", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := func(backpressure uint64) *Report {
+		r := &Report{}
+		r.Result.Relay.Backpressure = backpressure
+		r.Result.Run.KeptUp = true
+		return r
+	}
+	got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(0)})[0]
+	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != NotJudged || got.Detail != want {
+		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
+	}
+	if got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(40)})[0]; got.Status != Pass {
+		t.Errorf("with a divisor of 40: %+v", got)
+	}
+}

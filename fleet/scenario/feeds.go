@@ -1,6 +1,9 @@
 package scenario
 
-import "strings"
+import (
+	"reflect"
+	"strings"
+)
 
 // feed is what a run must send for a result name to count anything.
 type feed uint8
@@ -18,14 +21,16 @@ const (
 	feedHeartbeats
 )
 
-// fedBy decides, for every result name, what the run must send for it to
-// count anything: a name fed by several feeds counts when any of them is
-// sent. 0 means the name counts without any (the fleet's connections and
-// syncs, the configuration, the leader's own cadence): a check reading it
-// is never called vacuous. "X.*" is X and every name under it, the items
-// of a list included; an exact entry wins over it. Without its feed a
-// name stays 0 (a list stays empty). TestFedByDecidesEveryName fails
-// when a name is added to Result without an entry here.
+// fedBy decides, for every result name (resultNames), what the run must
+// send for it to count anything: a name fed by several feeds counts when
+// any of them is sent. 0 means the name counts without any (the fleet's
+// connections and syncs, the configuration, the leader's own cadence): a
+// check reading it is never called vacuous. "X.*" is X and every name
+// under it, the items of a list or map included; an exact entry wins over
+// it. An item of a list or map of structs is "[]": windows[].relay.
+// Without its feed a name stays 0 (a list stays empty).
+// TestFedByDecidesEveryName fails when a name is added to Result without
+// an entry here.
 var fedBy = map[string]feed{
 	"lost":  feedCommands | feedTelemetry,
 	"run.*": 0,
@@ -82,6 +87,74 @@ var fedBy = map[string]feed{
 	"commands.*":  feedCommands,
 	"telemetry.*": feedTelemetry,
 	"deploys.*":   feedCommands,
+
+	"events.*": 0, // the timeline's own: when, and how many workers
+
+	"windows[].from":               0,
+	"windows[].to":                 0,
+	"windows[].leader.*":           0,
+	"windows[].relay.*":            feedCommands,
+	"windows[].workers.connects":   0,
+	"windows[].workers.sync_sent":  0,
+	"windows[].workers.sync_ok":    0,
+	"windows[].workers.sync_full":  0,
+	"windows[].workers.acked_full": feedCommands,
+}
+
+// resultNames lists every name a check can read, as fedBy spells them:
+// the leaves of Result by their expr tags, "[]" for an item of a list or
+// a map of structs ("deploys[].version", "windows[].relay.delivered"); a
+// map of numbers is a name itself (workers.at_version).
+func resultNames() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for _, i := range exprFields(t) {
+			f := t.Field(i)
+			tag := f.Tag.Get("expr")
+			if tag == "" {
+				continue
+			}
+			p, ft := join(prefix, tag), f.Type
+			if k := ft.Kind(); (k == reflect.Slice || k == reflect.Map) && ft.Elem().Kind() == reflect.Struct {
+				p, ft = p+"[]", ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(ft, p)
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	walk(resultType, "")
+	return out
+}
+
+// resultPath is the name a member chain's segments read, as resultNames
+// spells it: "workers.at_version" for workers.at_version["2.0.0"],
+// "deploys[].delivered" for deploys[0].delivered,
+// "windows[].relay.delivered" for windows["herd"].relay.delivered.
+func resultPath(segs []string) string {
+	t, path := resultType, ""
+	for i := 0; i < len(segs); i++ {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Map:
+			if t.Elem().Kind() != reflect.Struct {
+				return path // a map of numbers: its key is not a name
+			}
+			t, path = t.Elem(), path+"[]"
+			continue // segs[i] is the index or the key
+		case reflect.Struct:
+		default:
+			return path
+		}
+		f, ok := exprField(t, segs[i])
+		if !ok {
+			return path
+		}
+		t, path = f.Type, join(path, segs[i])
+	}
+	return path
 }
 
 // fedByName returns what feeds the name at path ("relay.retries",

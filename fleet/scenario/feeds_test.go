@@ -1,7 +1,7 @@
 package scenario
 
 import (
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -9,39 +9,59 @@ import (
 // Every result name has a decision in fedBy: a name added to Result
 // without one fails here. And every entry names a name.
 func TestFedByDecidesEveryName(t *testing.T) {
-	decided := 0
-	for _, p := range names.order {
-		if names.types[p].Kind() == reflect.Struct {
-			continue // its names are decided one by one
-		}
+	all := resultNames()
+	if len(all) < 120 {
+		t.Fatalf("only %d names: the walk is broken", len(all))
+	}
+	for _, p := range all {
 		if _, ok := fedByName(p); !ok {
 			t.Errorf("%s: no entry in fedBy: say what a run must send for it to count (0 for nothing)", p)
 		}
-		decided++
-	}
-	if decided < 100 {
-		t.Errorf("only %d names: the walk is broken", decided)
 	}
 	for k := range fedBy {
-		if names.types[strings.TrimSuffix(k, ".*")] == nil {
+		k = strings.TrimSuffix(k, ".*")
+		if !slices.ContainsFunc(all, func(p string) bool { return p == k || inside(k, p) }) {
 			t.Errorf("fedBy has %q, which is not a result name", k)
+		}
+	}
+	for segs, want := range map[string]string{
+		"lost":                                 "lost",
+		`workers.at_version.2.0.0`:             "workers.at_version",
+		"deploys.[].delivered":                 "deploys[].delivered",
+		"deploys":                              "deploys",
+		"windows.herd.relay.delivered":         "windows[].relay.delivered",
+		"windows.herd.leader.mailbox.wait.p99": "windows[].leader.mailbox.wait.p99",
+		"events.heal.workers":                  "events[].workers",
+	} {
+		if got := resultPath(strings.Split(segs, ".")); got != want {
+			t.Errorf("resultPath(%s) = %s, want %s", segs, got, want)
 		}
 	}
 }
 
-// heartbeat-coalescing.yaml sends no command and no telemetry: its
-// lost == 0 cannot fail, and loading it says so (without refusing it).
-func TestShippedVacuousWarning(t *testing.T) {
-	s, err := Load("../../scenarios/heartbeat-coalescing.yaml")
+// The example of the task: a scenario that sends heartbeats and nothing
+// else, whose lost == 0 cannot fail. Loading it says so, without refusing it.
+func TestHeartbeatsOnlyWarning(t *testing.T) {
+	s, err := Parse("heartbeats.yaml", []byte(heartbeatsOnly))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `../../scenarios/heartbeat-coalescing.yaml:22:5: warning: expect[0]: check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail` +
+	want := `heartbeats.yaml:7:5: warning: expect[0]: check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail` +
 		"\n\t  - lost == 0\n\t    ^"
 	if got := s.Warnings.Error(); got != want {
 		t.Errorf("warnings:\n%s\nwant\n%s", got, want)
 	}
 }
+
+const heartbeatsOnly = `name: heartbeats
+duration: 3m
+fleet:
+  count: 100
+  worker: {heartbeat: 5s}
+expect:
+  - lost == 0
+  - heartbeats.max_queued <= fleet.count
+`
 
 func TestVacuousWarnings(t *testing.T) {
 	const head = "name: v\nduration: 1m\n"
@@ -52,6 +72,7 @@ func TestVacuousWarnings(t *testing.T) {
 	telemetry := head + "fleet: {count: 10, worker: {telemetry: 5s}}\n"
 	groupTelemetry := head + "fleet:\n  count: 10\n  groups: [{name: g, count: 2, telemetry: 5s}]\n"
 	heartbeat := head + "fleet: {count: 10, worker: {heartbeat: 5s}}\n"
+	windows := head + "fleet: {count: 10}\ntimeline:\n  - {at: 5s, name: e, crash: {workers: 10%}}\nwindows:\n  - {name: w, from: 5s, to: 20s}\n"
 	for _, tc := range []struct {
 		file, check, want string // want "": no warning
 	}{
@@ -84,6 +105,10 @@ func TestVacuousWarnings(t *testing.T) {
 		{heartbeat, "heartbeats.coalesced_ratio >= 0.75", ""},
 		{storm, "heartbeats.max_queued <= fleet.count && heartbeats.sent > 0", ""},
 		{storm, "lost == 0", "reads only lost (commands and telemetry)"},
+		{windows, `windows["w"].relay.retries == 0`, `reads only windows.w.relay.retries (commands)`},
+		{windows, `windows["w"].workers.acked_full > 0`, `it cannot pass`},
+		{windows, `windows["w"].leader.mailbox.rejected > 0`, ""},
+		{windows, `windows["w"].workers.sync_full <= 8 * events["e"].workers`, ""},
 	} {
 		s, err := Parse("v.yaml", []byte(tc.file+"expect:\n  - fleet.count > 1\n  - "+tc.check+"\n"))
 		if err != nil {

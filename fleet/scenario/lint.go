@@ -25,7 +25,7 @@ func constantMessage(text string, c *check) string {
 		return fmt.Sprintf("check %q divides by zero whatever the run measures (%s): it is never judged; divide by a name the run measures", strings.TrimSpace(text), d)
 	}
 	outcome, constant := constantCheck(c.prog, resultType, func(part string) (*vm.Program, error) {
-		p, _, err := compile(part, true)
+		p, _, err := compile(part, Result{}, true)
 		return p, err
 	})
 	if !constant {
@@ -230,7 +230,7 @@ func vacuousMessage(s *Scenario, text string, c *check) string {
 	var texts []string
 	for _, n := range reads {
 		segs, _ := segments(n)
-		f, ok := fedByName(names.path(segs))
+		f, ok := fedByName(resultPath(segs))
 		if !ok || f == 0 || f&sent != 0 {
 			return ""
 		}
@@ -264,27 +264,6 @@ func vacuousMessage(s *Scenario, text string, c *check) string {
 	}
 	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
 		strings.TrimSpace(text), list(texts), list(kinds), sends, strings.Join(lacks, ", "), outcome)
-}
-
-// path is the name a member chain reads: "workers.at_version" for
-// workers.at_version["2.0.0"] (a map's keys are not names),
-// "deploys[].delivered" for deploys[0].delivered.
-func (t *nameTable) path(segs []string) string {
-	cur := ""
-	for _, s := range segs {
-		if cur != "" && t.types[cur].Kind() == reflect.Map {
-			break
-		}
-		next := join(cur, s)
-		if s == "[]" {
-			next = cur + "[]"
-		}
-		if t.types[next] == nil {
-			break
-		}
-		cur = next
-	}
-	return cur
 }
 
 // list joins xs as "a", "a and b", "a, b and c".

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml"
 	"pgregory.net/rapid"
 )
@@ -206,6 +207,27 @@ func TestConstantOutcomeOtherEnvironments(t *testing.T) {
 		}
 		if _, c := constantOutcome(prog, reflect.TypeOf(tc.env)); c != tc.constant {
 			t.Errorf("%s over %T: constant = %v, want %v", tc.check, tc.env, c, tc.constant)
+		}
+	}
+	// A sweep's compare: checks, compiled as the loader compiles them.
+	compileCmp := func(text string) (*vm.Program, error) {
+		p, _, err := compile(text, comparisonEnv{}, true)
+		return p, err
+	}
+	for check, constant := range map[string]bool{
+		`variant["aimd"].relay.backpressure * 2 <= variant["static"].relay.backpressure`:       false,
+		`variant["aimd"].leader.mailbox.wait.p99 <= variant["static"].leader.mailbox.wait.p99`: false,
+		`variant["aimd"].lost == 0 && variant["static"].lost == 0`:                             false,
+		`variant["aimd"].relay.backpressure >= 0`:                                              true,
+		`variant["aimd"].lost <= variant["aimd"].lost`:                                         true,
+	} {
+		prog, err := compileCmp(check)
+		if err != nil {
+			t.Errorf("%s: %v", check, err)
+			continue
+		}
+		if _, c := constantCheck(prog, reflect.TypeFor[comparisonEnv](), compileCmp); c != constant {
+			t.Errorf("%s: constant = %v, want %v", check, c, constant)
 		}
 	}
 }

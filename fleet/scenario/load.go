@@ -21,6 +21,7 @@ var (
 	durationType = reflect.TypeFor[Duration]()
 	distType     = reflect.TypeFor[dist.Dist]()
 	policyType   = reflect.TypeFor[mailbox.Policy]()
+	edgeType     = reflect.TypeFor[Edge]()
 )
 
 const (
@@ -67,6 +68,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	errs = append(errs, serrs...)
 	s.Sweep = sweep
 	s.src = src
+	if len(serrs) == 0 {
+		errs = append(errs, compileComparisons(s, src)...)
+	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
 		// Each swept value once, the other parameters at their first value,
 		// so that a bad value is reported once at its place in the sweep;

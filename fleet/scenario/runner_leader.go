@@ -104,6 +104,7 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		// default (a million) allocates its ring and key map up front,
 		// half a second and a hundred megabytes at every (re)start.
 		HeartbeatSlots: max(len(r.workers), 1),
+		RetryRejects:   ls.Relay.RetryRejects,
 		Relay: outbox.RelayOptions{
 			Interval: ls.Relay.Interval.D(), Batch: ls.Relay.Batch,
 			Limiter: flow.LimiterOptions{Initial: ls.Relay.Limit.Initial, Min: ls.Relay.Limit.Min, Max: ls.Relay.Limit.Max},

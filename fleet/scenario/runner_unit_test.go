@@ -3,7 +3,10 @@ package scenario
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -66,5 +69,26 @@ func TestStateOf(t *testing.T) {
 		if got := stateOf(tc.s, "2"); got != tc.want {
 			t.Errorf("stateOf(%+v) = %v, want %v", tc.s, got, tc.want)
 		}
+	}
+}
+
+// TestRelayResultDecreases: limit.decreases is the limiters' own count,
+// summed over partitions and leader restarts, not the falls a limit
+// history happens to show (two halvings between samples show as one).
+func TestRelayResultDecreases(t *testing.T) {
+	r := &Runner{sc: &Scenario{}}
+	r.limits.init(10)
+	t0 := time.Unix(0, 0)
+	hist := []outbox.LimitSample{{At: t0, Limit: 10}, {At: t0.Add(time.Second), Limit: 2}}
+	first := outbox.RelayStats{Partitions: []outbox.PartitionStats{
+		{Limit: 2, Decreases: 2, LimitHistory: hist},
+		{Limit: 10, Decreases: 0},
+	}}
+	second := outbox.RelayStats{Partitions: []outbox.PartitionStats{{Limit: 5, Decreases: 1}, {Limit: 5, Decreases: 1}}}
+	r.limits.observe(0, first.Partitions)
+	r.limits.observe(1, second.Partitions)
+	got := r.relayResult(leaderTotals{all: []leader.Stats{{Relay: first}, {Relay: second}}}).Limit
+	if got.Decreases != 4 || got.Min != 2 || got.Max != 10 {
+		t.Fatalf("limit %+v: want 4 decreases (2 + 0 + 1 + 1), min 2, max 10", got)
 	}
 }

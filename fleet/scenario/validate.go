@@ -79,6 +79,7 @@ func validate(s *Scenario, src *source) Errors {
 	for i := range s.Timeline {
 		v.event(s, &s.Timeline[i], shape, ok)
 	}
+	v.windows(s)
 	return v.errs
 }
 
@@ -297,7 +298,7 @@ func (v *validator) leader(l *LeaderSpec) {
 var actions = func() []string {
 	var out []string
 	for _, k := range fieldsOf(reflect.TypeFor[Event]()).order {
-		if k != "at" {
+		if k != "at" && k != "name" {
 			out = append(out, k)
 		}
 	}

@@ -102,6 +102,28 @@ type HistogramSnapshot struct {
 	counts []uint64
 }
 
+// Since returns the observations recorded between earlier (a snapshot of
+// the same histogram) and s. Its Max is not known exactly: it is the upper
+// bound of the highest bucket the difference holds, capped by s.Max.
+func (s HistogramSnapshot) Since(earlier HistogramSnapshot) HistogramSnapshot {
+	d := HistogramSnapshot{Sum: s.Sum - earlier.Sum, counts: make([]uint64, len(s.counts))}
+	for i := range s.counts {
+		c := s.counts[i]
+		if i < len(earlier.counts) {
+			c -= min(c, earlier.counts[i])
+		}
+		d.counts[i] = c
+		d.Count += c
+		if c > 0 {
+			d.Max = min(time.Duration(bucketUpper(i)), s.Max)
+			if i == numBuckets-1 {
+				d.Max = s.Max
+			}
+		}
+	}
+	return d
+}
+
 // Mean returns the average, or 0 with no observations.
 func (s HistogramSnapshot) Mean() time.Duration {
 	if s.Count == 0 {

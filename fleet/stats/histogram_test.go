@@ -75,3 +75,29 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// TestSince: the difference of two snapshots holds what was recorded in
+// between, and its quantiles are those of that part alone.
+func TestSince(t *testing.T) {
+	var h Histogram
+	for range 100 {
+		h.Record(time.Second)
+	}
+	before := h.Snapshot()
+	for range 10 {
+		h.Record(time.Millisecond)
+	}
+	d := h.Snapshot().Since(before)
+	if d.Count != 10 || d.Sum != 10*time.Millisecond || d.Mean() != time.Millisecond {
+		t.Fatalf("count %d sum %v mean %v; want 10, 10ms, 1ms", d.Count, d.Sum, d.Mean())
+	}
+	if q := d.Quantile(0.99); q < time.Millisecond || q > time.Millisecond*9/8 {
+		t.Errorf("p99 %v, want 1ms within 12.5%% (the seconds before are not in it)", q)
+	}
+	if d.Max < time.Millisecond || d.Max > time.Millisecond*9/8 {
+		t.Errorf("max %v, want the upper bound of the 1ms bucket", d.Max)
+	}
+	if e := before.Since(before); e.Count != 0 || e.Quantile(0.99) != 0 {
+		t.Errorf("empty difference: count %d p99 %v", e.Count, e.Quantile(0.99))
+	}
+}

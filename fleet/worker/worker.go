@@ -46,6 +46,7 @@ type Worker struct {
 	flushAfter time.Time
 	hbSeq      uint64
 	epoch      string // of sess, in its "online" and its will's "offline"
+	answers    []delayedAnswer // acks on their way back, by due time (Config.RTT)
 
 	timers timers
 
