@@ -42,7 +42,7 @@ type leaderState struct {
 type leaderRun struct {
 	n      int
 	l      *leader.Leader
-	st     *outbox.Bolt
+	st     outbox.Store
 	sess   *transport.Session
 	link   *crashLink
 	cancel context.CancelFunc
@@ -150,7 +150,14 @@ func (r *Runner) startLeader(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := outbox.OpenBolt(s.path, oo)
+	var st outbox.Store
+	if r.sc.Leader.Outbox.Store == "memory" {
+		// What the outbox's file buys: a memory store starts empty at
+		// every (re)start, so what a crash leaves queued is gone.
+		st, err = outbox.NewMemory(oo)
+	} else {
+		st, err = outbox.OpenBolt(s.path, oo)
+	}
 	if err != nil {
 		return fmt.Errorf("scenario %s: leader outbox: %w", r.sc.Name, err)
 	}

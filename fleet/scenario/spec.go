@@ -178,6 +178,9 @@ type OutboxSpec struct {
 	// Path of the bbolt file. Default: a new file in a temporary directory,
 	// removed after the run.
 	Path string `yaml:"path"`
+	// Store is "bolt" (the default: the durable file) or "memory" (lost at
+	// every leader crash: what the file buys, for comparison runs).
+	Store string `yaml:"store"`
 	// Durability is "sync", "batch" (the default) or "none".
 	Durability string `yaml:"durability"`
 	// Partitions of the store and relay. Default 4.

@@ -272,6 +272,7 @@ func (v *validator) leader(l *LeaderSpec) {
 	v.positive("leader.ask_timeout", l.AskTimeout)
 	o := &l.Outbox
 	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
+	v.oneOf("leader.outbox.store", o.Store, "bolt", "memory")
 	v.intIn("leader.outbox.partitions", o.Partitions, 1, maxPartitions)
 	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, maxMaxAttempts)
 	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
