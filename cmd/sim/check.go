@@ -44,6 +44,9 @@ says they were not measured. Updating keeps an existing file's metrics (a
 line you deleted stays deleted, a rule you made exact stays exact) and
 measures their values and bands anew; review the diff before committing it.
 
+A file's warnings (an expectation that cannot depend on this scenario's run;
+see 'sim validate') go to stderr before the runs.
+
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
   sim check scenarios/ --workers 300 --update-baseline --repeat 10`,
@@ -56,7 +59,7 @@ measures their values and bands anew; review the diff before committing it.
 			if err := repeat.check(c, update); err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f)
+			scs, err := loadAll(args, &f, stderr)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -153,7 +154,10 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*Report) []Verdict {
 			v.Status, v.Detail = NotJudged, "not judged: the variant "+strings.Join(behind, ", ")+" fell behind its schedule (a timing comparison)"
 		default:
 			res, err := expr.Run(c.prog, env)
+			var dz *divisionByZero
 			switch {
+			case errors.As(err, &dz):
+				v.Status, v.Detail = NotJudged, "not judged: "+dz.Error()
 			case err != nil:
 				v.Status, v.Detail = Fail, firstLine(err.Error())
 			case res == true:

@@ -79,6 +79,11 @@ func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 	opts := []expr.Option{
 		expr.Env(env),
 		expr.Function(secondsFunc, secondsToFloat, new(func(any) float64)),
+		expr.Function(divideFunc, divide, new(func(any, any, string) float64)),
+		expr.Function(moduloFunc, modulo, new(func(any, any, string) int)),
+		// Divisions first: a divisor that reads a Seconds value is then
+		// converted inside the call.
+		expr.Patch(&divisionPatcher{divisors: divisors(text)}),
 		expr.Patch(p),
 		// A verdict must depend on the run only: no wall clock.
 		expr.DisableBuiltin("now"),
@@ -309,10 +314,14 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 
 // compileChecks compiles every expectation of s and marks the timing ones,
 // reporting each that does not compile at its place in the file (down to
-// the column of the misspelt name when the check is on one line).
+// the column of the misspelt name when the check is on one line), and
+// each that cannot depend on the run (constantMessage). It sets
+// s.Warnings to the checks that cannot depend on this scenario's run
+// (vacuousMessage).
 func compileChecks(s *Scenario, src *source) Errors {
 	var errs Errors
 	s.checks = make([]*check, len(s.Expect))
+	s.Warnings = nil
 	byName := map[string]string{}
 	for i := range s.Expect {
 		e := &s.Expect[i]
@@ -343,8 +352,17 @@ func compileChecks(s *Scenario, src *source) Errors {
 			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
 			continue
 		}
+		if msg := constantMessage(e.Check, c); msg != "" {
+			errs = append(errs, src.atPos(src.pos[at], path, msg))
+			continue
+		}
 		s.checks[i] = c
 		e.Timing = c.timing
+		if msg := vacuousMessage(s, e.Check, c); msg != "" {
+			w := src.atPos(src.pos[at], path, msg)
+			w.Warning = true
+			s.Warnings = append(s.Warnings, w)
+		}
 	}
 	return errs
 }
@@ -424,10 +442,12 @@ func within(src *source, p position, text string, ce *checkError) position {
 
 // Judge evaluates each expectation of s on r. A timing check (one that
 // reads a Seconds value) on a run that could not keep up with its speed is
-// NotJudged; an evaluation error is a Fail with the error as its detail; a
-// Fail's detail shows the values the check read. Expectations are
-// compiled when the scenario loads; a Scenario built in code is compiled
-// here.
+// NotJudged, and so is a check that divides by zero ("not judged:
+// division by zero (the divisor lost = 0)"): in floating point x / 0 is
+// +Inf and would pass "fleet.count / lost > 1". Any other evaluation
+// error is a Fail with the error as its detail; a Fail's detail shows the
+// values the check read. Expectations are compiled when the scenario
+// loads; a Scenario built in code is compiled here.
 func Judge(s *Scenario, r Result) []Verdict {
 	out := make([]Verdict, 0, len(s.Expect))
 	for i, e := range s.Expect {
@@ -445,24 +465,28 @@ func Judge(s *Scenario, r Result) []Verdict {
 		} else {
 			c = cc
 		}
-		if (c.timing || e.Timing) && !r.Run.KeptUp {
-			v.Status = NotJudged
-			v.Detail = "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
-			out = append(out, v)
-			continue
-		}
-		res, err := expr.Run(c.prog, r)
-		switch {
-		case err != nil:
-			v.Status, v.Detail = Fail, firstLine(err.Error())
-		case res == true:
-			v.Status = Pass
-		default:
-			v.Status, v.Detail = Fail, c.values(r)
-		}
+		v.Status, v.Detail = c.judge(r, c.timing || e.Timing)
 		out = append(out, v)
 	}
 	return out
+}
+
+// judge evaluates c on r; timing marks a timing check.
+func (c *check) judge(r Result, timing bool) (Status, string) {
+	if timing && !r.Run.KeptUp {
+		return NotJudged, "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+	}
+	res, err := expr.Run(c.prog, r)
+	var dz *divisionByZero
+	switch {
+	case errors.As(err, &dz):
+		return NotJudged, "not judged: " + dz.Error()
+	case err != nil:
+		return Fail, firstLine(err.Error())
+	case res == true:
+		return Pass, ""
+	}
+	return Fail, c.values(r)
 }
 
 // values shows what the check read: "leader.mailbox.max_depth = 1412,

@@ -310,7 +310,7 @@ type Status string
 const (
 	Pass      Status = "pass"
 	Fail      Status = "fail"
-	NotJudged Status = "not_judged" // a timing check on a run that fell behind
+	NotJudged Status = "not_judged" // a timing check on a run that fell behind, or a division by zero
 )
 
 // Sample is the fleet at one moment of simulated time: the time series the

@@ -48,6 +48,11 @@ type Scenario struct {
 
 	// File is the path it was loaded from ("" when parsed from memory).
 	File string `yaml:"-"`
+	// Warnings are the problems that do not stop the file from loading,
+	// each placed as a load error is: an expectation that reads only
+	// counts this scenario cannot produce (it cannot depend on the run).
+	// With a sweep, those of every variant.
+	Warnings Errors `yaml:"-"`
 
 	// checks are the Expect items compiled at load time, by index;
 	// comparisons the Compare items.
