@@ -176,8 +176,8 @@ func TestMechanismsOff(t *testing.T) {
 // it off, and the outcome expectations that must then fail.
 var mechanisms = []struct {
 	file, name string
-	key        string                  // the scenario key, as docs/SCENARIOS.md names it
-	only       string                  // the sweep variant to switch it off in ("": every one)
+	key        string                   // the scenario key, as docs/SCENARIOS.md names it
+	only       string                   // the sweep variant to switch it off in ("": every one)
 	off        func(*scenario.Scenario) // sets key
 	fails      []string
 }{{
