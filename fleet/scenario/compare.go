@@ -108,6 +108,10 @@ func compileComparisons(s *Scenario, src *source) Errors {
 			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
 			continue
 		}
+		if msg := constantMessageIn(e.Check, c, comparisonEnv{}); msg != "" {
+			errs = append(errs, src.at(at, "%s", msg))
+			continue
+		}
 		s.comparisons[i] = c
 		e.Timing = c.timing
 	}
