@@ -84,14 +84,7 @@ func compileComparisons(s *Scenario, src *source) Errors {
 	seen := map[string]bool{}
 	for i := range s.Compare {
 		e := &s.Compare[i]
-		path := index("compare", i)
-		at := path
-		if src.has(join(path, "check")) {
-			at = join(path, "check")
-		}
-		if e.Name == "" {
-			e.Name = strings.TrimSpace(e.Check)
-		}
+		path, at := e.place(src, "compare", i)
 		if seen[e.Name] {
 			errs = append(errs, src.at(at, "the comparison %q is listed twice: give each a different name", e.Name))
 		}
