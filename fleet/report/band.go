@@ -11,7 +11,7 @@ import (
 // number of runs and s and k_min the metric's scale:
 //
 //	r      = max((hi + s) / (m + s), (m + s) / (lo + s))
-//	factor = max(k_min, r^p), p = max(2, 1 + 15/n)
+//	factor = max(k_min, r^p), p = max(2.5, 1 + 25/n)
 //	abs    = s × factor
 //
 // r is how far the runs strayed from their median, as a ratio; counted
@@ -19,11 +19,11 @@ import (
 // holds every run of the measurement (it is the band of the values offset
 // by s, widened) with room beyond the furthest: p times as far from the
 // median as that run, in ratio. Few runs underestimate the spread, so p
-// grows as n falls: 4 at 5 runs, 2.5 at 10, 2 from 15. TestBandFalseAlarms
-// measures what that buys: from 5 runs or more, a further run of the same
-// noise falls outside the band about once in 200 or less, whether the runs
-// agree within ±20% or differ 2× (a herd's rejections on a shared
-// machine); docs/REPORTS.md has the table.
+// grows as n falls: 6 at 5 runs, 3.5 at 10, 2.5 from 17. A CI compares
+// hundreds of noisy metrics at every run, so a false alarm must be rare
+// per metric: TestBandFalseAlarms measures about 1 in 10,000 from 10 runs,
+// whether the runs agree within ±20% or differ 2× (a herd's rejections on
+// a shared machine); docs/REPORTS.md has the table.
 
 // band is the band a metric of scale sc gets from n runs with median m,
 // lowest value lo and highest hi; with fewer than two runs nothing was
@@ -37,7 +37,7 @@ func (sc *scale) band(m, lo, hi float64, n int) (factor, abs float64) {
 	if m+s > 0 && lo+s > 0 {
 		r = max(r, (hi+s)/(m+s), (m+s)/(lo+s))
 	}
-	p := max(2, 1+15/float64(n))
+	p := max(2.5, 1+25/float64(n))
 	factor = ceilDigits(max(sc.MinFactor, math.Pow(r, p)), 3)
 	return factor, ceilDigits(s*factor, 3)
 }

@@ -88,7 +88,7 @@ func helpRuns(n int) string {
 	}
 	if n > 1 {
 		return fmt.Sprintf("Measured from %d runs: value is their median; runs, min and max their spread. "+
-			"factor = max(k_min, r^p) with r = max((max+s)/(value+s), (value+s)/(min+s)) and p = max(2, 1+15/runs); abs = s*factor. "+
+			"factor = max(k_min, r^p) with r = max((max+s)/(value+s), (value+s)/(min+s)) and p = max(2.5, 1+25/runs); abs = s*factor. "+
 			"s and k_min by kind of metric: %s.", n, strings.Join(kinds, ", "))
 	}
 	return "Captured from one run: the bands were not measured; each is the default of its kind of metric (" + strings.Join(kinds, ", ") +

@@ -370,7 +370,7 @@ func TestBaselineFile(t *testing.T) {
 		{"three runs", noisyRuns(3, 1.1), []string{
 			// min 0 is written: the spread is whole on every measured line.
 			`    {"metric":"lost","value":0,"rule":"exact","better":"lower","runs":3,"min":0,"max":0},`,
-			`    {"metric":"relay.backpressure","value":132,"rule":"band","factor":1.75,"abs":5.25,"runs":3,"min":120,"max":145},`,
+			`    {"metric":"relay.backpressure","value":132,"rule":"band","factor":2.39,"abs":7.17,"runs":3,"min":120,"max":145},`,
 			`Measured from 3 runs: value is their median; runs, min and max their spread.`,
 			`s and k_min by kind of metric: count 3 and 1.25, small number 1 and 1.25, ratio 0.02 and 1.05, seconds 0.25 and 1.5.`,
 		}},
@@ -615,9 +615,9 @@ func TestMeasuredBand(t *testing.T) {
 		got[m.Name] = m
 	}
 	bp := got["relay.backpressure"]
-	// r = max((190+3)/(132+3), (132+3)/(92+3)) = 1.4296; p = 1 + 15/5 = 4;
-	// factor = 1.4296^4 = 4.177 → 4.18 (3 digits, up); abs = 3 × 4.18.
-	want := Metric{Name: "relay.backpressure", Value: 132, Rule: Rule{Kind: Band, Factor: 4.18, Abs: 12.6}, Spread: Spread{Runs: 5, Min: 92, Max: 190}}
+	// r = max((190+3)/(132+3), (132+3)/(92+3)) = 1.4296; p = 1 + 25/5 = 6;
+	// factor = 1.4296^6 = 8.536 → 8.54 (3 digits, up); abs = 3 × 8.54.
+	want := Metric{Name: "relay.backpressure", Value: 132, Rule: Rule{Kind: Band, Factor: 8.54, Abs: 25.7}, Spread: Spread{Runs: 5, Min: 92, Max: 190}}
 	if bp != want {
 		t.Errorf("relay.backpressure = %+v\nwant %+v", bp, want)
 	}
@@ -642,15 +642,15 @@ func TestMeasuredBand(t *testing.T) {
 	}{
 		{"one run: the default", []float64{100}, &counts, 1, 3, 5},
 		{"zeros", []float64{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, &counts, 10, 1.25, 3.75},
-		{"a count of 0 to 3", []float64{0, 0, 0, 1, 3}, &counts, 5, 16, 48},
-		// r = 123/103 = 1.194, p = 2.5
-		{"ten runs", []float64{90, 95, 100, 100, 100, 100, 102, 105, 110, 120}, &counts, 10, 1.56, 4.68},
-		// r = 103/83 = 1.241, p = 2
-		{"fifteen runs: p = 2", []float64{80, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100}, &counts, 15, 1.55, 4.65},
-		// r = 0.85/0.75 = 1.133, p = 4
-		{"seconds", []float64{0.5, 0.55, 0.6, 0.65, 0.7}, &timings, 5, 1.65, 0.413},
-		// one slow run in five: r = 0.45/0.262 = 1.718, p = 4
-		{"seconds, an outlier", []float64{0.01, 0.012, 0.011, 0.2, 0.013}, &timings, 5, 8.71, 2.18},
+		{"a count of 0 to 3", []float64{0, 0, 0, 1, 3}, &counts, 5, 64, 192},
+		// r = 123/103 = 1.194, p = 3.5
+		{"ten runs", []float64{90, 95, 100, 100, 100, 100, 102, 105, 110, 120}, &counts, 10, 1.87, 5.61},
+		// r = 103/83 = 1.241, p = 2.67
+		{"fifteen runs: p = 2.67", []float64{80, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100}, &counts, 15, 1.78, 5.34},
+		// r = 0.85/0.75 = 1.133, p = 6
+		{"seconds", []float64{0.5, 0.55, 0.6, 0.65, 0.7}, &timings, 5, 2.12, 0.53},
+		// one slow run in five: r = 0.45/0.262 = 1.718, p = 6
+		{"seconds, an outlier", []float64{0.01, 0.012, 0.011, 0.2, 0.013}, &timings, 5, 25.7, 6.43},
 	} {
 		m := median(tc.vals)
 		k, abs := tc.sc.band(m, slices.Min(tc.vals), slices.Max(tc.vals), len(tc.vals))
