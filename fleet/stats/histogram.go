@@ -102,6 +102,31 @@ type HistogramSnapshot struct {
 	counts []uint64
 }
 
+// Since returns what was recorded between prev and s, two snapshots of
+// one histogram with prev taken first: the distribution of a recent
+// window (what a live view calls "now"). Its Max is the upper bound of the
+// highest bucket recorded in the window, capped at s.Max, as the exact
+// maximum of a window is not kept. A zero prev gives s.
+func (s HistogramSnapshot) Since(prev HistogramSnapshot) HistogramSnapshot {
+	if prev.counts == nil {
+		return s
+	}
+	d := HistogramSnapshot{Sum: s.Sum - prev.Sum, counts: make([]uint64, len(s.counts))}
+	for i, c := range s.counts {
+		if c <= prev.counts[i] {
+			continue // nothing new (or a Reset in between: nothing to subtract)
+		}
+		d.counts[i] = c - prev.counts[i]
+		d.Count += d.counts[i]
+		d.Max = time.Duration(bucketUpper(i))
+		if i == numBuckets-1 { // the overflow bucket has no upper bound
+			d.Max = s.Max
+		}
+	}
+	d.Max = min(d.Max, s.Max)
+	return d
+}
+
 // Mean returns the average, or 0 with no observations.
 func (s HistogramSnapshot) Mean() time.Duration {
 	if s.Count == 0 {

@@ -75,3 +75,39 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// TestSince: the window between two snapshots holds only what was recorded
+// in between, so a burst of lateness long ago does not show as lateness
+// now, and a new one does.
+func TestSince(t *testing.T) {
+	var h Histogram
+	for range 1000 {
+		h.Record(5 * time.Second)
+	}
+	before := h.Snapshot()
+	for range 100 {
+		h.Record(time.Millisecond)
+	}
+	w := h.Snapshot().Since(before)
+	if w.Count != 100 || w.Sum != 100*time.Millisecond {
+		t.Errorf("window count %d, sum %v; want 100, 100ms", w.Count, w.Sum)
+	}
+	if p := w.Quantile(0.99); p < time.Millisecond || p > time.Millisecond*9/8 {
+		t.Errorf("window p99 %v, want 1ms (within 12.5%%): the old 5s must not show", p)
+	}
+	if w.Max < time.Millisecond || w.Max > time.Millisecond*9/8 {
+		t.Errorf("window max %v, want about 1ms", w.Max)
+	}
+	mid := h.Snapshot()
+	h.Record(3 * time.Second)
+	w = h.Snapshot().Since(mid)
+	if w.Count != 1 || w.Max < 3*time.Second || w.Max > 3*time.Second*9/8 || w.Quantile(0.99) != w.Max {
+		t.Errorf("window of one 3s: count %d, max %v, p99 %v", w.Count, w.Max, w.Quantile(0.99))
+	}
+	if e := h.Snapshot().Since(h.Snapshot()); e.Count != 0 || e.Max != 0 || e.Quantile(0.99) != 0 {
+		t.Errorf("empty window: count %d, max %v", e.Count, e.Max)
+	}
+	if all := h.Snapshot().Since(HistogramSnapshot{}); all.Count != 1101 {
+		t.Errorf("since a zero snapshot: count %d, want all 1101", all.Count)
+	}
+}
