@@ -19,6 +19,12 @@ func (r *Runner) startSampler() *ownedLoop {
 	every := r.sc.SampleEvery.D()
 	return goLoop(func(ctx context.Context) {
 		for k := time.Duration(0); ; {
+			// A sampler whose samples take longer than sample_every
+			// (a fast speed on a slow machine) never sleeps: it must
+			// still stop when told.
+			if ctx.Err() != nil {
+				return
+			}
 			at := k * every
 			if wait := r.untilSim(at); wait > 0 {
 				if clock.Sleep(ctx, r.clk, wait) != nil {
