@@ -363,7 +363,7 @@ func within(src *source, p position, text string, ce *checkError) position {
 
 // Judge evaluates each expectation of s on r. A timing check (one that
 // reads a Seconds value) on a run that could not keep up with its speed is
-// NotJudged; an evaluation error is a Fail with the error as its detail; a
+// NotJudged, with RunInfo.Behind as its detail; an evaluation error is a Fail with the error as its detail; a
 // Fail's detail shows the values the check read. Expectations are
 // compiled when the scenario loads; a Scenario built in code is compiled
 // here.
@@ -386,7 +386,9 @@ func Judge(s *Scenario, r Result) []Verdict {
 		}
 		if (c.timing || e.Timing) && !r.Run.KeptUp {
 			v.Status = NotJudged
-			v.Detail = "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+			if v.Detail = r.Run.Behind(); v.Detail == "" { // a Result without its lags
+				v.Detail = "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+			}
 			out = append(out, v)
 			continue
 		}
