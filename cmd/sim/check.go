@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +22,7 @@ func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOpt
 		baseline string
 		update   bool
 		summary  string
+		keptUp   bool
 	)
 	c := &cobra.Command{
 		Use:   "check FILE|DIR|NAME...",
@@ -35,6 +37,12 @@ A missing baseline, or one captured at another fleet size, fails the check:
 record one with --update-baseline. Updating keeps an existing file's
 metrics and rules (a line you deleted stays deleted, a rule you widened stays
 wide) and refreshes the values; review the diff before committing it.
+
+A run the machine could not keep up with (run.kept_up false: its timer,
+service or delivery lag passed the threshold) has its timing checks not
+judged and its timings not compared; it passes on its counts. With
+--require-kept-up it fails instead (exit 4), with a line naming the run and
+the lag, for a CI that must not pass on timings it did not check.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
@@ -64,7 +72,8 @@ wide) and refreshes the values; review the diff before committing it.
 				return err
 			}
 			if junit != "" {
-				if err := writeFile(junit, func(w io.Writer) error { return report.JUnit(w, reps, cmps) }); err != nil {
+				jo := report.JUnitOptions{RequireKeptUp: keptUp}
+				if err := writeFile(junit, func(w io.Writer) error { return report.JUnitWith(w, reps, cmps, jo) }); err != nil {
 					return cli.Runtime(fmt.Errorf("--junit %s: %w", junit, err))
 				}
 			}
@@ -74,7 +83,11 @@ wide) and refreshes the values; review the diff before committing it.
 				}
 			}
 			printSummary(stdout, reps, cmps, false)
-			return verdict(reps, cmps)
+			err = verdict(reps, cmps)
+			if keptUp {
+				err = requireKeptUp(stdout, reps, err)
+			}
+			return err
 		},
 	}
 	f.add(c, "")
@@ -82,6 +95,7 @@ wide) and refreshes the values; review the diff before committing it.
 	c.Flags().StringVar(&baseline, "baseline", "testdata/baselines", "directory of the baseline files")
 	c.Flags().BoolVar(&update, "update-baseline", false, "write this run's results as the new baselines instead of comparing")
 	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+	c.Flags().BoolVar(&keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
 	f.headless = true
 	return c
 }
@@ -134,4 +148,32 @@ func writeFile(path string, fn func(io.Writer) error) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// requireKeptUp prints a line for each run that completed but could not
+// keep up with its speed, naming the lag that passed its threshold, and
+// returns the check's error: err if there is one, else exit code 4 naming
+// those runs.
+func requireKeptUp(stdout io.Writer, reps []*scenario.Report, err error) error {
+	var behind []string
+	for _, r := range reps {
+		run := r.Result.Run
+		if r.Err != "" || run.KeptUp {
+			continue // a run that did not complete has failed already
+		}
+		name := r.Scenario
+		if r.Variant != "" {
+			name += " [" + r.Variant + "]"
+		}
+		why := run.Behind()
+		if why == "" { // a Result without its lags
+			why = fmt.Sprintf("could not keep up at speed %g", run.Speed)
+		}
+		fmt.Fprintf(stdout, "BEHIND %s: %s (--require-kept-up)\n", name, why)
+		behind = append(behind, name)
+	}
+	if err != nil || len(behind) == 0 {
+		return err
+	}
+	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d of %d runs could not keep up (--require-kept-up): %s", len(behind), len(reps), strings.Join(behind, ", "))}
 }
