@@ -1,6 +1,7 @@
 package leader_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,4 +83,33 @@ func TestDeliveryLag(t *testing.T) {
 	if s := lag.Snapshot(); s.Count != 2 || s.Sum != 2500*time.Millisecond || s.Max != 2*time.Second {
 		t.Fatalf("delivery lags: %d summing to %v, max %v; want 2 summing to 2.5s, max 2s", s.Count, s.Sum, s.Max)
 	}
+}
+
+// BenchmarkLagRecord is what recording a lag adds to each message an actor
+// handles: a reading of the scaled clock a scenario runs on and a Record
+// into a histogram every goroutine shares, as a run's leader and workers
+// do. BenchmarkLagClockRead, the reading alone, is its baseline.
+func BenchmarkLagRecord(b *testing.B) {
+	var h stats.Histogram
+	clk := clock.NewScaled(time.Now(), 50)
+	due := clk.Now()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			h.Record(clk.Now().Sub(due))
+		}
+	})
+}
+
+func BenchmarkLagClockRead(b *testing.B) {
+	clk := clock.NewScaled(time.Now(), 50)
+	var last atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var t time.Time
+		for pb.Next() {
+			t = clk.Now()
+		}
+		last.Store(t.UnixNano())
+	})
 }
