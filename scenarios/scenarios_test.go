@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,12 +68,15 @@ func TestShipped(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
-			vs, err := load(t, name).Variants()
+			sc := load(t, name)
+			vs, err := sc.Variants()
 			if err != nil {
 				t.Fatal(err)
 			}
+			var reps []*scenario.Report
 			for _, v := range vs {
 				rep := run(t, v)
+				reps = append(reps, rep)
 				label := v.Scenario.Name
 				if v.Name != "" {
 					label += " [" + v.Name + "]"
@@ -86,6 +90,11 @@ func TestShipped(t *testing.T) {
 					}
 				}
 				checkBaseline(t, label, rep)
+			}
+			for _, vd := range scenario.JudgeComparisons(sc, vs, reps) {
+				if vd.Status == scenario.Fail {
+					t.Errorf("%s: comparison failed: %s: %s (%s)", sc.Name, vd.Name, vd.Check, vd.Detail)
+				}
 			}
 		})
 	}
@@ -118,68 +127,111 @@ func checkBaseline(t *testing.T, label string, rep *scenario.Report) {
 	}
 }
 
-// TestMechanismsOff switches off the mechanism each scenario
-// demonstrates and checks that the scenario's own expectations catch it:
-// an expectation that cannot fail would gate nothing.
+// TestMechanismsOff switches off, one at a time, the mechanism each
+// scenario demonstrates, through the scenario key that does it, and checks
+// that the expectations (or comparisons) naming the outcome that mechanism
+// buys now fail: an expectation that holds whatever the mechanism does
+// would gate nothing. The table is the one docs/SCENARIOS.md gives.
 func TestMechanismsOff(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs scenarios on the real stack (a few minutes)")
+		t.Skip("runs scenarios on the real stack (several minutes)")
 	}
-	for _, tc := range []struct {
-		file   string
-		off    string
-		change func(*scenario.Scenario)
-		fails  []string // expectations (by name) that must fail
-	}{{
-		file: "thundering-herd.yaml",
-		off:  "an unbounded leader mailbox and immediate reconnects",
-		change: func(s *scenario.Scenario) {
-			s.Leader.Mailbox.Policy = mailbox.Unbounded
-			s.Fleet.Worker.Reconnect.Policy = "immediate"
-		},
-		fails: []string{"the leader's queue stays bounded", "the leader pushed back instead of queueing"},
-	}, {
-		file:   "wave-deploy.yaml",
-		off:    "a static relay limit",
-		change: func(s *scenario.Scenario) { s.Leader.Relay.Limit.Strategy = "static" },
-		fails:  []string{`the relay cut its concurrency on "full"`},
-	}, {
-		file:   "heartbeat-coalescing.yaml",
-		off:    "heartbeats appended instead of overwritten",
-		change: func(s *scenario.Scenario) { s.Leader.HeartbeatPolicy = "append" },
-		fails:  []string{"at most one heartbeat per worker waits", "most heartbeats were coalesced"},
-	}, {
-		file:   "offline-reconnect.yaml",
-		off:    "the relay trying workers it knows are away",
-		change: func(s *scenario.Scenario) { s.Leader.Relay.TryOffline = true },
-		fails:  []string{"no attempt was spent on a worker that was away"},
-	}, {
-		file: "telemetry-fallback.yaml",
-		off:  "a local outbox of one message",
-		change: func(s *scenario.Scenario) {
-			one := 1
-			s.Fleet.Worker.LocalOutbox = &one
-		},
-		fails: []string{"the local outboxes had room, nothing dropped"},
-	}} {
-		t.Run(strings.TrimSuffix(tc.file, ".yaml"), func(t *testing.T) {
+	for _, tc := range mechanisms {
+		t.Run(strings.TrimSuffix(tc.file, ".yaml")+"/"+tc.name, func(t *testing.T) {
 			sc := load(t, tc.file)
-			tc.change(sc)
-			rep := run(t, scenario.Variant{Scenario: sc, Name: "off"})
-			failed := map[string]bool{}
-			for _, v := range rep.Verdicts {
-				if v.Status == scenario.Fail {
-					failed[v.Name] = true
+			vs, err := sc.Variants()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reps []*scenario.Report
+			for _, v := range vs {
+				if tc.only == "" || v.Label == tc.only {
+					tc.off(v.Scenario)
 				}
+				reps = append(reps, run(t, v))
+			}
+			verdicts := scenario.JudgeComparisons(sc, vs, reps)
+			for _, rep := range reps {
+				verdicts = append(verdicts, rep.Verdicts...)
+			}
+			status := map[string][]scenario.Verdict{}
+			for _, v := range verdicts {
+				status[v.Name] = append(status[v.Name], v)
 			}
 			for _, name := range tc.fails {
-				if !failed[name] {
-					t.Errorf("with %s, expectation %q still passed: it does not guard the mechanism", tc.off, name)
+				vs, ok := status[name]
+				if !ok {
+					t.Errorf("no expectation or comparison is named %q", name)
+					continue
+				}
+				if !slices.ContainsFunc(vs, func(v scenario.Verdict) bool { return v.Status == scenario.Fail }) {
+					t.Errorf("with %s off (%s), %q did not fail (%+v): it does not guard the mechanism", tc.name, tc.key, name, vs)
 				}
 			}
 		})
 	}
 }
+
+// mechanisms is each shipped scenario's mechanism, the key that switches
+// it off, and the outcome expectations that must then fail.
+var mechanisms = []struct {
+	file, name string
+	key        string                   // the scenario key, as docs/SCENARIOS.md names it
+	only       string                   // the sweep variant to switch it off in ("": every one)
+	off        func(*scenario.Scenario) // sets key
+	fails      []string
+}{{
+	file: "thundering-herd.yaml", name: "the bounded leader mailbox", key: "leader.mailbox.policy: unbounded",
+	off:   func(s *scenario.Scenario) { s.Leader.Mailbox.Policy = mailbox.Unbounded },
+	fails: []string{"a request waited little during the herd (bounded mailbox)"},
+}, {
+	file: "thundering-herd.yaml", name: "backoff with jitter", key: "fleet.worker.reconnect.policy: immediate",
+	off:   func(s *scenario.Scenario) { s.Fleet.Worker.Reconnect.Policy = "immediate" },
+	fails: []string{"the herd cost few refused requests per worker (backoff with jitter)"},
+}, {
+	file: "wave-deploy.yaml", name: "AIMD", key: "leader.relay.limit.strategy: static", only: "aimd",
+	off:   func(s *scenario.Scenario) { s.Leader.Relay.Limit.Strategy = "static" },
+	fails: []string{"AIMD deploys at least twice as fast as the cautious static limit"},
+}, {
+	file: "heartbeat-coalescing.yaml", name: "last-write-wins coalescing", key: "leader.heartbeat_policy: append",
+	off: func(s *scenario.Scenario) { s.Leader.HeartbeatPolicy = "append" },
+	fails: []string{"the leader processed at most one heartbeat per worker per round",
+		"what the leader processed was at most one heartbeat interval old"},
+}, {
+	file: "offline-reconnect.yaml", name: "parking commands for away workers", key: "leader.relay.try_offline: true",
+	off:   func(s *scenario.Scenario) { s.Leader.Relay.TryOffline = true },
+	fails: []string{"no attempt was spent on a worker that was away"},
+}, {
+	file: "offline-reconnect.yaml", name: "replacing a queued update", key: "deploy.replace: false",
+	off: func(s *scenario.Scenario) {
+		for i := range s.Timeline {
+			if d := s.Timeline[i].Deploy; d != nil {
+				d.Replace = new(bool)
+			}
+		}
+	},
+	fails: []string{"the away workers applied only the latest version"},
+}, {
+	file: "telemetry-fallback.yaml", name: "the local outbox fallback", key: "fleet.worker.local_outbox: 1",
+	off: func(s *scenario.Scenario) {
+		one := 1
+		s.Fleet.Worker.LocalOutbox = &one
+	},
+	fails: []string{"the local outboxes had room, nothing dropped"},
+}, {
+	file: "poison-dlq.yaml", name: "dead-lettering a refusal at once", key: "leader.relay.retry_rejects: true",
+	off:   func(s *scenario.Scenario) { s.Leader.Relay.RetryRejects = true },
+	fails: []string{"no attempt was spent retrying a refusal", "and was not held up behind the poison (4 waves, 2 s apart)"},
+}, {
+	file: "leader-crash.yaml", name: "the durable outbox", key: "leader.outbox.store: memory",
+	off:   func(s *scenario.Scenario) { s.Leader.Outbox.Store = "memory" },
+	fails: []string{"lost == 0", "every worker is at 2.0.0"},
+}, {
+	file: "mailbox-policies.yaml", name: "the mailbox's bound", key: "leader.mailbox.capacity: 10000000",
+	off: func(s *scenario.Scenario) { s.Leader.Mailbox.Capacity = 10_000_000 },
+	fails: []string{"rejecting keeps the wait bounded (a quarter of unbounded's or less)",
+		"dropping the oldest keeps the wait bounded", "blocking the sender keeps the wait bounded"},
+}}
 
 // TestBaselinesLoad: every baseline file is valid, is at the CI size, and
 // belongs to a shipped scenario (a stale file of a renamed scenario would

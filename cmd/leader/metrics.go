@@ -34,7 +34,7 @@ var (
 	dLimit        = desc("outbox_limiter_current_limit", "AIMD limit on concurrent deliveries now.", "partition")
 	dInFlight     = desc("outbox_relay_in_flight", "Deliveries running now.", "partition")
 	dDelivered    = desc("outbox_relay_delivered_total", "Deliveries the worker acknowledged ok.", "partition")
-	dBackpressure = desc("outbox_relay_backpressure_total", "Full answers from workers; each halved the limit.", "partition")
+	dBackpressure = desc("outbox_relay_backpressure_total", "Full answers from workers; the limit halves at most once per window of deliveries in flight together.", "partition")
 	dRetries      = desc("outbox_relay_retries_total", "Failed attempts requeued with a delay.", "partition")
 	dErrors       = desc("outbox_relay_errors_total", "Transient failures (timeouts, offline, network); the limit stays.", "partition")
 	dDeadLettered = desc("outbox_relay_dead_lettered_total", "Commands moved to the dead letters (rejected, or out of attempts).", "partition")

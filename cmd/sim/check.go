@@ -21,6 +21,7 @@ func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOpt
 		junit    string
 		baseline string
 		update   bool
+		repeat   repeatFlag
 		summary  string
 		keptUp   bool
 	)
@@ -28,15 +29,25 @@ func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOpt
 		Use:   "check FILE|DIR|NAME...",
 		Short: "Run scenarios headless, judge them against expectations and baselines (for CI)",
 		Long: `check runs each scenario headless, judges its expectations, and compares its
-result with its baseline in --baseline (exact for counts the scenario makes
-deterministic, within documented tolerances for load-dependent counts and
-timings; see docs/REPORTS.md). It exits 4 when an expectation fails or a
-baseline regresses, and writes JUnit XML for the CI to display.
+result with its baseline in --baseline: exact for what the scenario's
+timeline decides, and within a band for what load decides, from
+value/factor - abs to value*factor + abs, so that a count falling to a
+tenth fails as one rising tenfold does (timings too, when the run and the
+baseline's run kept up; see docs/REPORTS.md). It exits 4 when an
+expectation fails or a baseline regresses, and writes JUnit XML for the CI
+to display.
 
 A missing baseline, or one captured at another fleet size, fails the check:
-record one with --update-baseline. Updating keeps an existing file's
-metrics and rules (a line you deleted stays deleted, a rule you widened stays
-wide) and refreshes the values; review the diff before committing it.
+record one with --update-baseline. With --repeat N each scenario runs N
+times: each metric's value is the median of the runs, its band is sized
+from their spread, and the spread (runs, min, max) is written beside it.
+Without --repeat the bands are each kind of metric's default, and the file
+says they were not measured. Updating keeps an existing file's metrics (a
+line you deleted stays deleted, a rule you made exact stays exact) and
+measures their values and bands anew; review the diff before committing it.
+
+A file's warnings (an expectation that cannot depend on this scenario's run;
+see 'sim validate') go to stderr before the runs.
 
 A run the machine could not keep up with (run.kept_up false: its timer,
 service or delivery lag passed the threshold) has its timing checks not
@@ -46,25 +57,29 @@ the lag, for a CI that must not pass on timings it did not check.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
-  sim check scenarios/ --workers 300 --update-baseline`,
+  sim check scenarios/ --workers 300 --update-baseline --repeat 10`,
 		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			log, err := logs.Logger(stderr)
 			if err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f)
+			if err := repeat.check(c, update); err != nil {
+				return err
+			}
+			scs, err := loadAll(args, &f, stderr)
 			if err != nil {
 				return err
 			}
-			reps, _, err := runAll(ctx, scs, &f, log, false, stdout)
+			rounds, err := runRounds(ctx, scs, &f, log, repeat.n, stdout)
 			if err != nil {
 				return err
 			}
 			if ctx.Err() != nil {
 				return cli.Runtime(errors.New("interrupted"))
 			}
-			cmps, err := compareAll(reps, baseline, update, stdout)
+			reps := rounds[len(rounds)-1]
+			cmps, err := compareAll(reps, rounds, baseline, update, stdout)
 			if err != nil {
 				return err
 			}
@@ -82,8 +97,12 @@ the lag, for a CI that must not pass on timings it did not check.
 					return cli.Runtime(fmt.Errorf("--summary %s: %w", summary, err))
 				}
 			}
+			earlier := earlierFailures(stdout, rounds)
 			printSummary(stdout, reps, cmps, false)
 			err = verdict(reps, cmps)
+			if err == nil {
+				err = earlier
+			}
 			if keptUp {
 				err = requireKeptUp(stdout, reps, err)
 			}
@@ -93,7 +112,8 @@ the lag, for a CI that must not pass on timings it did not check.
 	f.add(c, "")
 	c.Flags().StringVar(&junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
 	c.Flags().StringVar(&baseline, "baseline", "testdata/baselines", "directory of the baseline files")
-	c.Flags().BoolVar(&update, "update-baseline", false, "write this run's results as the new baselines instead of comparing")
+	c.Flags().BoolVar(&update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
+	repeat.add(c)
 	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
 	c.Flags().BoolVar(&keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
 	f.headless = true
@@ -101,19 +121,23 @@ the lag, for a CI that must not pass on timings it did not check.
 }
 
 // compareAll compares each report with its baseline, or records the
-// baselines with update. A run that could not complete is not recorded.
-func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
+// baselines with update, each from its runs over all rounds. A run that
+// could not complete is not recorded.
+func compareAll(reps []*scenario.Report, rounds [][]*scenario.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
 	cmps := make([]report.Comparison, len(reps))
 	for i, r := range reps {
 		path := report.BaselinePath(dir, r.Scenario, r.Variant)
 		if update {
-			if r.Err != "" {
-				return nil, cli.Runtime(fmt.Errorf("%s: not recording a baseline from a run that failed: %s", r.Scenario, r.Err))
+			runs := runsOf(rounds, i)
+			for _, run := range runs {
+				if run.Err != "" {
+					return nil, cli.Runtime(fmt.Errorf("%s: not recording a baseline from a run that failed: %s", r.Scenario, run.Err))
+				}
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, cli.Runtime(err)
 			}
-			if err := report.UpdateBaseline(path, r); err != nil {
+			if err := report.UpdateBaseline(path, runs...); err != nil {
 				return nil, cli.Runtime(err)
 			}
 			fmt.Fprintf(stdout, "baseline written: %s\n", path)
@@ -121,6 +145,11 @@ func compareAll(reps []*scenario.Report, dir string, update bool, stdout io.Writ
 		b, err := report.LoadBaseline(path)
 		if err != nil && !errors.Is(err, report.ErrNoBaseline) {
 			return nil, cli.Runtime(err)
+		}
+		if update {
+			for _, w := range b.Warnings() {
+				fmt.Fprintf(stdout, "  warning: %s\n", w)
+			}
 		}
 		if errors.Is(err, report.ErrNoBaseline) {
 			cmps[i] = report.Comparison{Scenario: r.Scenario, Variant: r.Variant,

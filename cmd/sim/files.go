@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -95,8 +96,10 @@ func shippedNames() []string {
 }
 
 // load parses every source; all files' errors are reported together (exit
-// code 2) so a user fixes them in one pass.
-func load(srcs []source) ([]*scenario.Scenario, error) {
+// code 2) so a user fixes them in one pass. The warnings of the files that
+// load (an expectation that cannot depend on the run) go to warn; they do
+// not change the exit code.
+func load(srcs []source, warn io.Writer) ([]*scenario.Scenario, error) {
 	var out []*scenario.Scenario
 	var errs []error
 	for _, s := range srcs {
@@ -104,6 +107,9 @@ func load(srcs []source) ([]*scenario.Scenario, error) {
 		if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(sc.Warnings) > 0 {
+			fmt.Fprintln(warn, sc.Warnings.Error())
 		}
 		out = append(out, sc)
 	}

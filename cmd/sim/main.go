@@ -67,7 +67,7 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 	root.AddCommand(
 		newRunCmd(ctx, stdout, stderr, &logs),
 		newCheckCmd(ctx, stdout, stderr, &logs),
-		newValidateCmd(stdout),
+		newValidateCmd(stdout, stderr),
 		newListCmd(stdout),
 		newDashCmd(ctx, stderr, &logs),
 	)

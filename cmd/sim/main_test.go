@@ -45,6 +45,21 @@ func TestValidateBadFile(t *testing.T) {
 	}
 }
 
+// TestValidateConstantCheck: a check that cannot depend on the run is a
+// load error (exit 2) at its place in the file, with a caret under it.
+func TestValidateConstantCheck(t *testing.T) {
+	code, _, stderr := sim(t, "validate", "testdata/constant.yaml")
+	if code != 2 {
+		t.Fatalf("exit %d, want 2; stderr:\n%s", code, stderr)
+	}
+	want := `testdata/constant.yaml:8:5: expect[1]: check "lost >= 0" is true whatever the run measures: it cannot fail (lost is never negative); compare with a bound the run could cross` +
+		"\n\t  - lost >= 0\n\t    ^\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant it to contain\n%s", stderr, want)
+	}
+}
+
+// TestValidateShipped: the shipped scenarios load, none with a warning.
 func TestValidateShipped(t *testing.T) {
 	code, stdout, stderr := sim(t, "validate", "../../scenarios")
 	if code != 0 {
@@ -52,6 +67,23 @@ func TestValidateShipped(t *testing.T) {
 	}
 	if n := strings.Count(stdout, "ok  "); n != 8 {
 		t.Errorf("%d scenarios validated, want 8:\n%s", n, stdout)
+	}
+	if strings.Contains(stderr, "warning:") {
+		t.Errorf("a shipped scenario has a check it cannot make fail:\n%s", stderr)
+	}
+}
+
+// TestValidateWarning: a check the scenario cannot make fail is a warning
+// on stderr, at its place in the file; the exit code stays 0.
+func TestValidateWarning(t *testing.T) {
+	code, _, stderr := sim(t, "validate", "testdata/tiny.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+	want := `testdata/tiny.yaml:16:12: warning: expect[2]: check "heartbeats.sent == 0" reads only heartbeats.sent (heartbeats), and this scenario sends no heartbeats (no heartbeat interval or heartbeat_storm event): it cannot fail` +
+		"\n\t    check: heartbeats.sent == 0\n\t           ^\n"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr:\n%s\nwant it to contain\n%s", stderr, want)
 	}
 }
 
@@ -94,6 +126,10 @@ func TestRunHeadless(t *testing.T) {
 	if !strings.Contains(stdout, "PASS tiny") || !strings.Contains(stdout, `✓ workers.at_version["2.0.0"] == fleet.count`) {
 		t.Errorf("stdout:\n%s", stdout)
 	}
+	// A warning is printed, and does not change the exit code.
+	if want := `testdata/tiny.yaml:16:12: warning: expect[2]: check "heartbeats.sent == 0" reads only heartbeats.sent (heartbeats)`; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
 	for _, f := range []string{"tiny.json", "tiny.html", "summary.md", "index.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("report file: %v", err)
@@ -119,14 +155,17 @@ func TestCheckBaselines(t *testing.T) {
 	base := t.TempDir()
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	args := []string{"check", "testdata/tiny.yaml", "--baseline", base, "--junit", junit, "--log-level", "warn", "--progress", "0"}
-	code, stdout, _ := sim(t, args...)
+	code, stdout, stderr := sim(t, args...)
 	if code != 4 || !strings.Contains(stdout, "no baseline at") || !strings.Contains(stdout, "--update-baseline") {
 		t.Fatalf("without a baseline: exit %d\n%s", code, stdout)
+	}
+	if !strings.Contains(stderr, `warning: expect[2]: check "heartbeats.sent == 0"`) {
+		t.Errorf("check does not print the file's warning; stderr:\n%s", stderr)
 	}
 	if code, stdout, stderr := sim(t, append(args, "--update-baseline")...); code != 0 {
 		t.Fatalf("--update-baseline: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := sim(t, args...)
+	code, stdout, stderr = sim(t, args...)
 	if code != 0 || !strings.Contains(stdout, "✓ baseline:") {
 		t.Fatalf("against its own baseline: exit %d\n%s\n%s", code, stdout, stderr)
 	}

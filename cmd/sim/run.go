@@ -73,6 +73,9 @@ On a terminal a single scenario opens the live dashboard (press ? for its
 keys); the summary stays on screen until you press q. Elsewhere, or with
 --headless, it prints a progress line every few seconds.
 
+A file's warnings (an expectation that cannot depend on this scenario's run;
+see 'sim validate') go to stderr before the run.
+
 ` + exitCodes,
 		Example: `  sim run scenarios/wave-deploy.yaml
   sim run thundering-herd --workers 200 --speed 20 --headless
@@ -83,7 +86,7 @@ keys); the summary stays on screen until you press q. Elsewhere, or with
 			if err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f)
+			scs, err := loadAll(args, &f, stderr)
 			if err != nil {
 				return err
 			}
@@ -108,13 +111,14 @@ keys); the summary stays on screen until you press q. Elsewhere, or with
 	return c
 }
 
-// loadAll resolves, loads and prepares every scenario named by args.
-func loadAll(args []string, f *runFlags) ([]*scenario.Scenario, error) {
+// loadAll resolves, loads and prepares every scenario named by args,
+// printing the files' warnings to warn.
+func loadAll(args []string, f *runFlags, warn io.Writer) ([]*scenario.Scenario, error) {
 	srcs, err := resolve(args)
 	if err != nil {
 		return nil, err
 	}
-	scs, err := load(srcs)
+	scs, err := load(srcs, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +139,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 		if err != nil {
 			return nil, false, cli.Usagef("%v", err)
 		}
+		var mine []*scenario.Report
 		for _, v := range vs {
 			if ctx.Err() != nil {
 				return reps, false, nil
@@ -144,9 +149,13 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 				return nil, false, err
 			}
 			reps = append(reps, rep)
+			mine = append(mine, rep)
 			if quit {
 				return reps, true, nil
 			}
+		}
+		if len(mine) > 0 {
+			mine[len(mine)-1].Comparisons = scenario.JudgeComparisons(sc, vs, mine)
 		}
 	}
 	return reps, false, nil

@@ -61,20 +61,30 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 		} else if why := res.Run.Behind(); why != "" {
 			fmt.Fprintf(w, "  fell behind: %s: timing checks not judged\n", why)
 		}
-		for _, v := range r.Verdicts {
-			sym := v.Status.Mark()
-			line := fmt.Sprintf("  %s %s", sym, v.Check)
-			if v.Name != "" && v.Name != v.Check {
-				line = fmt.Sprintf("  %s %s: %s", sym, v.Name, v.Check)
-			}
-			if v.Detail != "" && v.Status != scenario.Pass {
-				line += "  (" + v.Detail + ")"
-			}
-			fmt.Fprintln(w, line)
+		printVerdicts(w, "  ", r.Verdicts)
+		if len(r.Comparisons) > 0 {
+			fmt.Fprintf(w, "  comparisons across %s's variants:\n", r.Scenario)
+			printVerdicts(w, "    ", r.Comparisons)
 		}
 		if cmps != nil {
 			fmt.Fprint(w, comparisonText(cmps[i]))
 		}
+	}
+}
+
+// printVerdicts prints one line per verdict, with the values a failed
+// check read.
+func printVerdicts(w io.Writer, indent string, vs []scenario.Verdict) {
+	for _, v := range vs {
+		sym := v.Status.Mark()
+		line := fmt.Sprintf("%s%s %s", indent, sym, v.Check)
+		if v.Name != "" && v.Name != v.Check {
+			line = fmt.Sprintf("%s%s %s: %s", indent, sym, v.Name, v.Check)
+		}
+		if v.Detail != "" && v.Status != scenario.Pass {
+			line += "  (" + v.Detail + ")"
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

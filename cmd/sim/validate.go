@@ -10,14 +10,20 @@ import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 )
 
-func newValidateCmd(stdout io.Writer) *cobra.Command {
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	return &cobra.Command{
 		Use:   "validate FILE|DIR|NAME...",
 		Short: "Check scenario files without running them",
 		Long: `validate loads each scenario file as 'sim run' would — strict YAML, every
 value in range, every selector resolvable, every expectation type-checked
-against the result's schema — and prints what is wrong with file:line:col.
-It runs nothing.
+against the result's schema and able to depend on the run (not true or
+false whatever the run measures, as lost >= 0) — and prints what is wrong
+with file:line:col. It runs nothing.
+
+An expectation that reads only counts the scenario cannot produce (lost
+== 0 in a scenario with no deploy, no poison and no telemetry) is a
+warning on stderr, as 'sim run' and 'sim check' print it; warnings do not
+change the exit code.
 
 ` + exitCodes,
 		Example: "  sim validate scenarios/\n  sim validate my-scenario.yaml",
@@ -27,7 +33,7 @@ It runs nothing.
 			if err != nil {
 				return err
 			}
-			scs, err := load(srcs)
+			scs, err := load(srcs, stderr)
 			if err != nil {
 				return err
 			}
@@ -36,8 +42,12 @@ It runs nothing.
 				if err != nil {
 					return cli.Usagef("%v", err)
 				}
-				fmt.Fprintf(stdout, "ok  %s: %s, %d workers, %v at speed %g, %d events, %d expectations, %d variant(s)\n",
+				line := fmt.Sprintf("ok  %s: %s, %d workers, %v at speed %g, %d events, %d expectations, %d variant(s)",
 					sc.File, sc.Name, sc.Fleet.Count, sc.Duration, sc.Speed, len(sc.Timeline), len(sc.Expect), len(vs))
+				if len(sc.Compare) > 0 {
+					line += fmt.Sprintf(", %d comparisons", len(sc.Compare))
+				}
+				fmt.Fprintln(stdout, line)
 			}
 			return nil
 		},
@@ -54,7 +64,7 @@ func newListCmd(stdout io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, _ []string) error {
 			for _, name := range shippedNames() {
 				s, _ := shipped(name)
-				scs, err := load([]source{s})
+				scs, err := load([]source{s}, io.Discard)
 				if err != nil {
 					return cli.Runtime(fmt.Errorf("shipped scenario %s does not load: %w", name, err))
 				}

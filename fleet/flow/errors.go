@@ -17,8 +17,9 @@ var (
 )
 
 // CapacityError says the receiver is full (its mailbox rejected the
-// message). It is the congestion signal: the AIMD limiter halves on it, and
-// the message is retried no sooner than RetryAfter.
+// message). It is the congestion signal: the AIMD limiter halves on it (once
+// per window of deliveries in flight together), and the message is retried
+// no sooner than RetryAfter.
 type CapacityError struct {
 	// RetryAfter is the receiver's hint for when it expects room; zero if it
 	// gave none.

@@ -121,6 +121,10 @@ func (l *Leader) answer(id, worker string, ack wire.Envelope) error {
 		return flow.Capacity(ack.RetryAfter(), "worker "+worker+" mailbox full")
 	default:
 		l.c.acksReject.Add(1)
-		return flow.Permanent(fmt.Errorf("worker %s rejected %s: %s", worker, id, ack.Reason))
+		err := fmt.Errorf("worker %s rejected %s: %s", worker, id, ack.Reason)
+		if l.cfg.RetryRejects {
+			return flow.Transient(err)
+		}
+		return flow.Permanent(err)
 	}
 }

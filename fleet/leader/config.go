@@ -57,6 +57,12 @@ type Config struct {
 	// AskTimeout is how long a delivery waits for the worker's ack before
 	// it counts as a transient failure. Default 5 s.
 	AskTimeout time.Duration
+	// RetryRejects, if set, takes a worker's reject as a transient failure
+	// (retried with backoff until the outbox's attempt limit, then
+	// dead-lettered) instead of dead-lettering the command at once. For
+	// comparison runs: what dead-lettering a refusal at once saves the
+	// commands queued behind it.
+	RetryRejects bool
 	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
 	MaxPayload int
 	// ReplyQueue bounds answers waiting to be published; when it is full

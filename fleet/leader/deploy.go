@@ -35,6 +35,11 @@ type DeployPlan struct {
 	// limit reacts to (seed 000, 4.2). The update itself does not wait for
 	// its download.
 	Via []string
+	// Queue, if set, queues each worker's update behind an older one
+	// still waiting for it instead of replacing it: a worker that was away
+	// then gets every version in turn. For comparison runs (what replacing
+	// saves).
+	Queue bool
 }
 
 // Deploy enqueues the plan: one message per worker, each wave's messages
@@ -64,12 +69,16 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	now := l.clk.Now()
 	body := wire.Body(wire.Apply{Version: p.Version})
 	seq := uint64(now.UnixNano())
+	conflict := outbox.Overwrite
+	if p.Queue {
+		conflict = outbox.Append
+	}
 	msgs := make([]outbox.Message, len(p.Workers))
 	for i, w := range p.Workers {
 		wave := i / size
 		msgs[i] = outbox.Message{
 			Receiver: w, Kind: string(p.Kind), Payload: body,
-			Key: string(p.Kind), Seq: seq, Conflict: outbox.Overwrite,
+			Key: string(p.Kind), Seq: seq, Conflict: conflict,
 			SendAt: now.Add(time.Duration(wave) * p.WaveInterval),
 		}
 		if p.TTL > 0 {

@@ -182,9 +182,10 @@ func (l *Leader) serveRequests(ctx context.Context) {
 	}
 }
 
-// processHeartbeats wakes every HeartbeatInterval and takes every waiting
-// heartbeat: the newest of each worker, the older ones having been
-// coalesced away in the mailbox.
+// processHeartbeats wakes every HeartbeatInterval and takes the heartbeats
+// waiting then: the newest of each worker, the older ones having been
+// coalesced away in the mailbox. One that arrives during the round waits
+// for the next, so a round takes at most one heartbeat per worker.
 func (l *Leader) processHeartbeats(ctx context.Context) {
 	t := l.clk.NewTicker(l.cfg.HeartbeatInterval)
 	defer t.Stop()
@@ -195,7 +196,7 @@ func (l *Leader) processHeartbeats(ctx context.Context) {
 		case <-t.C():
 		}
 		now := l.clk.Now()
-		for {
+		for range l.heartbeats.Len() {
 			hb, ok := l.heartbeats.TryTake()
 			if !ok {
 				break

@@ -134,9 +134,13 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 // its outcome (seed 000 section 2.4):
 //
 //	nil               Ack                                   limit +1
-//	capacity error    Nack, delay max(RetryAfter, backoff)  limit /2
+//	capacity error    Nack, delay max(RetryAfter, backoff)  limit /2, once per window
 //	other error       Nack, delay backoff                   limit unchanged
 //	permanent error   DeadLetter                            limit unchanged
+//
+// Capacity answers to deliveries that were in flight together halve the
+// limit once (flow.Limiter's window); a delivery started after the
+// decrease must be turned away too before it halves again.
 //
 // A Nack at the store's MaxAttempts dead-letters the message. Receivers
 // marked offline are not tried. Methods are safe for concurrent use.
@@ -482,8 +486,8 @@ func (p *partition) deliver(ctx context.Context, m Message, permit flow.Permit) 
 	p.poke()
 }
 
-// verdict returns permit with the limit moved by err (+1, /2 or
-// unchanged, by flow.Classify) and says how to settle m.
+// verdict returns permit with the limit moved by err (+1, /2 once per
+// window, or unchanged, by flow.Classify) and says how to settle m.
 func (p *partition) verdict(ctx context.Context, m Message, permit flow.Permit, err error) outcome {
 	s := Settlement{ID: m.ID}
 	if err != nil && ctx.Err() != nil {

@@ -27,9 +27,14 @@ type PartitionStats struct {
 	// Delivered counts deliveries the receiver took
 	// (fleetsim_outbox_relay_delivered_total).
 	Delivered uint64
-	// Backpressure counts capacity answers: each halved the limit
-	// (fleetsim_outbox_relay_backpressure_total).
+	// Backpressure counts capacity answers
+	// (fleetsim_outbox_relay_backpressure_total). Answers to deliveries
+	// that were in flight together are one signal: at most one per window
+	// lowers the limit (see Decreases).
 	Backpressure uint64
+	// Decreases counts the times a capacity answer lowered the limit, as
+	// the partition's limiter counts them (flow.LimiterStats.Decreases).
+	Decreases uint64
 	// Retries counts failed attempts requeued with a delay, after a capacity
 	// or a transient answer (fleetsim_outbox_relay_retries_total). A
 	// message superseded while in flight is retried as its newer version,
@@ -59,6 +64,7 @@ type PartitionStats struct {
 	// LimitHistory holds the limit each time a partition saw it move, oldest
 	// first, at most RelayOptions.History samples. Under concurrency two
 	// quick moves may show as one; every sample is a value the limit had.
+	// Decreases, not the falls in this history, is the exact count.
 	LimitHistory []LimitSample
 }
 
@@ -77,6 +83,7 @@ func (s RelayStats) Total() PartitionStats {
 		t.InFlight += p.InFlight
 		t.Delivered += p.Delivered
 		t.Backpressure += p.Backpressure
+		t.Decreases += p.Decreases
 		t.Retries += p.Retries
 		t.Errors += p.Errors
 		t.DeadLettered += p.DeadLettered
@@ -99,6 +106,7 @@ func (r *Relay) Stats() RelayStats {
 			InFlight:     p.lim.InFlight(),
 			Delivered:    c.delivered.Load(),
 			Backpressure: c.backpressure.Load(),
+			Decreases:    p.lim.Stats().Decreases,
 			Retries:      c.retries.Load(),
 			Errors:       c.errors.Load(),
 			DeadLettered: c.deadLettered.Load(),

@@ -225,8 +225,11 @@ func TestRelayCapacityHalvesAndHonoursRetryAfter(t *testing.T) {
 		for _, h := range s.LimitHistory {
 			seen = append(seen, h.Limit)
 		}
-		if fmt.Sprint(seen) != "[10 5 6]" || s.Backpressure != 1 || s.Retries != 1 || s.Errors != 0 {
-			t.Fatalf("limit history %v, stats %+v: want [10 5 6], 1 backpressure, 1 retry", seen, s)
+		if fmt.Sprint(seen) != "[10 5 6]" || s.Backpressure != 1 || s.Decreases != 1 || s.Retries != 1 || s.Errors != 0 {
+			t.Fatalf("limit history %v, stats %+v: want [10 5 6], 1 backpressure, 1 decrease, 1 retry", seen, s)
+		}
+		if tot := r.Stats().Total(); tot.Decreases != 1 {
+			t.Fatalf("total %+v: want the partition's 1 decrease", tot)
 		}
 	})
 }

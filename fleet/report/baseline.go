@@ -1,13 +1,11 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/scenario"
@@ -18,15 +16,17 @@ import (
 // means "capture one".
 var ErrNoBaseline = errors.New("no baseline")
 
-// Baseline is a run's numbers that later runs of the same scenario are
-// compared with, each with the rule that compares it. It is stored as JSON
-// at BaselinePath, one metric a line, for a person to read and edit.
+// Baseline is the numbers that later runs of a scenario are compared with,
+// each with the rule that compares it: one run's, or the medians of
+// several runs with bands sized from their spread. It is stored as JSON at
+// BaselinePath, one metric a line, for a person to read and edit.
 type Baseline struct {
 	Scenario string `json:"scenario"`
 	Variant  string `json:"variant,omitempty"`
-	// Seed, FleetCount and KeptUp describe the run the baseline was
+	// Seed, FleetCount and KeptUp describe the runs the baseline was
 	// captured from: a run at another fleet size is not compared, and a
-	// run that fell behind gives no timings to compare with.
+	// run that fell behind gives no timings to compare with (KeptUp is
+	// false when any of the runs fell behind).
 	Seed       uint64    `json:"seed"`
 	FleetCount int       `json:"fleet_count"`
 	KeptUp     bool      `json:"kept_up"`
@@ -41,78 +41,233 @@ type Baseline struct {
 }
 
 // Metric is one number of a baseline: its expression path (the name an
-// expect: line uses), its value and its rule.
+// expect: line uses), its value, its rule and, when the value was measured
+// over several runs, their spread.
 type Metric struct {
 	Name  string  `json:"metric"`
 	Value float64 `json:"value"`
 	Rule
+	Spread
 }
 
-// help is the text Capture puts at the top of every baseline file.
+// Spread is what the runs a metric was measured from saw: how many, and
+// the lowest and highest value (Value is their median). Runs 0: not
+// measured (captured from one run, or written by hand), and a band is the
+// default of its kind of metric.
+type Spread struct {
+	Runs int     `json:"runs,omitempty"`
+	Min  float64 `json:"min,omitempty"`
+	Max  float64 `json:"max,omitempty"`
+}
+
+// help is the text Capture puts at the top of every baseline file, with
+// helpRuns after the rules.
 var help = []string{
 	"Each metric is compared with the run's value by its rule. Edit a rule or a value, or delete a metric's line to stop comparing it.",
 	"rule exact: the run must have this value.",
-	"rule tolerance: within rel x |value| or abs of it, whichever is wider (rel 0.5 = ±50%).",
-	"rule timing (seconds): from value/factor - abs to value*factor + abs; not compared when the run or this baseline's run fell behind its schedule.",
+	"rule band: from value/factor - abs to value*factor + abs, so a fall to a tenth fails as a rise to tenfold does (abs: slack for small counts and zeros).",
+	"rule timing (seconds): the same band; not compared when the run or this baseline's run fell behind its schedule.",
 	"better lower or higher: a change that way beyond the rule is reported as better, not as a regression.",
 	"A run at another fleet size (fleet_count) is not compared. docs/REPORTS.md has the details.",
 }
 
-// Capture makes a baseline of r: every number of its Result that a baseline
-// keeps (docs/REPORTS.md lists the ones it leaves out, and why), each with
-// its default rule.
-func Capture(r *scenario.Report) Baseline {
+// helpRuns says where the bands of a baseline captured from n runs came
+// from: the formula and each kind's s and k_min, or each kind's default.
+func helpRuns(n int) string {
+	var kinds []string
+	for _, sc := range scales {
+		if n > 1 {
+			kinds = append(kinds, fmt.Sprintf("%s %s and %s", sc.Name, num(sc.Slack), num(sc.MinFactor)))
+		} else {
+			r := Rule{Kind: Band, Factor: sc.Factor, Abs: sc.Abs}
+			if sc == &timings {
+				r.Kind = Timing
+			}
+			kinds = append(kinds, fmt.Sprintf("%s %s", sc.Name, r))
+		}
+	}
+	if n > 1 {
+		return fmt.Sprintf("Measured from %d runs: value is their median; runs, min and max their spread. "+
+			"factor = max(k_min, r^p) with r = max((max+s)/(value+s), (value+s)/(min+s)) and p = max(2, 1+15/runs); abs = s*factor. "+
+			"s and k_min by kind of metric: %s.", n, strings.Join(kinds, ", "))
+	}
+	return "Captured from one run: the bands were not measured; each is the default of its kind of metric (" + strings.Join(kinds, ", ") +
+		"). sim check --update-baseline --repeat 10 measures them."
+}
+
+// Capture makes a baseline of reps, runs of one scenario variant at one
+// fleet size and seed: every number of the Result that a baseline keeps
+// (docs/REPORTS.md lists the ones it leaves out, and why), present in
+// every run, each with its rule. From one run the values are that run's
+// and the bands their kind's defaults; from several, each value is the
+// median of the runs and its band is sized from their spread (band.go),
+// which the metric's line records.
+func Capture(reps ...*scenario.Report) (Baseline, error) {
+	b, _, err := captureRuns(reps)
+	return b, err
+}
+
+// measured is one metric over the runs of a capture.
+type measured struct {
+	leaf leaf // as the first run has it
+	spec spec
+	vals []float64 // a value per run
+}
+
+// metric is m as a baseline line compared by s.
+func (m measured) metric(s spec) Metric {
+	v := median(m.vals)
+	out := Metric{Name: m.leaf.Path, Value: v, Rule: Rule{Kind: s.Kind, Better: s.Better}}
+	n := len(m.vals)
+	lo, hi := slices.Min(m.vals), slices.Max(m.vals)
+	if s.Scale != nil {
+		out.Factor, out.Abs = s.Scale.band(v, lo, hi, n)
+	}
+	if n > 1 {
+		out.Spread = Spread{Runs: n, Min: lo, Max: hi}
+	}
+	return out
+}
+
+func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
+	if len(reps) == 0 {
+		return Baseline{}, nil, errors.New("a baseline needs at least one run")
+	}
+	r0 := reps[0]
+	for i, r := range reps[1:] {
+		if r.Scenario != r0.Scenario || r.Variant != r0.Variant || r.Result.Fleet.Count != r0.Result.Fleet.Count || r.Result.Run.Seed != r0.Result.Run.Seed {
+			return Baseline{}, nil, fmt.Errorf("run %d of %d is %s at %d workers, seed %d; run 1 is %s at %d workers, seed %d: a baseline is measured from repeats of one run",
+				i+2, len(reps), label(r.Scenario, r.Variant), r.Result.Fleet.Count, r.Result.Run.Seed,
+				label(r0.Scenario, r0.Variant), r0.Result.Fleet.Count, r0.Result.Run.Seed)
+		}
+	}
 	b := Baseline{
-		Scenario:   r.Scenario,
-		Variant:    r.Variant,
-		Seed:       r.Result.Run.Seed,
-		FleetCount: r.Result.Fleet.Count,
-		KeptUp:     r.Result.Run.KeptUp,
-		Captured:   r.Started,
-		Err:        r.Err,
-		Help:       help,
+		Scenario:   r0.Scenario,
+		Variant:    r0.Variant,
+		Seed:       r0.Result.Run.Seed,
+		FleetCount: r0.Result.Fleet.Count,
+		KeptUp:     true,
+		Captured:   r0.Started,
+		Help:       slices.Insert(slices.Clone(help), 4, helpRuns(len(reps))),
 		Metrics:    []Metric{},
 	}
-	for _, l := range leaves(&r.Result) {
-		if rule, ok := ruleFor(l); ok {
-			b.Metrics = append(b.Metrics, Metric{Name: l.Path, Value: l.Value, Rule: rule})
+	for i, r := range reps {
+		b.KeptUp = b.KeptUp && r.Result.Run.KeptUp
+		if r.Err != "" && b.Err == "" {
+			b.Err = r.Err
+			if len(reps) > 1 {
+				b.Err = fmt.Sprintf("run %d of %d: %s", i+1, len(reps), r.Err)
+			}
 		}
 	}
-	return b
+	// A metric some run lacks (a map key no worker ended at) would be
+	// absent from a later run as often: only what every run has is kept.
+	byPath := make([]map[string]float64, len(reps))
+	for i, r := range reps {
+		byPath[i] = map[string]float64{}
+		for _, l := range leaves(&r.Result) {
+			byPath[i][l.Path] = l.Value
+		}
+	}
+	var ms []measured
+	for _, l := range leaves(&r0.Result) {
+		s, keep := specFor(l)
+		if !keep {
+			continue
+		}
+		m := measured{leaf: l, spec: s, vals: make([]float64, 0, len(reps))}
+		for _, vs := range byPath {
+			v, ok := vs[l.Path]
+			if !ok {
+				break
+			}
+			m.vals = append(m.vals, v)
+		}
+		if len(m.vals) < len(reps) {
+			continue
+		}
+		ms = append(ms, m)
+		b.Metrics = append(b.Metrics, m.metric(s))
+	}
+	return b, ms, nil
 }
 
-// Recapture makes a baseline of r that keeps old's edits: the metrics old
-// has (a line a user deleted stays deleted) with old's rules (a rule a
-// user widened stays wide), each with r's value. A metric of old that r
-// lacks is dropped. An old baseline of another scenario, variant or fleet
-// size is not an edit of this one: Recapture then returns Capture(r).
-func Recapture(old Baseline, r *scenario.Report) Baseline {
-	b := Capture(r)
-	if old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount || len(old.Metrics) == 0 {
-		return b
+// Recapture makes a baseline of reps (as Capture) that keeps old's edits:
+// the metrics old has (a line a user deleted stays deleted), each with its
+// better direction, and exact where the user made it exact (or a band
+// where the user made an exact metric a band). Values and bands come from
+// reps: a band is measured, not kept. A metric of old that the runs lack
+// is dropped, as is one a baseline no longer keeps (an input echoed
+// back). An old baseline of another scenario, variant or fleet size is
+// not an edit of this one: Recapture then returns Capture(reps...).
+func Recapture(old Baseline, reps ...*scenario.Report) (Baseline, error) {
+	b, ms, err := captureRuns(reps)
+	if err != nil || old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount || len(old.Metrics) == 0 {
+		return b, err
 	}
-	now := make(map[string]float64, len(b.Metrics))
-	for _, m := range b.Metrics {
-		now[m.Name] = m.Value
+	now := make(map[string]measured, len(ms))
+	for _, m := range ms {
+		now[m.leaf.Path] = m
 	}
 	b.Metrics = []Metric{}
-	for _, m := range old.Metrics {
-		if v, ok := now[m.Name]; ok {
-			m.Value = v
-			b.Metrics = append(b.Metrics, m)
+	for _, om := range old.Metrics {
+		m, ok := now[om.Name]
+		if !ok {
+			continue
 		}
+		s := m.spec
+		s.Better = om.Better
+		switch {
+		case om.Kind == Exact:
+			s.Kind, s.Scale = Exact, nil
+		case s.Scale == nil && m.leaf.Timing:
+			s.Kind, s.Scale = Timing, &timings
+		case s.Scale == nil:
+			s.Kind, s.Scale = Band, &counts
+		}
+		b.Metrics = append(b.Metrics, m.metric(s))
 	}
-	return b
+	return b, nil
 }
 
-// UpdateBaseline records r as the baseline at path: Recapture over the
-// file there if it is a valid baseline, Capture otherwise.
-func UpdateBaseline(path string, r *scenario.Report) error {
-	old, err := LoadBaseline(path)
+// UpdateBaseline records reps, repeats of one run, as the baseline at path:
+// Recapture over the file there if it is a baseline (one written before
+// bands replaced the tolerance rule included), Capture otherwise.
+func UpdateBaseline(path string, reps ...*scenario.Report) error {
+	old, err := loadBaseline(path, true)
 	if err != nil && !errors.Is(err, ErrNoBaseline) {
 		return fmt.Errorf("%w (fix or delete the file to capture it afresh)", err)
 	}
-	return SaveBaseline(path, Recapture(old, r))
+	b, err := Recapture(old, reps...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return SaveBaseline(path, b)
+}
+
+// Warnings lists what a reviewer of b should look at before committing
+// it: captured runs that fell behind (their timings are never compared),
+// an exact metric whose runs disagreed (the timeline does not decide it
+// after all, or something is flaky), and a measured band so wide that a
+// tenfold change stays inside it.
+func (b Baseline) Warnings() []string {
+	var out []string
+	if !b.KeptUp && b.Err == "" {
+		out = append(out, "a captured run fell behind its schedule, so this baseline's timings are never compared: capture it again on a machine that keeps up")
+	}
+	for _, m := range b.Metrics {
+		if m.Runs < 2 {
+			continue
+		}
+		spread := fmt.Sprintf("its %d runs ranged from %s to %s", m.Runs, num(m.Min), num(m.Max))
+		switch {
+		case m.Kind == Exact && m.Min != m.Max:
+			out = append(out, fmt.Sprintf("%s: rule exact, but %s: find out why, or make it a band", m.Name, spread))
+		case m.Kind != Exact && m.Factor > 10:
+			out = append(out, fmt.Sprintf("%s: %s, so its band is %s: it cannot catch a tenfold change; steady the scenario or measure more runs", m.Name, spread, m.Rule))
+		}
+	}
+	return out
 }
 
 // BaselinePath is where the baseline of a scenario (and sweep variant) is
@@ -120,130 +275,4 @@ func UpdateBaseline(path string, r *scenario.Report) error {
 // made file-safe by FileName.
 func BaselinePath(dir, scenarioName, variant string) string {
 	return filepath.Join(dir, FileName(scenarioName, variant)+".json")
-}
-
-// LoadBaseline reads the baseline at path. A missing file is an error
-// wrapping ErrNoBaseline; a malformed one names the line and column, or
-// the metric and what would be valid.
-func LoadBaseline(path string) (Baseline, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Baseline{}, fmt.Errorf("%s: %w", path, ErrNoBaseline)
-	}
-	if err != nil {
-		return Baseline{}, err
-	}
-	var b Baseline
-	dec := json.NewDecoder(bytes.NewReader(data))
-	// A misspelt key ("fator") would otherwise be dropped silently and the
-	// rule would compare with the default.
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		line, col, ok := jsonPos(data, err)
-		if !ok {
-			// An unknown field: the decoder has just read it.
-			line, col = lineCol(data, dec.InputOffset())
-		}
-		return Baseline{}, fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
-	}
-	if err := b.Validate(); err != nil {
-		return Baseline{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return b, nil
-}
-
-// Validate reports the first thing wrong with b: a missing scenario, a
-// metric without a name, a name twice, or an invalid rule.
-func (b Baseline) Validate() error {
-	if b.Scenario == "" {
-		return errors.New(`"scenario" is missing`)
-	}
-	seen := make(map[string]bool, len(b.Metrics))
-	for i, m := range b.Metrics {
-		if m.Name == "" {
-			return fmt.Errorf("metrics[%d]: \"metric\" (its name) is missing", i)
-		}
-		if seen[m.Name] {
-			return fmt.Errorf("metrics[%d] %s: listed twice", i, m.Name)
-		}
-		seen[m.Name] = true
-		if err := m.Rule.Validate(); err != nil {
-			return fmt.Errorf("metrics[%d] %s: %w", i, m.Name, err)
-		}
-	}
-	return nil
-}
-
-// SaveBaseline writes b to path (creating its directory), one metric a
-// line. It replaces the file atomically, so an interrupted update leaves
-// the old baseline.
-func SaveBaseline(path string, b Baseline) error {
-	if err := b.Validate(); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	data, err := b.encode()
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return writeFileAtomic(path, data)
-}
-
-// encode writes the header fields indented and each metric on its own
-// line: a baseline diff in review then shows one line per changed number.
-func (b Baseline) encode() ([]byte, error) {
-	type fields Baseline // without the methods, so no recursion
-	head, err := json.MarshalIndent(struct {
-		fields
-		Metrics []Metric `json:"metrics,omitempty"` // shadows fields.Metrics: written below
-	}{fields: fields(b)}, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	metrics := b.Metrics
-	var buf bytes.Buffer
-	buf.Write(head[:len(head)-2]) // drop "\n}"
-	buf.WriteString(",\n  \"metrics\": [")
-	for i, m := range metrics {
-		line, err := json.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("metric %s: %w", m.Name, err)
-		}
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.WriteString("\n    ")
-		buf.Write(line)
-	}
-	if len(metrics) > 0 {
-		buf.WriteString("\n  ")
-	}
-	buf.WriteString("]\n}\n")
-	return buf.Bytes(), nil
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames
-// it over path.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }

@@ -129,7 +129,7 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 			}
 			lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep, Unlisted: parts > maxLegend})
 		}
-		caption := "Each partition's relay may run this many deliveries at once: +1 for every success, halved on every \"full\" answer. A sawtooth means the relay is finding the workers' capacity and backing off."
+		caption := "Each partition's relay may run this many deliveries at once: +1 for every success, halved on a \"full\" answer at most once per window (the \"full\" answers to deliveries in flight together count once). A sawtooth means the relay is finding the workers' capacity and backing off."
 		if parts > maxLegend {
 			caption += fmt.Sprintf(" %d partitions, one line each.", parts)
 		}
@@ -183,7 +183,7 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 	}
 	specs = append(specs,
 		chartSpec{"Leader mailbox rejections", "Per second: requests the leader's full mailbox answered \"full, retry after\" (or dropped, by its policy). A herd shows as a spike that dies away as the workers back off with jitter.", "per second", shed},
-		chartSpec{"Relay backpressure", "Per second: \"full\" answers the relay got from workers, each halving a partition's limit, and the retries they caused.", "per second", []series{
+		chartSpec{"Relay backpressure", "Per second: \"full\" answers the relay got from workers (the first of each window halves a partition's limit), and the retries they caused.", "per second", []series{
 			{Name: "backpressure (\"full\" answers)", Points: rate(ss, func(s scenario.Sample) uint64 { return s.Backpressure }), Color: palette[0], Step: plotter.PreStep},
 			{Name: "retries", Points: rate(ss, func(s scenario.Sample) uint64 { return s.Retries }), Color: palette[1], Step: plotter.PreStep},
 		}},

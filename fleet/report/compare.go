@@ -137,7 +137,7 @@ func Compare(b Baseline, r *scenario.Report) Comparison {
 		c.Diffs = append(c.Diffs, d)
 	}
 	for _, l := range order {
-		if _, keep := ruleFor(l); keep && !inBaseline[l.Path] {
+		if _, keep := specFor(l); keep && !inBaseline[l.Path] {
 			c.New = append(c.New, l.Path)
 		}
 	}

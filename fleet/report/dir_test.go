@@ -12,7 +12,7 @@ import (
 
 func TestWriteDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "reports")
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	if err := WriteDir(dir, reps, cmp); err != nil {
 		t.Fatal(err)
 	}

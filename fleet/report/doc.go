@@ -5,7 +5,7 @@
 // with.
 //
 //	b, err := report.LoadBaseline(report.BaselinePath("testdata/baselines", rep.Scenario, rep.Variant))
-//	if errors.Is(err, report.ErrNoBaseline) { ... } // capture one: report.SaveBaseline(path, report.Capture(rep))
+//	if errors.Is(err, report.ErrNoBaseline) { ... } // capture one: report.UpdateBaseline(path, reps...) (repeats of rep: the bands are sized from their spread)
 //	cmp := []report.Comparison{report.Compare(b, rep)}
 //	err = report.WriteDir("reports", []*scenario.Report{rep}, cmp) // <name>.json, <name>.html, index.html, summary.md
 //	err = report.JUnit(f, []*scenario.Report{rep}, cmp)

@@ -107,6 +107,9 @@ func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
 	if fail > 0 {
 		why = append(why, fmt.Sprintf("%d of %d expectations failed", fail, len(r.Verdicts)))
 	}
+	if _, cfail, _ := scenario.Tally(r.Comparisons); cfail > 0 {
+		why = append(why, fmt.Sprintf("%d of %d comparisons across the sweep's variants failed", cfail, len(r.Comparisons)))
+	}
 	if c != nil && c.Regressed() {
 		why = append(why, plural(len(c.Regressions()), "baseline regression", "baseline regressions"))
 	}
@@ -171,25 +174,25 @@ func sweeps(reps []*scenario.Report) []sweep {
 	return out
 }
 
-// sweepRow is a variant's row in seed 001's table shape.
+// sweepRow is a variant's row of a sweep's table: the leader mailbox's
+// accounting, each column named for what it counts.
 type sweepRow struct {
-	Variant                         string
-	Offered, Processed, Lost, Depth string
-	P50, P99                        string
-	Passed                          bool
+	Variant                                   string
+	Offered, Served, Rejected, Dropped, Depth string
+	Lost                                      string // the run's lost: unaccounted, not refused
+	P50, P99                                  string
+	Passed                                    bool
 }
 
-// sweepRows builds a sweep's table from the leader mailbox's accounting:
-// lost is dropped + rejected + the run's lost (every message the mailbox
-// did not process, and any nobody counted).
+// sweepRows builds a sweep's table from the leader mailbox's accounting.
 func sweepRows(s sweep) []sweepRow {
 	rows := make([]sweepRow, 0, len(s.Reps))
 	for _, r := range s.Reps {
 		m := r.Result.Leader.Mailbox
-		lost := int64(m.Dropped+m.Rejected) + r.Result.Lost
 		rows = append(rows, sweepRow{
-			Variant: r.Variant, Offered: uthousands(m.Offered), Processed: uthousands(m.Taken),
-			Lost: thousands(lost), Depth: thousands(int64(m.MaxDepth)),
+			Variant: r.Variant, Offered: uthousands(m.Offered), Served: uthousands(m.Taken),
+			Rejected: uthousands(m.Rejected), Dropped: uthousands(m.Dropped),
+			Lost: thousands(r.Result.Lost), Depth: thousands(int64(m.MaxDepth)),
 			P50: secs(m.Wait.P50), P99: secs(m.Wait.P99), Passed: r.Passed(),
 		})
 	}
@@ -208,7 +211,7 @@ func atVersion(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// thousands formats n with thousands separators, as seed 001's table.
+// thousands formats n with thousands separators.
 func thousands(n int64) string {
 	if n < 0 {
 		return "-" + uthousands(uint64(-n))

@@ -56,15 +56,15 @@ func itoa(i int) string { return string(bytes.TrimSpace([]byte(num(float64(i))))
 // metric and a new one; a run that fell behind (timings not compared); a
 // run that did not complete; and a sweep, one variant compared with a
 // baseline of another fleet size.
-func goldenSet() ([]*scenario.Report, []Comparison) {
+func goldenSet(t testing.TB) ([]*scenario.Report, []Comparison) {
 	herd := herdReport()
-	b := Capture(herd)
+	b := capture(t, herd)
 	var ms []Metric
 	for _, m := range b.Metrics {
 		switch m.Name {
 		case "relay.backpressure":
 			// got 25: a regression under a rule a user tightened
-			m.Value, m.Rule = 5, Rule{Kind: Tolerance, Rel: 0.5, Abs: 10}
+			m.Value, m.Rule = 5, Rule{Kind: Band, Factor: 1.5, Abs: 10}
 		case "lost":
 			m.Value = 2 // got 0: better
 		case "workers.duplicates":
@@ -72,15 +72,15 @@ func goldenSet() ([]*scenario.Report, []Comparison) {
 		}
 		ms = append(ms, m)
 	}
-	ms = append(ms, Metric{Name: "deploys[1].targets", Value: 4, Rule: exact(None)})
+	ms = append(ms, Metric{Name: "deploys[1].delivered", Value: 4, Rule: Rule{Kind: Exact}})
 	b.Metrics = ms
 
 	behind := behindReport()
-	bb := Capture(herdReport())
+	bb := capture(t, herdReport())
 	bb.Scenario = behind.Scenario
 
 	sweep := sweepReports()
-	sb := Capture(sweep[2])
+	sb := capture(t, sweep[2])
 	sb.FleetCount = 1000
 
 	reps := append([]*scenario.Report{herd, behind, brokenReport()}, sweep...)

@@ -189,6 +189,13 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 {{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{end}}
+{{with .R.Comparisons}}
+<h2>Comparisons across the sweep's variants</h2>
+<table>
+<tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
+{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+{{end}}
 {{with .Params}}
 <h2>Parameters</h2>
 <table>
@@ -233,10 +240,10 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 {{range .Sweeps}}
 <h2>Sweep: {{.Scenario}}</h2>
 {{with .Description}}<p>{{.}}</p>{{end}}
-<p>Leader mailbox per variant; lost = dropped + rejected + lost.</p>
+<p>Leader mailbox per variant: requests and telemetry offered to it, served, refused with "full" (rejected), dropped by its policy; lost is the run's unaccounted messages.</p>
 <table>
-<tr><th>variant</th><th>offered</th><th>processed</th><th>lost</th><th>max depth</th><th>wait p50</th><th>wait p99</th><th></th></tr>
-{{range .Rows}}<tr><td>{{.Variant}}</td><td class="n">{{.Offered}}</td><td class="n">{{.Processed}}</td><td class="n">{{.Lost}}</td><td class="n">{{.Depth}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}passed{{else}}failed{{end}}</td></tr>
+<tr><th>variant</th><th>offered</th><th>served</th><th>rejected</th><th>dropped</th><th>lost</th><th>max depth</th><th>wait p50</th><th>wait p99</th><th></th></tr>
+{{range .Rows}}<tr><td>{{.Variant}}</td><td class="n">{{.Offered}}</td><td class="n">{{.Served}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Dropped}}</td><td class="n">{{.Lost}}</td><td class="n">{{.Depth}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}passed{{else}}failed{{end}}</td></tr>
 {{end}}</table>
 {{end}}
 </body>

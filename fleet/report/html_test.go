@@ -132,7 +132,7 @@ func TestHTMLWithoutSamples(t *testing.T) {
 }
 
 func TestIndex(t *testing.T) {
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
 	if err := Index(&buf, reps, cmp); err != nil {
 		t.Fatal(err)

@@ -151,32 +151,8 @@ func suiteOf(r *scenario.Report, c *Comparison, o JUnitOptions) junitSuite {
 	}
 	s.Cases = append(s.Cases, runCase)
 
-	for i, v := range r.Verdicts {
-		n := v.Name
-		if n == "" {
-			n = v.Check
-		}
-		if n == "" {
-			n = fmt.Sprintf("expectation %d", i+1)
-		}
-		tc := junitCase{Name: n, Classname: class, Time: seconds(0)}
-		switch v.Status {
-		case scenario.Pass:
-		case scenario.Fail:
-			msg := v.Detail
-			if msg == "" {
-				msg = "expectation failed"
-			}
-			tc.Failure = &junitProblem{Message: firstLine(msg), Type: "expectation", Text: v.Check + "\n" + msg}
-		default:
-			msg := v.Detail
-			if msg == "" {
-				msg = "not judged"
-			}
-			tc.Skipped = &junitSkipped{Message: msg}
-		}
-		s.Cases = append(s.Cases, tc)
-	}
+	s.Cases = append(s.Cases, verdictCases(r.Verdicts, class, "", "expectation")...)
+	s.Cases = append(s.Cases, verdictCases(r.Comparisons, "scenario."+r.Scenario+".compare", "compare: ", "comparison")...)
 
 	if c != nil {
 		s.Cases = append(s.Cases, junitBaseline(c, class))
@@ -204,6 +180,39 @@ func suiteOf(r *scenario.Report, c *Comparison, o JUnitOptions) junitSuite {
 	}
 	s.SystemOut = out.String()
 	return s
+}
+
+// verdictCases maps verdicts to testcases: a failure element with the
+// detail, skipped with the reason when not judged.
+func verdictCases(vs []scenario.Verdict, class, prefix, kind string) []junitCase {
+	var out []junitCase
+	for i, v := range vs {
+		n := v.Name
+		if n == "" {
+			n = v.Check
+		}
+		if n == "" {
+			n = fmt.Sprintf("%s %d", kind, i+1)
+		}
+		tc := junitCase{Name: prefix + n, Classname: class, Time: seconds(0)}
+		switch v.Status {
+		case scenario.Pass:
+		case scenario.Fail:
+			msg := v.Detail
+			if msg == "" {
+				msg = kind + " failed"
+			}
+			tc.Failure = &junitProblem{Message: firstLine(msg), Type: kind, Text: v.Check + "\n" + msg}
+		default:
+			msg := v.Detail
+			if msg == "" {
+				msg = "not judged"
+			}
+			tc.Skipped = &junitSkipped{Message: msg}
+		}
+		out = append(out, tc)
+	}
+	return out
 }
 
 // junitBaseline is the "baseline" testcase: failed by regressions, skipped

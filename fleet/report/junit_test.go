@@ -13,7 +13,7 @@ import (
 )
 
 func TestJUnitGolden(t *testing.T) {
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
 	if err := JUnit(&buf, reps, cmp); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ type xMessage struct {
 }
 
 func TestJUnitStructure(t *testing.T) {
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
 	if err := JUnit(&buf, reps, cmp); err != nil {
 		t.Fatal(err)
@@ -131,8 +131,8 @@ func TestJUnitStructure(t *testing.T) {
 		t.Errorf("failed expectation = %+v", c.Failure)
 	}
 	if c := herd.Cases[6]; c.Failure == nil || c.Failure.Message != "2 regressions against the baseline" ||
-		!strings.Contains(c.Failure.Text, "relay.backpressure: baseline 5, got 25 (±50% or ±10): rose from 5 to 25") ||
-		!strings.Contains(c.Failure.Text, "deploys[1].targets: baseline 4, got absent") ||
+		!strings.Contains(c.Failure.Text, "relay.backpressure: baseline 5, got 25 (1.5× ± 10): rose from 5 to 25") ||
+		!strings.Contains(c.Failure.Text, "deploys[1].delivered: baseline 4, got absent") ||
 		strings.Contains(c.Failure.Text, "lost:") || !strings.Contains(c.SystemOut, "better lost: baseline 2, got 0") {
 		t.Errorf("baseline case = %+v", c)
 	}

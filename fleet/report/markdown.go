@@ -60,15 +60,15 @@ func Markdown(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 		if s.Description != "" {
 			p("%s\n\n", mdText(s.Description))
 		}
-		p("Leader mailbox per variant; lost = dropped + rejected + lost.\n\n")
-		p("| variant | offered | processed | lost | max depth | wait p50 | wait p99 | |\n")
-		p("|---|--:|--:|--:|--:|--:|--:|---|\n")
+		p("Leader mailbox per variant: requests and telemetry offered to it, served, refused with \"full\" (rejected), dropped by its policy; lost is the run's unaccounted messages.\n\n")
+		p("| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |\n")
+		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, row := range sweepRows(s) {
 			m := "✅"
 			if !row.Passed {
 				m = "❌"
 			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Variant), row.Offered, row.Processed, row.Lost, row.Depth, row.P50, row.P99, m)
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Variant), row.Offered, row.Served, row.Rejected, row.Dropped, row.Lost, row.Depth, row.P50, row.P99, m)
 		}
 		p("\n")
 	}
@@ -136,6 +136,13 @@ func markdownRun(p func(string, ...any), r *scenario.Report, c *Comparison) {
 	if len(r.Verdicts) > 0 {
 		p("| | expectation | check | detail |\n|---|---|---|---|\n")
 		for _, v := range r.Verdicts {
+			p("| %s | %s | %s | %s |\n", v.Status.Mark(), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
+		}
+		p("\n")
+	}
+	if len(r.Comparisons) > 0 {
+		p("Comparisons across the sweep's variants:\n\n| | comparison | check | detail |\n|---|---|---|---|\n")
+		for _, v := range r.Comparisons {
 			p("| %s | %s | %s | %s |\n", v.Status.Mark(), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
 		}
 		p("\n")

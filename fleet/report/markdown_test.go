@@ -9,7 +9,7 @@ import (
 )
 
 func TestMarkdownGolden(t *testing.T) {
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
 	if err := Markdown(&buf, reps, cmp); err != nil {
 		t.Fatal(err)
@@ -18,7 +18,7 @@ func TestMarkdownGolden(t *testing.T) {
 }
 
 func TestMarkdownContent(t *testing.T) {
-	reps, cmp := goldenSet()
+	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
 	if err := Markdown(&buf, reps, cmp); err != nil {
 		t.Fatal(err)
@@ -27,16 +27,16 @@ func TestMarkdownContent(t *testing.T) {
 	for _, want := range []string{
 		"**4 of 7 runs passed.**",
 		// seed 001's table, from the leader mailbox.
-		"| variant | offered | processed | lost | max depth | wait p50 | wait p99 | |",
-		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
-		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 200 | 215 ms | 218 ms | ✅ |",
-		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 4,128 | 200 | 99 ms | 193 ms | ✅ |",
+		"| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |",
+		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 0 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
+		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 0 | 0 | 200 | 215 ms | 218 ms | ✅ |",
+		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 0 | 4,128 | 0 | 200 | 99 ms | 193 ms | ✅ |",
 		"| leader mailbox max depth / capacity | 500 / 500 (reject) |",
 		"| ✗ | relay never stalls | `relay.limit.min >= 5` |",
 		"| – | deploy is quick | `deploys[0].duration < 120` | machine could not keep up",
-		"| ✗ regression | `relay.backpressure` | 5 | 25 | ±50% or ±10 |",
+		"| ✗ regression | `relay.backpressure` | 5 | 25 | 1.5× ± 10 |",
 		"| ✓ better | `lost` | 2 | 0 | exact, lower is better |",
-		"| ✗ regression | `deploys[1].targets` | 4 | – | exact | the run has no such metric",
+		"| ✗ regression | `deploys[1].delivered` | 4 | – | exact | the run has no such metric",
 		"| – not compared | `deploys[0].duration` | 58.5 | 58.5 | 3× ± 0.5s, lower is better | not compared: run fell behind",
 		"Not in the baseline, so not compared: `workers.duplicates`.",
 		"**Baseline**: not compared: the baseline was captured with 1000 workers and this run had 100",

@@ -10,19 +10,25 @@ import (
 type RuleKind string
 
 const (
-	// Exact: the run must have the baseline's value. For counts the
-	// scenario makes deterministic (lost, workers at a version, dead
-	// letters, deploy targets).
+	// Exact: the run must have the baseline's value. For what the
+	// scenario's timeline decides (lost, workers at a version, dead
+	// letters).
 	Exact RuleKind = "exact"
-	// Tolerance: the run's value must be within Rel × |baseline| or Abs of
-	// it, whichever is wider. For counts that depend on load
-	// (backpressure, a mailbox's maximum depth).
-	Tolerance RuleKind = "tolerance"
-	// Timing: the run's value must be within baseline / Factor − Abs and
-	// baseline × Factor + Abs (Abs in seconds). For scenario.Seconds
-	// values; not compared when either run fell behind its schedule.
+	// Band: the run's value must lie from baseline / Factor − Abs to
+	// baseline × Factor + Abs. For numbers that load decides
+	// (backpressure, a mailbox's maximum depth): a band is symmetric in
+	// ratio, so a fall to a tenth fails exactly as a rise to tenfold does;
+	// Abs is the slack that small counts and zeros need.
+	Band RuleKind = "band"
+	// Timing: a Band in seconds, for scenario.Seconds values; not
+	// compared when either run fell behind its schedule.
 	Timing RuleKind = "timing"
 )
+
+// tolerance is the rule Band replaced: ±rel × value or ±abs, whose lower
+// edge clamped to 0 at rel >= 1, so a count could fall to nothing and
+// pass. A file that still has it is refused with the way out.
+const tolerance RuleKind = "tolerance"
 
 // Direction is which way a metric improves.
 type Direction string
@@ -42,25 +48,25 @@ const (
 // metric's value in the baseline file, where a user can edit it.
 type Rule struct {
 	Kind RuleKind `json:"rule"`
-	// Rel is a Tolerance's relative part (0.5: ±50%).
-	Rel float64 `json:"rel,omitempty"`
-	// Factor is a Timing's factor (2: from half to twice the baseline).
+	// Factor is a Band's or a Timing's ratio (2: from half to twice the
+	// baseline, before Abs).
 	Factor float64 `json:"factor,omitempty"`
-	// Abs is a Tolerance's absolute part, or a Timing's slack in seconds.
+	// Abs widens a Band or a Timing on both sides, in the metric's unit
+	// (seconds for a Timing).
 	Abs float64 `json:"abs,omitempty"`
 	// Better is the direction in which a change is an improvement.
 	Better Direction `json:"better,omitempty"`
 }
 
 // String describes r as the Markdown and JUnit outputs show it:
-// "exact", "±50% or ±10", "2× ± 0.25s"; with ", lower is better".
+// "exact", "3× ± 5", "2× ± 0.25s"; with ", lower is better".
 func (r Rule) String() string {
 	var s string
 	switch r.Kind {
 	case Exact:
 		s = "exact"
-	case Tolerance:
-		s = fmt.Sprintf("±%s%% or ±%s", num(r.Rel*100), num(r.Abs))
+	case Band:
+		s = fmt.Sprintf("%s× ± %s", num(r.Factor), num(r.Abs))
 	case Timing:
 		s = fmt.Sprintf("%s× ± %ss", num(r.Factor), num(r.Abs))
 	default:
@@ -77,29 +83,24 @@ func (r Rule) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"rel", r.Rel}, {"abs", r.Abs}, {"factor", r.Factor}} {
+	}{{"abs", r.Abs}, {"factor", r.Factor}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 {
 			return fmt.Errorf("%s %v: must be a number >= 0", f.name, f.v)
 		}
 	}
 	switch r.Kind {
 	case Exact:
-		if r.Rel != 0 || r.Abs != 0 || r.Factor != 0 {
-			return fmt.Errorf(`rule "exact" takes no rel, abs or factor (use "tolerance" for a margin)`)
+		if r.Abs != 0 || r.Factor != 0 {
+			return fmt.Errorf(`rule "exact" takes no factor or abs (use "band" for a margin)`)
 		}
-	case Tolerance:
-		if r.Factor != 0 {
-			return fmt.Errorf(`rule "tolerance" takes rel and abs, not factor (factor is for "timing")`)
-		}
-	case Timing:
+	case Band, Timing:
 		if r.Factor < 1 {
-			return fmt.Errorf(`rule "timing" needs factor >= 1 (2: from half to twice the baseline), got %v`, r.Factor)
+			return fmt.Errorf(`rule %q needs factor >= 1 (2: from half to twice the value, before abs), got %v`, r.Kind, r.Factor)
 		}
-		if r.Rel != 0 {
-			return fmt.Errorf(`rule "timing" takes factor and abs (seconds), not rel`)
-		}
+	case tolerance:
+		return fmt.Errorf(`rule "tolerance" was replaced by "band" (from value/factor - abs to value*factor + abs)`)
 	default:
-		return fmt.Errorf("rule %q unknown; valid: exact, tolerance, timing", r.Kind)
+		return fmt.Errorf("rule %q unknown; valid: exact, band, timing", r.Kind)
 	}
 	switch r.Better {
 	case None, Lower, Higher:
@@ -112,11 +113,14 @@ func (r Rule) Validate() error {
 // bounds is the range of values r accepts around base.
 func (r Rule) bounds(base float64) (lo, hi float64) {
 	switch r.Kind {
-	case Tolerance:
-		d := math.Max(r.Rel*math.Abs(base), r.Abs)
-		lo, hi = base-d, base+d
-	case Timing:
-		lo, hi = base/r.Factor-r.Abs, base*r.Factor+r.Abs
+	case Band, Timing:
+		if base < 0 {
+			// A ratio band about a negative value: the factor widens
+			// it downwards too.
+			lo, hi = base*r.Factor-r.Abs, base/r.Factor+r.Abs
+		} else {
+			lo, hi = base/r.Factor-r.Abs, base*r.Factor+r.Abs
+		}
 	default:
 		return base, base
 	}

@@ -210,6 +210,19 @@ func herdReport() *scenario.Report {
 			Deploys: []scenario.DeployRes{
 				{Version: "2.1.0", Targets: count, Delivered: count, Duration: 58.5},
 			},
+			Events: map[string]scenario.EventResult{"away": {At: 60, Workers: 400}},
+			Windows: map[string]scenario.WindowResult{"herd": {
+				From: 120, To: 150,
+				Leader: scenario.WindowLeader{
+					Mailbox: scenario.MailboxResult{
+						Capacity: capacity, Policy: "reject", Offered: 2400, Taken: 1200, Rejected: 1200, MaxDepth: capacity,
+						Wait: scenario.Quantiles{P50: 6.1, P99: 12.4, Max: 12.5, Mean: 6.3},
+					},
+					RequestsServed: 1200, AnsweredFull: 1200,
+				},
+				Relay:   scenario.WindowRelay{Delivered: 40, OfflineSkips: 12},
+				Workers: scenario.WindowWorkers{Connects: 400, SyncSent: 1600, SyncOK: 400, SyncFull: 1200},
+			}},
 		},
 		Verdicts: []scenario.Verdict{
 			{Name: "nothing lost", Check: "lost == 0", Status: scenario.Pass},

@@ -440,6 +440,8 @@ func want(t reflect.Type) string {
 		return "a distribution: " + distSyntax
 	case policyType:
 		return "a mailbox policy: " + policyNames
+	case edgeType:
+		return "a time such as 45s, or the name of a timeline event"
 	}
 	switch t.Kind() {
 	case reflect.String:

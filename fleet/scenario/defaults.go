@@ -96,6 +96,9 @@ func fillDefaults(s *Scenario, src *source) {
 	if !has("leader.outbox.durability") {
 		o.Durability = DefaultDurability
 	}
+	if !has("leader.outbox.store") {
+		o.Store = "bolt"
+	}
 	setInt(&o.Partitions, "leader.outbox.partitions", DefaultPartitions, has)
 	setInt(&o.MaxAttempts, "leader.outbox.max_attempts", outbox.DefaultOptions.MaxAttempts, has)
 	setDur(&o.LeaseTimeout, "leader.outbox.lease_timeout", outbox.DefaultOptions.LeaseTimeout, has)

@@ -100,3 +100,69 @@ func TestDocsLoadErrorExample(t *testing.T) {
 		t.Errorf("docs/SCENARIOS.md shows\n%s\nParse prints\n%s", want, got)
 	}
 }
+
+// docs/SCENARIOS.md's table of what each name needs the run to send is
+// fedBy, and its refused and warned examples are what Parse prints.
+func TestDocsRefusedAndWarned(t *testing.T) {
+	data, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "What each name needs:\n")
+	if !ok {
+		t.Fatal("no table of what each name needs")
+	}
+	feeds := map[string]feed{"commands": feedCommands, "telemetry": feedTelemetry, "heartbeats": feedHeartbeats,
+		"commands or telemetry": feedCommands | feedTelemetry, "nothing": 0}
+	doc := map[string]feed{} // pattern → feed
+	rows := 0
+	for _, line := range strings.Split(section, "\n")[3:] { // after the blank line and the head
+		if !strings.HasPrefix(line, "| ") {
+			break
+		}
+		cells := strings.Split(line, " | ")
+		kind, _, _ := strings.Cut(strings.TrimPrefix(cells[0], "| "), ":")
+		f, ok := feeds[kind]
+		if !ok {
+			t.Fatalf("row %q: unknown feed %q", line, kind)
+		}
+		rows++
+		quoted := strings.Split(cells[1], "`")
+		for i := 1; i < len(quoted); i += 2 {
+			name := strings.ReplaceAll(quoted[i], `["W"]`, "[]") // a window as fedBy names it
+			doc[strings.TrimSuffix(name, ".*")] = f
+		}
+	}
+	if rows != len(feeds) {
+		t.Fatalf("%d rows, want %d", rows, len(feeds))
+	}
+	for _, n := range resultNames() {
+		// The most specific pattern the doc lists for n.
+		want, best := feed(0), -1
+		for p, f := range doc {
+			if (n == p || inside(p, n)) && len(p) > best {
+				want, best = f, len(p)
+			}
+		}
+		if got, _ := fedByName(n); got != want {
+			t.Errorf("%s: docs/SCENARIOS.md says it needs %v, fedBy says %v", n, want, got)
+		}
+	}
+
+	// The example file and the warning shown after the table.
+	_, rest, _ := strings.Cut(section, "```yaml\n")
+	file, rest, _ := strings.Cut(rest, "```\n")
+	_, rest, _ = strings.Cut(rest, "```\n")
+	shown, _, _ := strings.Cut(rest, "```\n")
+	s, err := Parse("heartbeats.yaml", []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Warnings.Error() + "\n"; got != shown {
+		t.Errorf("docs/SCENARIOS.md shows\n%s\nParse prints\n%s", shown, got)
+	}
+	_, err = Parse("my-scenario.yaml", []byte("name: my-scenario\nduration: 1m\nfleet: {count: 10}\ntimeline:\n  - {at: 1s, deploy: {version: 2.0.0}}\nexpect:\n  - lost == 0\n  - workers.applied == fleet.count\n  - lost >= 0\n"))
+	if err == nil || !strings.Contains(string(data), "```\n"+err.Error()+"\n```\n") {
+		t.Errorf("docs/SCENARIOS.md does not show the error Parse prints:\n%v", err)
+	}
+}

@@ -20,9 +20,13 @@ type Error struct {
 	// Source is the file's line at Line, for the caret under it ("" when
 	// unknown).
 	Source string
+	// Warning marks a problem that does not stop the file from loading
+	// (Scenario.Warnings).
+	Warning bool
 }
 
-// Error formats e as "file:line:col: path: msg".
+// Error formats e as "file:line:col: path: msg", or for a warning
+// "file:line:col: warning: path: msg".
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.File != "" {
@@ -34,6 +38,9 @@ func (e *Error) Error() string {
 	}
 	if b.Len() > 0 {
 		b.WriteString(" ")
+	}
+	if e.Warning {
+		b.WriteString("warning: ")
 	}
 	if e.Path != "" {
 		b.WriteString(e.Path)
@@ -68,7 +75,8 @@ func (e *Error) quote(b *strings.Builder) {
 
 // Errors is every problem found in one scenario file, in file order. Load
 // and Parse return it (as an error) when the file is not valid; a caller
-// tells bad input from an unreadable file with errors.As.
+// tells bad input from an unreadable file with errors.As. Scenario.Warnings
+// is one too.
 type Errors []*Error
 
 // Error formats each problem on its own line, followed by the source line

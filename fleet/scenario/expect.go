@@ -71,13 +71,19 @@ func secondsToFloat(params ...any) (any, error) {
 	return nil, fmt.Errorf("%s(%T): want a number", secondsFunc, params[0])
 }
 
-// compile compiles one expression against Result; asBool for a check, not
-// for a metric path read for a failure's detail.
-func compile(text string, asBool bool) (*vm.Program, bool, error) {
+// compile compiles one expression against env (a Result, or a
+// comparisonEnv); asBool for a check, not for a metric path read for a
+// failure's detail.
+func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 	p := &secondsPatcher{}
 	opts := []expr.Option{
-		expr.Env(Result{}),
+		expr.Env(env),
 		expr.Function(secondsFunc, secondsToFloat, new(func(any) float64)),
+		expr.Function(divideFunc, divide, new(func(any, any, string) float64)),
+		expr.Function(moduloFunc, modulo, new(func(any, any, string) int)),
+		// Divisions first: a divisor that reads a Seconds value is then
+		// converted inside the call.
+		expr.Patch(&divisionPatcher{divisors: divisors(text)}),
 		expr.Patch(p),
 		// A verdict must depend on the run only: no wall clock.
 		expr.DisableBuiltin("now"),
@@ -91,8 +97,12 @@ func compile(text string, asBool bool) (*vm.Program, bool, error) {
 
 // compileCheck compiles an expectation: a bool over the Result's names. Its
 // error is a *checkError locating the problem inside text.
-func compileCheck(text string) (*check, error) {
-	prog, timing, err := compile(text, true)
+func compileCheck(text string) (*check, error) { return compileCheckIn(text, Result{}) }
+
+// compileCheckIn compiles a check against env: Result{} for an
+// expectation, comparisonEnv{} for a comparison of sweep variants.
+func compileCheckIn(text string, env any) (*check, error) {
+	prog, timing, err := compile(text, env, true)
 	if err != nil {
 		return nil, explain(text, err)
 	}
@@ -108,7 +118,7 @@ func compileCheck(text string) (*check, error) {
 			continue
 		}
 		seen[t] = true
-		if p, timing, err := compile(t, false); err == nil {
+		if p, timing, err := compile(t, env, false); err == nil {
 			c.reads = append(c.reads, reading{text: t, prog: p, timing: timing})
 		}
 	}
@@ -120,7 +130,7 @@ func compileCheck(text string) (*check, error) {
 // source order.
 func metricPaths(root exprast.Node) []exprast.Node {
 	out := slices.DeleteFunc(metricChains(root), func(n exprast.Node) bool {
-		segs, ok := segments(n)
+		segs, ok := segments(metricOf(n))
 		return !ok || names.types[segs[0]] == nil
 	})
 	slices.SortStableFunc(out, func(a, b exprast.Node) int { return a.Location().From - b.Location().From })
@@ -176,7 +186,7 @@ func explain(text string, err error) error {
 		return ce
 	}
 	for _, n := range metricChains(tree.Node) {
-		segs, _ := segments(n)
+		segs, _ := segments(metricOf(n))
 		parent, bad, ok := names.firstUnknown(segs)
 		if !ok || !strings.Contains(ce.msg, bad) {
 			continue
@@ -304,10 +314,14 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 
 // compileChecks compiles every expectation of s and marks the timing ones,
 // reporting each that does not compile at its place in the file (down to
-// the column of the misspelt name when the check is on one line).
+// the column of the misspelt name when the check is on one line), and
+// each that cannot depend on the run (constantMessage). It sets
+// s.Warnings to the checks that cannot depend on this scenario's run
+// (vacuousMessage).
 func compileChecks(s *Scenario, src *source) Errors {
 	var errs Errors
 	s.checks = make([]*check, len(s.Expect))
+	s.Warnings = nil
 	byName := map[string]string{}
 	for i := range s.Expect {
 		e := &s.Expect[i]
@@ -326,16 +340,81 @@ func compileChecks(s *Scenario, src *source) Errors {
 			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
 		}
 		c, err := compileCheck(e.Check)
+		if err == nil {
+			err = unknownKeys(e.Check, map[string][]string{
+				"events":  sortedNames(eventNames(s)),
+				"windows": windowNames(s),
+			})
+		}
 		if err != nil {
 			ce := err.(*checkError)
 			p := src.pos[at]
 			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
 			continue
 		}
+		if msg := constantMessage(e.Check, c); msg != "" {
+			errs = append(errs, src.atPos(src.pos[at], path, msg))
+			continue
+		}
 		s.checks[i] = c
 		e.Timing = c.timing
+		if msg := vacuousMessage(s, e.Check, c); msg != "" {
+			w := src.atPos(src.pos[at], path, msg)
+			w.Warning = true
+			s.Warnings = append(s.Warnings, w)
+		}
 	}
 	return errs
+}
+
+// unknownKeys finds a read of a named map (events["away"], windows["herd"])
+// whose key is not one the scenario defines: keys lists the valid keys by
+// map name. It returns a *checkError at the key, or nil.
+func unknownKeys(text string, keys map[string][]string) error {
+	tree, err := parser.Parse(text)
+	if err != nil {
+		return nil
+	}
+	var bad error
+	root := tree.Node
+	exprast.Walk(&root, visitFunc(func(n exprast.Node) {
+		m, ok := n.(*exprast.MemberNode)
+		if !ok || bad != nil {
+			return
+		}
+		id, ok := m.Node.(*exprast.IdentifierNode)
+		if !ok {
+			return
+		}
+		valid, named := keys[id.Value]
+		if !named {
+			return
+		}
+		key, ok := m.Property.(*exprast.StringNode)
+		if !ok {
+			bad = &checkError{col: m.Property.Location().From, msg: fmt.Sprintf("%s takes a name in quotes, as in %s[%q]", id.Value, id.Value, "name")}
+			return
+		}
+		if !slices.Contains(valid, key.Value) {
+			msg := fmt.Sprintf("%s has no %q%s", id.Value, key.Value, didYouMean(key.Value, valid))
+			if len(valid) == 0 {
+				msg += fmt.Sprintf("; this scenario defines no %s", id.Value)
+			} else {
+				msg += "; it has " + strings.Join(valid, ", ")
+			}
+			bad = &checkError{col: key.Location().From, msg: msg}
+		}
+	}))
+	return bad
+}
+
+func windowNames(s *Scenario) []string {
+	out := make([]string, 0, len(s.Windows))
+	for _, w := range s.Windows {
+		out = append(out, w.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // within moves p from the start of a one-line scalar to the column of ce
@@ -363,10 +442,12 @@ func within(src *source, p position, text string, ce *checkError) position {
 
 // Judge evaluates each expectation of s on r. A timing check (one that
 // reads a Seconds value) on a run that could not keep up with its speed is
-// NotJudged, with RunInfo.Behind as its detail; an evaluation error is a Fail with the error as its detail; a
-// Fail's detail shows the values the check read. Expectations are
-// compiled when the scenario loads; a Scenario built in code is compiled
-// here.
+// NotJudged, with RunInfo.Behind as its detail, and so is a check that divides by zero ("not judged:
+// division by zero (the divisor lost = 0)"): in floating point x / 0 is
+// +Inf and would pass "fleet.count / lost > 1". Any other evaluation
+// error is a Fail with the error as its detail; a Fail's detail shows the
+// values the check read. Expectations are compiled when the scenario
+// loads; a Scenario built in code is compiled here.
 func Judge(s *Scenario, r Result) []Verdict {
 	out := make([]Verdict, 0, len(s.Expect))
 	for i, e := range s.Expect {
@@ -384,34 +465,43 @@ func Judge(s *Scenario, r Result) []Verdict {
 		} else {
 			c = cc
 		}
-		if (c.timing || e.Timing) && !r.Run.KeptUp {
-			v.Status = NotJudged
-			if v.Detail = r.Run.Behind(); v.Detail == "" { // a Result without its lags
-				v.Detail = "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
-			}
-			out = append(out, v)
-			continue
-		}
-		res, err := expr.Run(c.prog, r)
-		switch {
-		case err != nil:
-			v.Status, v.Detail = Fail, firstLine(err.Error())
-		case res == true:
-			v.Status = Pass
-		default:
-			v.Status, v.Detail = Fail, c.values(r)
-		}
+		v.Status, v.Detail = c.judge(r, c.timing || e.Timing)
 		out = append(out, v)
 	}
 	return out
 }
 
+// judge evaluates c on r; timing marks a timing check.
+func (c *check) judge(r Result, timing bool) (Status, string) {
+	if timing && !r.Run.KeptUp {
+		if why := r.Run.Behind(); why != "" {
+			return NotJudged, why
+		}
+		// A Result without its lags.
+		return NotJudged, "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+	}
+	res, err := expr.Run(c.prog, r)
+	var dz *divisionByZero
+	switch {
+	case errors.As(err, &dz):
+		return NotJudged, "not judged: " + dz.Error()
+	case err != nil:
+		return Fail, firstLine(err.Error())
+	case res == true:
+		return Pass, ""
+	}
+	return Fail, c.values(r)
+}
+
 // values shows what the check read: "leader.mailbox.max_depth = 1412,
 // leader.mailbox.capacity = 1000".
-func (c *check) values(r Result) string {
+func (c *check) values(r Result) string { return c.valuesIn(r) }
+
+// valuesIn is values over any environment the check was compiled for.
+func (c *check) valuesIn(env any) string {
 	parts := make([]string, 0, len(c.reads))
 	for _, rd := range c.reads {
-		v, err := expr.Run(rd.prog, r)
+		v, err := expr.Run(rd.prog, env)
 		if err != nil {
 			parts = append(parts, rd.text+": "+firstLine(err.Error()))
 			continue

@@ -239,3 +239,71 @@ func TestCheckSuggestions(t *testing.T) {
 		}
 	}
 }
+
+// A division by zero is not judged, naming the divisor and its value: in
+// floating point fleet.count / 0 is +Inf, and the check would pass.
+// Other divisions give what expr gives (a float64 for /).
+func TestJudgeDivisionByZero(t *testing.T) {
+	r := Result{Run: RunInfo{KeptUp: true}, Fleet: FleetResult{Count: 10},
+		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.5}}}, Outbox: OutboxResult{Enqueued: 5}}
+	lost2 := r
+	lost2.Lost = 2
+	for _, c := range []struct {
+		check  string
+		r      Result
+		status Status
+		detail string
+	}{
+		{"fleet.count / lost > 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count / lost > 1", lost2, Pass, ""},
+		{"fleet.count / lost > 6", lost2, Fail, "fleet.count = 10, lost = 2"},
+		{"fleet.count % lost == 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count % lost == 0", lost2, Pass, ""},
+		{"leader.mailbox.wait.p99 / heartbeats.age.max < 1", r, NotJudged, "not judged: division by zero (the divisor heartbeats.age.max = 0)"},
+		{"fleet.count / (lost / 2) > 1", r, NotJudged, "not judged: division by zero (the divisor lost / 2 = 0)"},
+		{"lost == 0 || fleet.count / lost > 1", r, Pass, ""}, // never divides
+		{"fleet.count / 4 == 2.5", r, Pass, ""},
+		{"fleet.count % 4 == 2", r, Pass, ""},
+		{"leader.mailbox.wait.p99 / 2 == 0.25", r, Pass, ""},
+		{"outbox.enqueued / fleet.count == 0.5", r, Pass, ""},
+		{"all(deploys, .delivered / .targets >= 1)", Result{Deploys: []DeployRes{{Delivered: 3}}}, NotJudged,
+			"not judged: division by zero (the divisor .targets = 0)"},
+	} {
+		s := &Scenario{Expect: []Expect{{Check: c.check}}}
+		got := Judge(s, c.r)[0]
+		if got.Status != c.status || got.Detail != c.detail {
+			t.Errorf("%s: %s %q, want %s %q", c.check, got.Status, got.Detail, c.status, c.detail)
+		}
+	}
+	// A division the type checker refuses is still refused.
+	if _, err := compileCheck(`deploys[0].version / 2 > 1`); err == nil {
+		t.Error("text / 2 compiles")
+	}
+}
+
+// A comparison of variants that divides by zero is not judged either.
+func TestJudgeComparisonsDivisionByZero(t *testing.T) {
+	sc, err := Parse("cmp.yaml", []byte(strings.Replace(compareYAML,
+		"variant[\"aimd\"].relay.backpressure * 2 <= variant[\"static\"].relay.backpressure",
+		"variant[\"aimd\"].relay.backpressure / variant[\"static\"].relay.backpressure < 0.5", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := func(backpressure uint64) *Report {
+		r := &Report{}
+		r.Result.Relay.Backpressure = backpressure
+		r.Result.Run.KeptUp = true
+		return r
+	}
+	got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(0)})[0]
+	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != NotJudged || got.Detail != want {
+		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
+	}
+	if got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(40)})[0]; got.Status != Pass {
+		t.Errorf("with a divisor of 40: %+v", got)
+	}
+}

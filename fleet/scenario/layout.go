@@ -94,6 +94,9 @@ func (p WorkerProfile) merge(o WorkerProfile) WorkerProfile {
 	if o.Service != nil {
 		p.Service = o.Service
 	}
+	if o.RTT != nil {
+		p.RTT = o.RTT
+	}
 	if o.Heartbeat != nil {
 		p.Heartbeat = o.Heartbeat
 	}

@@ -21,6 +21,7 @@ var (
 	durationType = reflect.TypeFor[Duration]()
 	distType     = reflect.TypeFor[dist.Dist]()
 	policyType   = reflect.TypeFor[mailbox.Policy]()
+	edgeType     = reflect.TypeFor[Edge]()
 )
 
 const (
@@ -42,13 +43,16 @@ func Load(path string) (*Scenario, error) {
 // Parse decodes a scenario file strictly and validates it: an unknown key,
 // a value of the wrong type or out of range, an event with no action or
 // two, a selector naming a group or a worker the fleet does not have, a
-// check that does not compile against Result... Every problem is reported,
-// as an Errors, each with file:line:col, the YAML path, the offending text
-// and what would be valid. file names the data in messages.
+// check that does not compile against Result or that cannot depend on the
+// run (lost >= 0)... Every problem is reported, as an Errors, each with
+// file:line:col, the YAML path, the offending text and what would be
+// valid. file names the data in messages.
 //
 // The returned Scenario has its defaults filled in, its timeline sorted by
 // time (stably) and its expectations compiled. Every variant of its sweep
-// has been built and validated too (Variants).
+// has been built and validated too (Variants). Its Warnings list the
+// checks that cannot depend on this scenario's run: they read only counts
+// it never produces.
 func Parse(file string, data []byte) (*Scenario, error) {
 	src := newSource(file, data)
 	body, errs := parseDocument(src, data)
@@ -64,10 +68,14 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	errs = append(errs, serrs...)
 	s.Sweep = sweep
 	s.src = src
+	if len(serrs) == 0 {
+		errs = append(errs, compileComparisons(s, src)...)
+	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
 		// Each swept value once, the other parameters at their first value,
 		// so that a bad value is reported once at its place in the sweep;
 		// then, if they all pass, every combination (values can clash).
+		var all []Variant // with one parameter, the loop builds them all
 		pick := make([]int, len(sweep))
 		for i, p := range sweep {
 			for j := range p.Values {
@@ -76,25 +84,48 @@ func Parse(file string, data []byte) (*Scenario, error) {
 				}
 				clear(pick)
 				pick[i] = j
-				if _, verrs := s.variant(src, pick); len(verrs) > 0 {
-					errs = append(errs, verrs...)
+				v, verrs := s.variant(src, pick)
+				errs = append(errs, verrs...)
+				if len(verrs) == 0 {
+					all = append(all, v)
 				}
 			}
 		}
 		if len(errs) == 0 && len(sweep) > 1 {
-			if _, err := s.Variants(); err != nil {
+			vs, err := s.Variants()
+			if err != nil {
 				var es Errors
 				if !errors.As(err, &es) {
 					return nil, err
 				}
 				errs = append(errs, es...)
 			}
+			all = vs
+		}
+		if len(errs) == 0 {
+			s.Warnings = commonWarnings(all)
 		}
 	}
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
 	return s, nil
+}
+
+// commonWarnings are the warnings every variant has: a check that reads
+// only what some variants never send still compares the others.
+func commonWarnings(vs []Variant) Errors {
+	if len(vs) == 0 {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(vs[0].Scenario.Warnings), func(w *Error) bool {
+		for _, v := range vs[1:] {
+			if !slices.ContainsFunc(v.Scenario.Warnings, func(x *Error) bool { return *x == *w }) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // parseDocument parses data into its one YAML document's body, a mapping.

@@ -94,7 +94,7 @@ func TestLoadMinimalDefaults(t *testing.T) {
 		{"leader service", *l.Service, dist.Const(time.Millisecond)},
 		{"leader heartbeat_interval", l.HeartbeatInterval, Duration(30 * time.Second)},
 		{"leader ask_timeout", l.AskTimeout, Duration(5 * time.Second)},
-		{"outbox", l.Outbox, OutboxSpec{Durability: "batch", Partitions: 4, MaxAttempts: 10, LeaseTimeout: Duration(30 * time.Second)}},
+		{"outbox", l.Outbox, OutboxSpec{Store: "bolt", Durability: "batch", Partitions: 4, MaxAttempts: 10, LeaseTimeout: Duration(30 * time.Second)}},
 		{"relay interval", l.Relay.Interval, Duration(5 * time.Millisecond)},
 		{"relay batch", l.Relay.Batch, 20},
 		{"relay limit", l.Relay.Limit, LimitSpec{Initial: 10, Min: 1, Max: 50, Strategy: "aimd"}},
@@ -142,7 +142,7 @@ func TestLoadFull(t *testing.T) {
 	}
 	l := s.Leader
 	if l.Mailbox != (MailboxSpec{Capacity: 500, Policy: mailbox.Block, BlockTimeout: Duration(200 * time.Millisecond)}) ||
-		l.Outbox != (OutboxSpec{Durability: "none", Partitions: 8, MaxAttempts: 5, LeaseTimeout: Duration(10 * time.Second), MaxDepth: 100000}) ||
+		l.Outbox != (OutboxSpec{Store: "bolt", Durability: "none", Partitions: 8, MaxAttempts: 5, LeaseTimeout: Duration(10 * time.Second), MaxDepth: 100000}) ||
 		l.Relay.Limit != (LimitSpec{Initial: 20, Min: 2, Max: 80, Strategy: "aimd"}) || l.Relay.Batch != 50 {
 		t.Errorf("leader: %+v", l)
 	}

@@ -34,6 +34,63 @@ type Result struct {
 	Commands  CommandResult `expr:"commands" json:"commands"`
 	Telemetry TelemetryRes  `expr:"telemetry" json:"telemetry"`
 	Deploys   []DeployRes   `expr:"deploys" json:"deploys"`
+	// Events are the timeline's named events, by name.
+	Events map[string]EventResult `expr:"events" json:"events,omitempty"`
+	// Windows are the scenario's windows, by name: what happened between
+	// their edges.
+	Windows map[string]WindowResult `expr:"windows" json:"windows,omitempty"`
+}
+
+// EventResult is a named timeline event as the run resolved it.
+type EventResult struct {
+	// At is when the event was scheduled, in simulated seconds (the
+	// scenario's input, not a measurement).
+	At float64 `expr:"at" json:"at"`
+	// Workers is how many workers the event selected (0 for events that
+	// select none): the count a selector such as 20% gives at this fleet's
+	// size, so that an expectation can follow --workers.
+	Workers int `expr:"workers" json:"workers"`
+}
+
+// WindowResult is what happened in a window: counters are the change
+// between its edges, depths the largest sampled inside it, and wait
+// quantiles are over the messages taken from the mailbox inside it.
+type WindowResult struct {
+	// From and To are the window's edges, in simulated seconds.
+	From float64 `expr:"from" json:"from"`
+	To   float64 `expr:"to" json:"to"`
+	// Leader is the leader's mailbox and answers in the window (capacity
+	// and policy as at its end).
+	Leader WindowLeader `expr:"leader" json:"leader"`
+	// Relay is the relay's deliveries in the window.
+	Relay WindowRelay `expr:"relay" json:"relay"`
+	// Workers is the workers' requests and answers in the window.
+	Workers WindowWorkers `expr:"workers" json:"workers"`
+}
+
+// WindowLeader is the leader's side of a window.
+type WindowLeader struct {
+	Mailbox        MailboxResult `expr:"mailbox" json:"mailbox"`
+	RequestsServed uint64        `expr:"requests_served" json:"requests_served"`
+	AnsweredFull   uint64        `expr:"answered_full" json:"answered_full"`
+}
+
+// WindowRelay is the relay's side of a window, over every partition.
+type WindowRelay struct {
+	Delivered    uint64 `expr:"delivered" json:"delivered"`
+	Backpressure uint64 `expr:"backpressure" json:"backpressure"`
+	Retries      uint64 `expr:"retries" json:"retries"`
+	Errors       uint64 `expr:"errors" json:"errors"`
+	OfflineSkips uint64 `expr:"offline_skips" json:"offline_skips"`
+}
+
+// WindowWorkers is the workers' side of a window.
+type WindowWorkers struct {
+	Connects  uint64 `expr:"connects" json:"connects"`
+	SyncSent  uint64 `expr:"sync_sent" json:"sync_sent"`
+	SyncOK    uint64 `expr:"sync_ok" json:"sync_ok"`
+	SyncFull  uint64 `expr:"sync_full" json:"sync_full"`
+	AckedFull uint64 `expr:"acked_full" json:"acked_full"`
 }
 
 // RunInfo is about the run itself.
@@ -239,20 +296,27 @@ type OutboxResult struct {
 // CommandResult balances the leader's commands: every one handed to the
 // outbox (Sent, over every leader instance) is acked, overwritten, stale,
 // expired, dead-lettered or still queued (Queued, in the file at the
-// end). Lost is the largest of three shortfalls, each a lower bound on
-// the commands lost: that ledger's remainder; outbox acks beyond the ok
-// answers the workers gave (acked, but no worker took it); and deploy
-// targets that never applied their version, were not sent a later one,
-// are not in the dead letters and are not explained by expiries or what
-// is still queued. A negative Lost (more settled than sent) is a counting
-// error.
+// end); every one a worker acked ok was served, dropped after its ack
+// (DroppedAfterAck) or is still in its mailbox. Lost is the largest of
+// four shortfalls, each a lower bound on the commands lost: the outbox
+// ledger's remainder; outbox acks beyond the ok answers the workers gave
+// (acked, but no worker took it); the workers' ledger's remainder; and
+// deploy targets that never applied their version, were not sent a later
+// one, are not in the dead letters and are not explained by expiries,
+// drops after an ack or what is still queued. A negative Lost (more
+// settled than sent) is a counting error.
 type CommandResult struct {
 	Sent uint64 `expr:"sent" json:"sent"`
 	// Poisoned counts the poison commands the timeline sent (each must end
 	// in the dead letters).
 	Poisoned uint64 `expr:"poisoned" json:"poisoned"`
 	Queued   int    `expr:"queued" json:"queued"`
-	Lost     int64  `expr:"lost" json:"lost"`
+	// DroppedAfterAck counts commands a worker acknowledged ok (accepted
+	// into its mailbox, so the leader settled them as delivered) that its
+	// mailbox's policy then dropped before they were served: counted, not
+	// lost, and never applied.
+	DroppedAfterAck uint64 `expr:"dropped_after_ack" json:"dropped_after_ack"`
+	Lost            int64  `expr:"lost" json:"lost"`
 }
 
 // TelemetryRes balances the workers' telemetry.
@@ -294,7 +358,7 @@ type Status string
 const (
 	Pass      Status = "pass"
 	Fail      Status = "fail"
-	NotJudged Status = "not_judged" // a timing check on a run that fell behind
+	NotJudged Status = "not_judged" // a timing check on a run that fell behind, or a division by zero
 )
 
 // Sample is the fleet at one moment of simulated time: the time series the
@@ -352,8 +416,12 @@ type Report struct {
 	Started  time.Time         `json:"started"`
 	Result   Result            `json:"result"`
 	Verdicts []Verdict         `json:"expectations"`
-	Records  []Record          `json:"records"`
-	Samples  []Sample          `json:"samples"`
+	// Comparisons are the sweep's compare: checks, judged across its
+	// variants once the last has run; they are set on the report of the
+	// sweep's last variant (JudgeComparisons).
+	Comparisons []Verdict `json:"comparisons,omitempty"`
+	Records     []Record  `json:"records"`
+	Samples     []Sample  `json:"samples"`
 	// Err is set when the run could not complete (the error text).
 	Err string `json:"error,omitempty"`
 }
@@ -389,9 +457,11 @@ func (r *Report) Passed() bool {
 	if r.Err != "" {
 		return false
 	}
-	for _, v := range r.Verdicts {
-		if v.Status == Fail {
-			return false
+	for _, vs := range [][]Verdict{r.Verdicts, r.Comparisons} {
+		for _, v := range vs {
+			if v.Status == Fail {
+				return false
+			}
 		}
 	}
 	return true

@@ -116,6 +116,7 @@ type Runner struct {
 	nextEvent int // index into events of the next timeline event to fire
 	fired     int
 	deploys   []*deployRun
+	marks     map[time.Duration]*windowMark // the windows' edges, by scheduled time
 	report    *Report
 	fail      context.CancelCauseFunc
 

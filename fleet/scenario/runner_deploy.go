@@ -97,7 +97,8 @@ func (r *Runner) plan(d *deployRun, spec Deploy, from, to int) leader.DeployPlan
 	for _, i := range d.targets[from:to] {
 		ids = append(ids, r.specs[i].ID)
 	}
-	return leader.DeployPlan{Kind: d.kind, Version: d.version, Workers: ids, TTL: spec.TTL.D(), Via: d.via}
+	return leader.DeployPlan{Kind: d.kind, Version: d.version, Workers: ids, TTL: spec.TTL.D(), Via: d.via,
+		Queue: spec.Replace != nil && !*spec.Replace}
 }
 
 // enqueue hands plan to the serving leader, waiting for one and trying

@@ -42,7 +42,7 @@ type leaderState struct {
 type leaderRun struct {
 	n      int
 	l      *leader.Leader
-	st     *outbox.Bolt
+	st     outbox.Store
 	sess   *transport.Session
 	link   *crashLink
 	cancel context.CancelFunc
@@ -106,6 +106,7 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		// default (a million) allocates its ring and key map up front,
 		// half a second and a hundred megabytes at every (re)start.
 		HeartbeatSlots: max(len(r.workers), 1),
+		RetryRejects:   ls.Relay.RetryRejects,
 		Relay: outbox.RelayOptions{
 			Interval: ls.Relay.Interval.D(), Batch: ls.Relay.Batch,
 			Limiter: flow.LimiterOptions{Initial: ls.Relay.Limit.Initial, Min: ls.Relay.Limit.Min, Max: ls.Relay.Limit.Max},
@@ -154,7 +155,14 @@ func (r *Runner) startLeader(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st, err := outbox.OpenBolt(s.path, oo)
+	var st outbox.Store
+	if r.sc.Leader.Outbox.Store == "memory" {
+		// What the outbox's file buys: a memory store starts empty at
+		// every (re)start, so what a crash leaves queued is gone.
+		st, err = outbox.NewMemory(oo)
+	} else {
+		st, err = outbox.OpenBolt(s.path, oo)
+	}
 	if err != nil {
 		return fmt.Errorf("scenario %s: leader outbox: %w", r.sc.Name, err)
 	}

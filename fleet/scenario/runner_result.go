@@ -78,6 +78,9 @@ func (r *Runner) shutdown(st *runStack) endState {
 // readDeadLetters lists the outbox file's dead letters when no leader
 // stopped cleanly to do it (the run ended with the leader down).
 func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
+	if r.sc.Leader.Outbox.Store == "memory" {
+		return nil, true // gone with the leader
+	}
 	oo, err := r.outboxOptions()
 	if err != nil {
 		return nil, false
@@ -136,6 +139,8 @@ func (r *Runner) result(f *finalState) Result {
 		res.Outbox.OldestMax = max(res.Outbox.OldestMax, s.OutboxOldest)
 	}
 	res.Deploys = r.deployResults(deploys, f)
+	res.Events = r.eventResults()
+	res.Windows = r.windowResults(samples)
 	res.Commands = r.commandBalance(&res, f, deploys, depthStart)
 	res.Telemetry = telemetryBalance(f.workers, res.Leader.TelemetryReceived)
 	res.Lost = res.Commands.Lost + res.Telemetry.Lost
@@ -251,8 +256,9 @@ func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) H
 	return h
 }
 
-// relayResult sums the relay over its partitions and leader instances;
-// the limits' range comes from their histories.
+// relayResult sums the relay over its partitions and leader instances
+// (the limiters' own decrease counts included); the limits' range comes
+// from their histories.
 func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 	total := func(f func(outbox.PartitionStats) uint64) uint64 {
 		return lt.sum(func(l *leader.Stats) uint64 { return f(l.Relay.Total()) })
@@ -265,15 +271,16 @@ func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 		DeadLettered: total(func(p outbox.PartitionStats) uint64 { return p.DeadLettered }),
 		OfflineSkips: total(func(p outbox.PartitionStats) uint64 { return p.OfflineSkips }),
 	}
-	lo, hi, dec, gaps := r.limits.result()
-	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: dec}
+	lo, hi, gaps := r.limits.result()
+	dec := total(func(p outbox.PartitionStats) uint64 { return p.Decreases })
+	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: int(dec)}
 	if n := len(lt.all); n > 0 {
 		last := lt.all[n-1].Relay
 		rr.Partitions = len(last.Partitions)
 		rr.Limit.Final = last.Total().Limit
 	}
 	if gaps > 0 {
-		r.warnf("relay limits moved more than %d times between two samples %d times: limit.decreases may undercount", limitHistory, gaps)
+		r.warnf("relay limits moved more than %d times between two samples %d times: limit.min and limit.max may miss an extreme", limitHistory, gaps)
 	}
 	return rr
 }
@@ -353,7 +360,7 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 	return end.Sub(start), true
 }
 
-// commandBalance accounts for the leader's commands, three ways; each is
+// commandBalance accounts for the leader's commands, four ways; each is
 // a lower bound on the commands lost, and Lost is the largest:
 //
 //  1. The outbox ledger. Sent is everything the leader handed the outbox
@@ -372,7 +379,10 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     a worker answered ok, so the workers' ok answers (which also count
 //     redeliveries the leader missed) are at least the outbox's acks.
 //     Acks beyond them are commands acked that no worker took.
-//  3. Deploys against the workers' view: every target of a deploy must
+//  3. The workers' ledger: every command a worker acked ok was taken to
+//     be served, dropped after its ack by its mailbox's policy, or is
+//     still in its mailbox.
+//  4. Deploys against the workers' view: every target of a deploy must
 //     have applied its version, unless a later deploy of the same kind
 //     was sent to it (its update may have been overwritten or made
 //     stale), or the update is in the dead letters. Targets with none of
@@ -384,6 +394,17 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
 	ledger := int64(c.Sent) - left
 	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)
+	// A worker acks ok only what its mailbox accepted, so every command
+	// the mailbox held was acked: whatever its policy evicted from the
+	// queue (drop-oldest, coalesce) was dropped after its ack. The rest
+	// was taken to be served or is still queued.
+	var taken, held uint64
+	for _, m := range f.mailboxes {
+		c.DroppedAfterAck += m.DroppedOldest + m.DroppedCoalesced
+		taken += m.Taken
+		held += uint64(m.Depth)
+	}
+	workers := int64(res.Workers.AckedOK) - int64(taken+c.DroppedAfterAck+held)
 	missing := int64(0)
 	for k, d := range ds {
 		later := map[int]bool{}
@@ -401,12 +422,12 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 			}
 		}
 	}
-	explained := int64(o.Expired+res.Workers.Expired) + int64(o.Depth)
+	explained := int64(o.Expired+res.Workers.Expired+c.DroppedAfterAck) + int64(o.Depth)
 	deployLost := max(missing-explained, 0)
 	if ledger < 0 {
 		c.Lost = ledger
 	} else {
-		c.Lost = max(ledger, unseen, deployLost)
+		c.Lost = max(ledger, unseen, workers, deployLost)
 	}
 	return c
 }

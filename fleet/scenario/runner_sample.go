@@ -134,13 +134,14 @@ func allAt(states []worker.State, targets []int, version string) bool {
 const limitHistory = 4096
 
 // limitTracker follows the relay's AIMD limits through their histories,
-// across leader restarts: the lowest and highest any partition reached
-// and how often a limit fell.
+// across leader restarts: the lowest and highest any partition reached.
+// How often a limit fell is the limiters' own count
+// (outbox.PartitionStats.Decreases): a history sample can hide a fall.
 type limitTracker struct {
-	mu                          sync.Mutex
-	initial, min, max, decrease int
-	seen                        map[int][]seenLimit // per leader instance, per partition
-	gaps                        int
+	mu                sync.Mutex
+	initial, min, max int
+	seen              map[int][]seenLimit // per leader instance, per partition
+	gaps              int
 }
 
 type seenLimit struct {
@@ -177,9 +178,6 @@ func (t *limitTracker) observe(inst int, parts []outbox.PartitionStats) {
 			}
 		}
 		for _, s := range h[start:] {
-			if last[i].ok && s.Limit < last[i].s.Limit {
-				t.decrease++
-			}
 			t.min, t.max = min(t.min, s.Limit), max(t.max, s.Limit)
 			last[i] = seenLimit{s: s, ok: true}
 		}
@@ -187,8 +185,8 @@ func (t *limitTracker) observe(inst int, parts []outbox.PartitionStats) {
 	}
 }
 
-func (t *limitTracker) result() (lo, hi, decreases, gaps int) {
+func (t *limitTracker) result() (lo, hi, gaps int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.min, t.max, t.decrease, t.gaps
+	return t.min, t.max, t.gaps
 }

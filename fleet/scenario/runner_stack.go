@@ -90,6 +90,9 @@ func (r *Runner) workerConfig(ws WorkerSpec) worker.Config {
 	if p.Service != nil {
 		c.Service = *p.Service
 	}
+	if p.RTT != nil {
+		c.RTT = *p.RTT
+	}
 	if p.Heartbeat != nil {
 		c.Heartbeat = p.Heartbeat.D()
 	}

@@ -154,6 +154,7 @@ type timelineAction struct {
 	event   *timedEvent   // nil for a second half
 	text    string
 	mustRun bool // a second half the drain still runs if its time has not come
+	mark    bool // a window's edge: not an event, nothing to record
 	do      func(ctx context.Context, push func(*timelineAction))
 }
 
@@ -193,6 +194,7 @@ func (r *Runner) startTimeline() *timelineLoop {
 		a.seq = seq
 		heap.Push(h, a)
 	}
+	r.windowEdges(push)
 	for i := range r.events {
 		te := &r.events[i]
 		push(&timelineAction{at: te.at, event: te, text: te.text, do: r.eventAction(te)})
@@ -208,6 +210,10 @@ func (r *Runner) startTimeline() *timelineLoop {
 				continue // the speed may have changed meanwhile: look again
 			}
 			heap.Pop(h)
+			if a.mark {
+				a.do(ctx, push)
+				continue
+			}
 			lag := r.simNow() - a.at
 			r.observeLag(lag, a.text)
 			if a.event != nil {
@@ -236,7 +242,9 @@ func (r *Runner) finishFollowUps(t *timelineLoop) {
 			}
 			continue
 		}
-		r.record("event", a.text+" (at the end of the run)", 0)
+		if !a.mark {
+			r.record("event", a.text+" (at the end of the run)", 0)
+		}
 		a.do(context.Background(), func(*timelineAction) {})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -95,4 +97,25 @@ func TestSamplerStopsWhenBehind(t *testing.T) {
 		close(stopped)
 	}()
 	fleettest.Receive(t, 10*time.Second, "the sampler to stop", stopped, nil)
+}
+
+// TestRelayResultDecreases: limit.decreases is the limiters' own count,
+// summed over partitions and leader restarts, not the falls a limit
+// history happens to show (two halvings between samples show as one).
+func TestRelayResultDecreases(t *testing.T) {
+	r := &Runner{sc: &Scenario{}}
+	r.limits.init(10)
+	t0 := time.Unix(0, 0)
+	hist := []outbox.LimitSample{{At: t0, Limit: 10}, {At: t0.Add(time.Second), Limit: 2}}
+	first := outbox.RelayStats{Partitions: []outbox.PartitionStats{
+		{Limit: 2, Decreases: 2, LimitHistory: hist},
+		{Limit: 10, Decreases: 0},
+	}}
+	second := outbox.RelayStats{Partitions: []outbox.PartitionStats{{Limit: 5, Decreases: 1}, {Limit: 5, Decreases: 1}}}
+	r.limits.observe(0, first.Partitions)
+	r.limits.observe(1, second.Partitions)
+	got := r.relayResult(leaderTotals{all: []leader.Stats{{Relay: first}, {Relay: second}}}).Limit
+	if got.Decreases != 4 || got.Min != 2 || got.Max != 10 {
+		t.Fatalf("limit %+v: want 4 decreases (2 + 0 + 1 + 1), min 2, max 10", got)
+	}
 }

@@ -34,17 +34,30 @@ type Scenario struct {
 	// samples (charts, dashboard). Default: Duration / 300, at least 100ms.
 	SampleEvery Duration `yaml:"sample_every"`
 
-	Fleet    Fleet        `yaml:"fleet"`
-	Leader   LeaderSpec   `yaml:"leader"`
-	Timeline []Event      `yaml:"timeline"`
-	Expect   []Expect     `yaml:"expect"`
-	Sweep    []SweepParam `yaml:"-"` // decoded from the "sweep" mapping, in file order
+	Fleet    Fleet      `yaml:"fleet"`
+	Leader   LeaderSpec `yaml:"leader"`
+	Timeline []Event    `yaml:"timeline"`
+	// Windows are named phases of the run that expectations can read
+	// metrics over: windows["herd"].leader.mailbox.wait.p99.
+	Windows []Window     `yaml:"windows"`
+	Expect  []Expect     `yaml:"expect"`
+	Sweep   []SweepParam `yaml:"-"` // decoded from the "sweep" mapping, in file order
+	// Compare are expectations over a sweep's variants together, judged
+	// once every variant has run: variant["aimd"].relay.backpressure.
+	Compare []Expect `yaml:"compare"`
 
 	// File is the path it was loaded from ("" when parsed from memory).
 	File string `yaml:"-"`
+	// Warnings are the problems that do not stop the file from loading,
+	// each placed as a load error is: an expectation that reads only
+	// counts this scenario cannot produce (it cannot depend on the run).
+	// With a sweep, those of every variant.
+	Warnings Errors `yaml:"-"`
 
-	// checks are the Expect items compiled at load time, by index.
-	checks []*check `yaml:"-"`
+	// checks are the Expect items compiled at load time, by index;
+	// comparisons the Compare items.
+	checks      []*check `yaml:"-"`
+	comparisons []*check `yaml:"-"`
 	// src locates the file's values, for the errors found after loading
 	// (Variants, Scale).
 	src *source `yaml:"-"`
@@ -85,6 +98,9 @@ type WorkerProfile struct {
 	// Service time per command, in dist notation ("2ms",
 	// "lognormal(5ms, 0.5)"). Default 1ms.
 	Service *dist.Dist `yaml:"service"`
+	// RTT is the network round trip of a command to this worker: its
+	// answer leaves this long after the command came. Default 0.
+	RTT *dist.Dist `yaml:"rtt"`
 	// Heartbeat interval; 0 turns heartbeats off. Default 0.
 	Heartbeat *Duration `yaml:"heartbeat"`
 	// Telemetry interval; 0 turns telemetry off. Default 0.
@@ -162,6 +178,9 @@ type OutboxSpec struct {
 	// Path of the bbolt file. Default: a new file in a temporary directory,
 	// removed after the run.
 	Path string `yaml:"path"`
+	// Store is "bolt" (the default: the durable file) or "memory" (lost at
+	// every leader crash: what the file buys, for comparison runs).
+	Store string `yaml:"store"`
 	// Durability is "sync", "batch" (the default) or "none".
 	Durability string `yaml:"durability"`
 	// Partitions of the store and relay. Default 4.
@@ -189,6 +208,11 @@ type RelaySpec struct {
 	// (each attempt waits out the ask timeout): what skipping them saves,
 	// for comparison runs. Default false.
 	TryOffline bool `yaml:"try_offline"`
+	// RetryRejects makes the relay retry a command a worker refused for
+	// good, with backoff up to the outbox's attempt limit, instead of
+	// dead-lettering it at once: what dead-lettering saves the commands
+	// queued behind it, for comparison runs. Default false.
+	RetryRejects bool `yaml:"retry_rejects"`
 }
 
 // LimitSpec is an AIMD (or static) limiter.
@@ -211,6 +235,9 @@ type BackoffSpec struct {
 type Event struct {
 	// At is the simulated time since the start.
 	At Duration `yaml:"at"`
+	// Name, if set, lets expectations read the event (events["away"].workers:
+	// how many workers it selected) and windows start or end at it.
+	Name string `yaml:"name"`
 
 	// Partition cuts the selected workers off silently (no goodbye; the
 	// broker publishes their last will after the keepalive).
@@ -281,6 +308,9 @@ type Deploy struct {
 	// TTL drops an update still undelivered that long after its wave
 	// started (counted as expired). Default 0: no limit.
 	TTL Duration `yaml:"ttl"`
+	// Replace, true by default, makes a worker's update replace an older
+	// one still queued for it; false queues it behind (comparison runs).
+	Replace *bool `yaml:"replace"`
 }
 
 // HeartbeatStorm is a burst of heartbeats.
@@ -334,6 +364,51 @@ type Expect struct {
 	Timing bool `yaml:"-"`
 }
 
+// Window is a named phase of the run, from one time to another; each end
+// is a time or a named event's time.
+type Window struct {
+	Name string `yaml:"name"`
+	// From is where the window starts. Required.
+	From Edge `yaml:"from"`
+	// To is where it ends. Default: the end of the timeline (duration).
+	To Edge `yaml:"to"`
+}
+
+// Edge is one end of a Window: a simulated time ("45s") or the time of a
+// named event ("heal"). Event names start with a letter, durations with a
+// digit, so the text says which.
+type Edge struct {
+	At    Duration // when Event is ""
+	Event string
+	Text  string // as written; "" when left out
+}
+
+// UnmarshalText reads a duration or an event's name.
+func (e *Edge) UnmarshalText(b []byte) error {
+	t := string(b)
+	if t != "" && t[0] >= '0' && t[0] <= '9' {
+		var d Duration
+		if err := d.UnmarshalText(b); err != nil {
+			return err
+		}
+		*e = Edge{At: d, Text: t}
+		return nil
+	}
+	if !nameRE.MatchString(t) {
+		return fmt.Errorf("%q is neither a time nor an event's name: write a time (45s) or the name of a timeline event (heal)", t)
+	}
+	*e = Edge{Event: t, Text: t}
+	return nil
+}
+
+// MarshalText writes the edge as it was written.
+func (e Edge) MarshalText() ([]byte, error) {
+	if e.Event != "" {
+		return []byte(e.Event), nil
+	}
+	return e.At.MarshalText()
+}
+
 // SweepParam is one swept parameter: a dotted path of YAML keys into the
 // scenario ("leader.mailbox.policy") and the values it takes, as decoded
 // from the file (int64, float64, bool or string; the YAML text of a
@@ -341,6 +416,10 @@ type Expect struct {
 type SweepParam struct {
 	Path   string
 	Values []any
+	// Labels name the values, when the file gives them as a mapping of
+	// label to value (aimd: {strategy: aimd}); nil for a list, whose
+	// values are named by their text.
+	Labels []string
 
 	// nodes are the values as written, so that a bad one is reported at
 	// its place in the file.

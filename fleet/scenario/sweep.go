@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -15,7 +16,11 @@ import (
 type Variant struct {
 	// Name lists the values, "leader.mailbox.policy=reject" (comma
 	// separated when several parameters are swept); "" without a sweep.
+	// A value given a label in the file is named by its label.
 	Name string
+	// Label is the values alone, "reject" or "aimd" ("reject,backoff" when
+	// several parameters are swept): how compare: checks name the variant.
+	Label string
 	// Params maps each swept path to its value as written; nil without a
 	// sweep.
 	Params map[string]string
@@ -84,15 +89,17 @@ func (s *Scenario) Variants() ([]Variant, error) {
 // variant builds the variant with value pick[i] of each parameter i.
 func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 	v := Variant{Params: map[string]string{}}
-	var name []string
+	var name, label []string
 	for i, p := range s.Sweep {
 		text := p.text(pick[i])
 		v.Params[p.Path] = text
-		name = append(name, p.Path+"="+text)
+		l := p.label(pick[i])
+		name = append(name, p.Path+"="+l)
+		label = append(label, l)
 	}
-	v.Name = strings.Join(name, ",")
+	v.Name, v.Label = strings.Join(name, ","), strings.Join(label, ",")
 	sc := s.Clone()
-	sc.Sweep = nil
+	sc.Sweep, sc.Compare, sc.comparisons = nil, nil, nil
 	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, pos: maps.Clone(base.pos),
 		note: " (in the variant " + v.Name + ")", labels: map[string]string{}}
 	d := newDecoder(src, nil)
@@ -121,6 +128,14 @@ func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 	sc.src = src
 	v.Scenario = sc
 	return v, nil
+}
+
+// label names value i: its label, or its text when the values are a list.
+func (p SweepParam) label(i int) string {
+	if i < len(p.Labels) {
+		return p.Labels[i]
+	}
+	return p.text(i)
 }
 
 // text is value i as written.
@@ -225,13 +240,34 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 			}
 		}
 		val := d.resolve(e.Value, show)
+		if labelled, ok := d.labelledValues(val, show); ok {
+			p := SweepParam{Path: path}
+			for _, lv := range labelled {
+				item := d.resolve(lv.Value, show)
+				if item == nil {
+					continue
+				}
+				label, _ := scalarText(d.resolve(lv.Key, show))
+				if !nameRE.MatchString(label) || len(label) > maxNameLen {
+					errs = append(errs, src.atPos(nodePos(lv.Key), show, fmt.Sprintf("%q is not a valid label: want lower-case letters, digits and single dashes, as in static-floor", label)))
+				}
+				if slices.Contains(p.Labels, label) {
+					errs = append(errs, src.atPos(nodePos(lv.Key), show, fmt.Sprintf("the label %q is used twice: give each value its own", label)))
+				}
+				p.Labels = append(p.Labels, label)
+				p.nodes = append(p.nodes, item)
+				p.Values = append(p.Values, nodeValue(item))
+			}
+			out = append(out, p)
+			continue
+		}
 		list, ok := val.(*ast.SequenceNode)
 		if !ok || len(list.Values) == 0 {
 			example := "[first, second]"
 			if t, ok := scalarText(val); ok && t != "" {
 				example = "[" + t + "]"
 			}
-			errs = append(errs, src.atPos(nodePos(e.Value), show, "want a list of the values to try, as in "+example))
+			errs = append(errs, src.atPos(nodePos(e.Value), show, "want a list of the values to try, as in "+example+", or a mapping of labels to values, as in {low: 1, high: 50}"))
 			continue
 		}
 		p := SweepParam{Path: path}
@@ -246,6 +282,18 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 		out = append(out, p)
 	}
 	return out, errs
+}
+
+// labelledValues reads a sweep entry written as a mapping of labels to
+// values; ok is false when the entry is not a mapping.
+func (d *decoder) labelledValues(n ast.Node, show string) ([]*ast.MappingValueNode, bool) {
+	switch n.(type) {
+	case *ast.MappingNode, *ast.MappingValueNode:
+	default:
+		return nil, false
+	}
+	entries, ok := d.entries(n, show)
+	return entries, ok && len(entries) > 0
 }
 
 // nodeValue is a swept value for SweepParam.Values: the scalar's value

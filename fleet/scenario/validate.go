@@ -79,6 +79,7 @@ func validate(s *Scenario, src *source) Errors {
 	for i := range s.Timeline {
 		v.event(s, &s.Timeline[i], shape, ok)
 	}
+	v.windows(s)
 	return v.errs
 }
 
@@ -271,6 +272,7 @@ func (v *validator) leader(l *LeaderSpec) {
 	v.positive("leader.ask_timeout", l.AskTimeout)
 	o := &l.Outbox
 	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
+	v.oneOf("leader.outbox.store", o.Store, "bolt", "memory")
 	v.intIn("leader.outbox.partitions", o.Partitions, 1, maxPartitions)
 	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, maxMaxAttempts)
 	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
@@ -297,7 +299,7 @@ func (v *validator) leader(l *LeaderSpec) {
 var actions = func() []string {
 	var out []string
 	for _, k := range fieldsOf(reflect.TypeFor[Event]()).order {
-		if k != "at" {
+		if k != "at" && k != "name" {
 			out = append(out, k)
 		}
 	}

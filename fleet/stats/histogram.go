@@ -102,28 +102,25 @@ type HistogramSnapshot struct {
 	counts []uint64
 }
 
-// Since returns what was recorded between prev and s, two snapshots of
-// one histogram with prev taken first: the distribution of a recent
-// window (what a live view calls "now"). Its Max is the upper bound of the
-// highest bucket recorded in the window, capped at s.Max, as the exact
-// maximum of a window is not kept. A zero prev gives s.
-func (s HistogramSnapshot) Since(prev HistogramSnapshot) HistogramSnapshot {
-	if prev.counts == nil {
-		return s
-	}
-	d := HistogramSnapshot{Sum: s.Sum - prev.Sum, counts: make([]uint64, len(s.counts))}
-	for i, c := range s.counts {
-		if c <= prev.counts[i] {
-			continue // nothing new (or a Reset in between: nothing to subtract)
+// Since returns the observations recorded between earlier (a snapshot of
+// the same histogram) and s. Its Max is not known exactly: it is the upper
+// bound of the highest bucket the difference holds, capped by s.Max.
+func (s HistogramSnapshot) Since(earlier HistogramSnapshot) HistogramSnapshot {
+	d := HistogramSnapshot{Sum: s.Sum - earlier.Sum, counts: make([]uint64, len(s.counts))}
+	for i := range s.counts {
+		c := s.counts[i]
+		if i < len(earlier.counts) {
+			c -= min(c, earlier.counts[i])
 		}
-		d.counts[i] = c - prev.counts[i]
-		d.Count += d.counts[i]
-		d.Max = time.Duration(bucketUpper(i))
-		if i == numBuckets-1 { // the overflow bucket has no upper bound
-			d.Max = s.Max
+		d.counts[i] = c
+		d.Count += c
+		if c > 0 {
+			d.Max = min(time.Duration(bucketUpper(i)), s.Max)
+			if i == numBuckets-1 {
+				d.Max = s.Max
+			}
 		}
 	}
-	d.Max = min(d.Max, s.Max)
 	return d
 }
 

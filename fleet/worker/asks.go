@@ -279,5 +279,6 @@ func (w *Worker) housekeeping() {
 	if w.sess != nil && !w.flushing && w.local.Len() > 0 {
 		earliest(w.flushAfter)
 	}
+	earliest(w.sendDue(now))
 	w.timers.wakeBy(next)
 }

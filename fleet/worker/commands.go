@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -94,8 +96,47 @@ func validVersion(v string) bool {
 	return true
 }
 
-// answer sends an ack without waiting for the broker.
+// answer sends an ack without waiting for the broker: at once, or, with
+// a round trip configured (Config.RTT), that long after the command came,
+// as a network between the leader and this worker would.
 func (w *Worker) answer(env wire.Envelope) {
+	if w.cfg.RTT == (dist.Dist{}) {
+		w.publish(env)
+		return
+	}
+	due := w.clk.Now().Add(w.cfg.RTT.Sample(w.rnd))
+	i := len(w.answers)
+	for i > 0 && w.answers[i-1].due.After(due) {
+		i--
+	}
+	w.answers = slices.Insert(w.answers, i, delayedAnswer{due: due, env: env})
+}
+
+// delayedAnswer is an ack on its way back to the leader.
+type delayedAnswer struct {
+	due time.Time
+	env wire.Envelope
+}
+
+// sendDue sends the answers whose round trip is over and returns when the
+// next is due (zero if none waits). An answer due while the worker is
+// offline is lost, as on a network: the leader's ask times out.
+func (w *Worker) sendDue(now time.Time) time.Time {
+	n := 0
+	for n < len(w.answers) && !w.answers[n].due.After(now) {
+		w.publish(w.answers[n].env)
+		n++
+	}
+	w.answers = w.answers[n:]
+	if len(w.answers) == 0 {
+		return time.Time{}
+	}
+	return w.answers[0].due
+}
+
+// publish sends an envelope on the worker's up topic without waiting for
+// the broker.
+func (w *Worker) publish(env wire.Envelope) {
 	if w.sess == nil {
 		return
 	}

@@ -42,6 +42,10 @@ type Config struct {
 	Mailbox mailbox.Options
 	// Service is the time per command. Default 1 ms.
 	Service dist.Dist
+	// RTT is the network round trip of a command: the worker answers it
+	// this long after it arrived, and the leader's delivery is in flight
+	// meanwhile. Zero (the default): answers leave at once.
+	RTT dist.Dist
 	// Heartbeat is the heartbeat interval; 0: none.
 	Heartbeat time.Duration
 	// Telemetry is the telemetry interval; 0: none.

@@ -294,3 +294,29 @@ func TestTelemetryQueued(t *testing.T) {
 		identity(s)
 	}
 }
+
+// TestRTT: with a round trip configured, a command's answer leaves the
+// worker that long after the command came, not before.
+func TestRTT(t *testing.T) {
+	r := startRig(t, worker.Config{RTT: dist.Const(100 * time.Millisecond), Service: dist.Const(time.Microsecond)})
+	b, err := wire.Encode(wire.Envelope{ID: "j1", Kind: wire.KindJob})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Eventually(t, 10*time.Second, "the job taken", func() error {
+		s := r.w.Stats()
+		return fleettest.Unless(s.Jobs == 1, "%d jobs done", s.Jobs)
+	})
+	select {
+	case env := <-r.up:
+		t.Fatalf("the worker answered %s before its round trip was over", env.Kind)
+	default:
+	}
+	fleettest.Advance(t, r.clk, 100*time.Millisecond, "the answer's round trip")
+	if env := r.next(t, "the ack after the round trip"); env.Kind != wire.KindAck || env.Ref != "j1" || env.Result != wire.ResultOK {
+		t.Fatalf("got %s ref %s result %s, want the ok ack of j1", env.Kind, env.Ref, env.Result)
+	}
+}

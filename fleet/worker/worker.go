@@ -46,7 +46,8 @@ type Worker struct {
 	flushing   bool // one local-outbox message in flight
 	flushAfter time.Time
 	hbSeq      uint64
-	epoch      string // of sess, in its "online" and its will's "offline"
+	epoch      string          // of sess, in its "online" and its will's "offline"
+	answers    []delayedAnswer // acks on their way back, by due time (Config.RTT)
 
 	timers timers
 

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// TestCheckTenfold: a baseline whose count is ten times the run's, or a
+// tenth of it, fails the check (exit 4) and names the metric, for the
+// coalesced heartbeats and the relay's backpressure of a ten-worker run
+// (testdata/bands.yaml: 60 and about 13). The baseline is captured from
+// one run of it and then doctored; the checks are further runs.
+func TestCheckTenfold(t *testing.T) {
+	base := t.TempDir()
+	args := []string{"check", "testdata/bands.yaml", "--baseline", base, "--report", "", "--log-level", "error", "--progress", "0"}
+	if code, stdout, stderr := sim(t, append(args, "--update-baseline")...); code != 0 {
+		t.Fatalf("--update-baseline: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	path := report.BaselinePath(base, "bands", "")
+	captured, err := report.LoadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doctor := range []map[string]float64{
+		{"heartbeats.coalesced": 10, "relay.backpressure": 0.1},
+		{"heartbeats.coalesced": 0.1, "relay.backpressure": 10},
+	} {
+		b := captured
+		b.Metrics = append([]report.Metric(nil), captured.Metrics...)
+		for i, m := range b.Metrics {
+			if f, ok := doctor[m.Name]; ok {
+				if m.Value < 10 {
+					t.Fatalf("%s = %g in the captured run; the test needs a count of 10 or more", m.Name, m.Value)
+				}
+				b.Metrics[i].Value = m.Value * f
+			}
+		}
+		if err := report.SaveBaseline(path, b); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := sim(t, args...)
+		t.Logf("baseline %v the run's:\n%s", doctor, stdout)
+		if code != 4 {
+			t.Errorf("baseline %v the run's: exit %d, want 4\n%s\n%s", doctor, code, stdout, stderr)
+		}
+		for name, f := range doctor {
+			// The regression's line: "      relay.backpressure: 13,
+			// baseline 130 (3× ± 5): fell from 130 to 13, allowed …"
+			moved := "fell"
+			if f < 1 {
+				moved = "rose"
+			}
+			if line := lineWith(stdout, "      "+name+": "); !strings.Contains(line, "): "+moved+" from ") {
+				t.Errorf("baseline %s × %g: the regression is not named, or not as a %s:\n%s", name, f, moved, stdout)
+			}
+		}
+	}
+}
+
+// TestCheckRepeat: --repeat measures a baseline from several runs (each
+// line with its runs, min and max, the help saying how the bands were
+// sized), and is refused without --update-baseline or below 1.
+func TestCheckRepeat(t *testing.T) {
+	base := t.TempDir()
+	args := []string{"check", "testdata/bands.yaml", "--baseline", base, "--report", "", "--log-level", "error", "--progress", "0"}
+	for _, bad := range [][]string{
+		{"--repeat", "3"},
+		{"--repeat", "1"},
+		{"--repeat", "0", "--update-baseline"},
+	} {
+		code, _, stderr := sim(t, append(args, bad...)...)
+		if code != 2 || !strings.Contains(stderr, "--repeat") {
+			t.Errorf("%v: exit %d, want 2 naming --repeat; stderr: %s", bad, code, stderr)
+		}
+	}
+	if _, err := os.Stat(report.BaselinePath(base, "bands", "")); !os.IsNotExist(err) {
+		t.Fatalf("a refused --repeat wrote a baseline: %v", err)
+	}
+
+	code, stdout, stderr := sim(t, append(args, "--update-baseline", "--repeat", "2")...)
+	if code != 0 || !strings.Contains(stdout, "round 2 of 2") {
+		t.Fatalf("--repeat 2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(base, "bands.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{
+		`"Measured from 2 runs: value is their median; runs, min and max their spread.`,
+		`{"metric":"heartbeats.coalesced","value":60,"rule":"band","factor":1.25,"abs":3.75,"runs":2,"min":60,"max":60}`,
+		`{"metric":"relay.backpressure","value":`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the baseline lacks %s:\n%s", want, text)
+		}
+	}
+	b, err := report.LoadBaseline(filepath.Join(base, "bands.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range b.Metrics {
+		if m.Runs != 2 {
+			t.Errorf("%s: runs %d, want 2", m.Name, m.Runs)
+		}
+	}
+}
+
+// lineWith is the first line of text that starts with prefix, or "".
+func lineWith(text, prefix string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestEarlierFailures: with --repeat, a run of an earlier round that
+// failed an expectation fails the command too (exit 4), and is printed:
+// only the last round is reported in full.
+func TestEarlierFailures(t *testing.T) {
+	pass := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Pass}}}
+	fail := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Fail, Detail: "lost = 3"}}}
+	var out strings.Builder
+	if err := earlierFailures(&out, [][]*scenario.Report{{pass}, {pass}}); err != nil || out.Len() != 0 {
+		t.Errorf("every round passed: err %v, printed %q", err, out.String())
+	}
+	err := earlierFailures(&out, [][]*scenario.Report{{fail}, {pass}, {pass}})
+	var ce *cli.Error
+	if !errors.As(err, &ce) || ce.Code != cli.ExitFailed || !strings.Contains(err.Error(), "s (round 1)") {
+		t.Errorf("err = %v, want exit 4 naming the run and its round", err)
+	}
+	if !strings.Contains(out.String(), "round 1 of 3:\nFAIL s") || !strings.Contains(out.String(), "(lost = 3)") {
+		t.Errorf("printed:\n%s", out.String())
+	}
+}

@@ -1,0 +1,78 @@
+package scenario
+
+import (
+	"strings"
+	"testing"
+)
+
+const compareYAML = `
+name: cmp
+duration: 10s
+fleet: {count: 10}
+sweep:
+  leader.relay.limit:
+    aimd: {initial: 10, min: 1, max: 50, strategy: aimd}
+    static: {initial: 50, min: 50, max: 50, strategy: static}
+compare:
+  - name: aimd wastes less
+    check: variant["aimd"].relay.backpressure * 2 <= variant["static"].relay.backpressure
+  - name: aimd waits less
+    check: variant["aimd"].leader.mailbox.wait.p99 <= variant["static"].leader.mailbox.wait.p99
+`
+
+// TestJudgeComparisons: a comparison reads each variant by its label,
+// fails with the values it read, and is not judged when a variant did
+// not complete, nor, if it reads a timing, when a variant fell behind.
+func TestJudgeComparisons(t *testing.T) {
+	sc, err := Parse("cmp.yaml", []byte(compareYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != 2 || vs[0].Label != "aimd" || vs[1].Label != "static" || vs[1].Name != "leader.relay.limit=static" {
+		t.Fatalf("variants %+v", vs)
+	}
+	if !sc.Compare[1].Timing || sc.Compare[0].Timing {
+		t.Fatalf("timing flags %v %v, want false true", sc.Compare[0].Timing, sc.Compare[1].Timing)
+	}
+	rep := func(backpressure uint64, p99 Seconds, keptUp bool, err string) *Report {
+		r := &Report{Err: err}
+		r.Result.Relay.Backpressure = backpressure
+		r.Result.Leader.Mailbox.Wait.P99 = p99
+		r.Result.Run.KeptUp = keptUp
+		return r
+	}
+	for _, tc := range []struct {
+		name string
+		reps []*Report
+		want [2]Status
+		why  string
+	}{
+		{"both hold", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]Status{Pass, Pass}, ""},
+		{"fails with values", []*Report{rep(30, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]Status{Fail, Pass}, "relay.backpressure = 40"},
+		{"a variant did not complete", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "broker failed")}, [2]Status{NotJudged, NotJudged}, "static did not complete"},
+		{"a variant fell behind", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, false, "")}, [2]Status{Pass, NotJudged}, "static fell behind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := JudgeComparisons(sc, vs, tc.reps)
+			if len(got) != 2 || got[0].Status != tc.want[0] || got[1].Status != tc.want[1] {
+				t.Fatalf("verdicts %+v, want %v", got, tc.want)
+			}
+			if tc.why != "" && !strings.Contains(got[0].Detail+got[1].Detail, tc.why) {
+				t.Errorf("details %q / %q lack %q", got[0].Detail, got[1].Detail, tc.why)
+			}
+		})
+	}
+	slow := rep(40, 0.5, false, "")
+	slow.Result.Run.Speed, slow.Result.Run.ServiceLagP99, slow.Result.Run.LagThreshold = 4, 2.3, 1
+	got := JudgeComparisons(sc, vs, []*Report{rep(10, 0.1, true, ""), slow})
+	if want := "static (service lag p99 2.3s > threshold 1s at speed 4) fell behind"; got[1].Status != NotJudged || !strings.Contains(got[1].Detail, want) {
+		t.Errorf("timing comparison with a variant whose service fell behind: %+v, want not judged saying %q", got[1], want)
+	}
+	if (&Report{Comparisons: []Verdict{{Status: Fail}}}).Passed() {
+		t.Error("a report with a failed comparison passed")
+	}
+}

@@ -1,0 +1,209 @@
+package scenario
+
+import (
+	"reflect"
+	"strings"
+)
+
+// feed is what a run must send for a result name to count anything.
+type feed uint8
+
+const (
+	// feedCommands: commands from the leader to the workers, which only
+	// deploy and poison events send (the dashboard's deploy key does too,
+	// but a file cannot rely on it).
+	feedCommands feed = 1 << iota
+	// feedTelemetry: a telemetry interval above 0 in fleet.worker or a
+	// group.
+	feedTelemetry
+	// feedHeartbeats: a heartbeat interval above 0 in fleet.worker or a
+	// group, or a heartbeat_storm event.
+	feedHeartbeats
+)
+
+// fedBy decides, for every result name (resultNames), what the run must
+// send for it to count anything: a name fed by several feeds counts when
+// any of them is sent. 0 means the name counts without any (the fleet's
+// connections and syncs, the configuration, the leader's own cadence): a
+// check reading it is never called vacuous. "X.*" is X and every name
+// under it, the items of a list or map included; an exact entry wins over
+// it. An item of a list or map of structs is "[]": windows[].relay.
+// Without its feed a name stays 0 (a list stays empty).
+// TestFedByDecidesEveryName fails when a name is added to Result without
+// an entry here.
+var fedBy = map[string]feed{
+	"lost":  feedCommands | feedTelemetry,
+	"run.*": 0,
+
+	"fleet.*": 0,
+
+	"workers.at_version":       0, // the start version counts without a deploy
+	"workers.applied":          feedCommands,
+	"workers.applied_twice":    feedCommands,
+	"workers.duplicates":       feedCommands,
+	"workers.expired":          feedCommands,
+	"workers.acked_ok":         feedCommands,
+	"workers.acked_full":       feedCommands,
+	"workers.max_attempt":      feedCommands,
+	"workers.connects":         0,
+	"workers.connect_attempts": 0,
+	"workers.reconnects":       0,
+	"workers.connections_lost": 0,
+	"workers.malformed":        0,
+	"workers.crashes":          0,
+	"workers.refused":          feedCommands,
+	"workers.sync_sent":        0,
+	"workers.sync_ok":          0,
+	"workers.sync_full":        0,
+	"workers.sync_timeouts":    0,
+	"workers.mailbox.*":        feedCommands, // a worker's mailbox holds commands
+	"workers.mailbox.capacity": 0,
+	"workers.mailbox.policy":   0,
+
+	"leader.mailbox.*":          0, // syncs on every connect
+	"leader.requests_received":  0,
+	"leader.requests_served":    0,
+	"leader.telemetry_received": feedTelemetry,
+	"leader.telemetry_served":   feedTelemetry,
+	"leader.answered_full":      0,
+	"leader.malformed":          0,
+	"leader.reconnects":         0,
+	"leader.ask_rtt.*":          feedCommands,
+	"leader.asks_sent":          feedCommands,
+	"leader.asks_timed_out":     feedCommands,
+
+	"heartbeats.*":      feedHeartbeats,
+	"heartbeats.rounds": 0, // the leader's cadence ticks without heartbeats
+
+	"relay.*":          feedCommands,
+	"relay.partitions": 0,
+	// The limits stay at the configured ones without commands: not 0.
+	"relay.limit.initial": 0,
+	"relay.limit.min":     0,
+	"relay.limit.max":     0,
+	"relay.limit.final":   0,
+
+	"outbox.*":    feedCommands,
+	"commands.*":  feedCommands,
+	"telemetry.*": feedTelemetry,
+	"deploys.*":   feedCommands,
+
+	"events.*": 0, // the timeline's own: when, and how many workers
+
+	"windows[].from":               0,
+	"windows[].to":                 0,
+	"windows[].leader.*":           0,
+	"windows[].relay.*":            feedCommands,
+	"windows[].workers.connects":   0,
+	"windows[].workers.sync_sent":  0,
+	"windows[].workers.sync_ok":    0,
+	"windows[].workers.sync_full":  0,
+	"windows[].workers.acked_full": feedCommands,
+}
+
+// resultNames lists every name a check can read, as fedBy spells them:
+// the leaves of Result by their expr tags, "[]" for an item of a list or
+// a map of structs ("deploys[].version", "windows[].relay.delivered"); a
+// map of numbers is a name itself (workers.at_version).
+func resultNames() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for _, i := range exprFields(t) {
+			f := t.Field(i)
+			tag := f.Tag.Get("expr")
+			if tag == "" {
+				continue
+			}
+			p, ft := join(prefix, tag), f.Type
+			if k := ft.Kind(); (k == reflect.Slice || k == reflect.Map) && ft.Elem().Kind() == reflect.Struct {
+				p, ft = p+"[]", ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(ft, p)
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	walk(resultType, "")
+	return out
+}
+
+// resultPath is the name a member chain's segments read, as resultNames
+// spells it: "workers.at_version" for workers.at_version["2.0.0"],
+// "deploys[].delivered" for deploys[0].delivered,
+// "windows[].relay.delivered" for windows["herd"].relay.delivered.
+func resultPath(segs []string) string {
+	t, path := resultType, ""
+	for i := 0; i < len(segs); i++ {
+		switch t.Kind() {
+		case reflect.Slice, reflect.Map:
+			if t.Elem().Kind() != reflect.Struct {
+				return path // a map of numbers: its key is not a name
+			}
+			t, path = t.Elem(), path+"[]"
+			continue // segs[i] is the index or the key
+		case reflect.Struct:
+		default:
+			return path
+		}
+		f, ok := exprField(t, segs[i])
+		if !ok {
+			return path
+		}
+		t, path = f.Type, join(path, segs[i])
+	}
+	return path
+}
+
+// fedByName returns what feeds the name at path ("relay.retries",
+// "deploys[].delivered"), and whether fedBy decides it.
+func fedByName(path string) (feed, bool) {
+	if f, ok := fedBy[path]; ok {
+		return f, true
+	}
+	for p := path; p != ""; p = parent(p) {
+		if f, ok := fedBy[strings.TrimSuffix(p, "[]")+".*"]; ok {
+			return f, true
+		}
+	}
+	return 0, false
+}
+
+// feeds is what s sends over its run.
+func (s *Scenario) feeds() feed {
+	var f feed
+	for _, ev := range s.Timeline {
+		if ev.Deploy != nil || ev.Poison != nil {
+			f |= feedCommands
+		}
+		if ev.HeartbeatStorm != nil {
+			f |= feedHeartbeats
+		}
+	}
+	profiles := []*WorkerProfile{&s.Fleet.Worker}
+	for i := range s.Fleet.Groups {
+		profiles = append(profiles, &s.Fleet.Groups[i].WorkerProfile)
+	}
+	for _, p := range profiles {
+		if p.Telemetry != nil && *p.Telemetry > 0 {
+			f |= feedTelemetry
+		}
+		if p.Heartbeat != nil && *p.Heartbeat > 0 {
+			f |= feedHeartbeats
+		}
+	}
+	return f
+}
+
+// feedNames describe each feed: what it is, and what a scenario lacks
+// without it.
+var feedNames = []struct {
+	feed        feed
+	name, ifNot string
+}{
+	{feedCommands, "commands", "no deploy or poison event"},
+	{feedTelemetry, "telemetry", "no telemetry interval"},
+	{feedHeartbeats, "heartbeats", "no heartbeat interval or heartbeat_storm event"},
+}

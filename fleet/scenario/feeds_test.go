@@ -1,0 +1,153 @@
+package scenario
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every result name has a decision in fedBy: a name added to Result
+// without one fails here. And every entry names a name.
+func TestFedByDecidesEveryName(t *testing.T) {
+	all := resultNames()
+	if len(all) < 120 {
+		t.Fatalf("only %d names: the walk is broken", len(all))
+	}
+	for _, p := range all {
+		if _, ok := fedByName(p); !ok {
+			t.Errorf("%s: no entry in fedBy: say what a run must send for it to count (0 for nothing)", p)
+		}
+	}
+	for k := range fedBy {
+		k = strings.TrimSuffix(k, ".*")
+		if !slices.ContainsFunc(all, func(p string) bool { return p == k || inside(k, p) }) {
+			t.Errorf("fedBy has %q, which is not a result name", k)
+		}
+	}
+	for segs, want := range map[string]string{
+		"lost":                                 "lost",
+		`workers.at_version.2.0.0`:             "workers.at_version",
+		"deploys.[].delivered":                 "deploys[].delivered",
+		"deploys":                              "deploys",
+		"windows.herd.relay.delivered":         "windows[].relay.delivered",
+		"windows.herd.leader.mailbox.wait.p99": "windows[].leader.mailbox.wait.p99",
+		"events.heal.workers":                  "events[].workers",
+	} {
+		if got := resultPath(strings.Split(segs, ".")); got != want {
+			t.Errorf("resultPath(%s) = %s, want %s", segs, got, want)
+		}
+	}
+}
+
+// The example of the task: a scenario that sends heartbeats and nothing
+// else, whose lost == 0 cannot fail. Loading it says so, without refusing it.
+func TestHeartbeatsOnlyWarning(t *testing.T) {
+	s, err := Parse("heartbeats.yaml", []byte(heartbeatsOnly))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `heartbeats.yaml:7:5: warning: expect[0]: check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail` +
+		"\n\t  - lost == 0\n\t    ^"
+	if got := s.Warnings.Error(); got != want {
+		t.Errorf("warnings:\n%s\nwant\n%s", got, want)
+	}
+}
+
+const heartbeatsOnly = `name: heartbeats
+duration: 3m
+fleet:
+  count: 100
+  worker: {heartbeat: 5s}
+expect:
+  - lost == 0
+  - heartbeats.max_queued <= fleet.count
+`
+
+func TestVacuousWarnings(t *testing.T) {
+	const head = "name: v\nduration: 1m\n"
+	none := head + "fleet: {count: 10}\n"
+	deploy := head + "fleet: {count: 10}\ntimeline:\n  - at: 1s\n    deploy: {version: 2.0.0}\n"
+	poison := head + "fleet: {count: 10}\ntimeline:\n  - at: 1s\n    poison: {workers: 10%}\n"
+	storm := head + "fleet: {count: 10}\ntimeline:\n  - at: 1s\n    heartbeat_storm: {interval: 1s, for: 10s}\n"
+	telemetry := head + "fleet: {count: 10, worker: {telemetry: 5s}}\n"
+	groupTelemetry := head + "fleet:\n  count: 10\n  groups: [{name: g, count: 2, telemetry: 5s}]\n"
+	heartbeat := head + "fleet: {count: 10, worker: {heartbeat: 5s}}\n"
+	windows := head + "fleet: {count: 10}\ntimeline:\n  - {at: 5s, name: e, crash: {workers: 10%}}\nwindows:\n  - {name: w, from: 5s, to: 20s}\n"
+	for _, tc := range []struct {
+		file, check, want string // want "": no warning
+	}{
+		{none, "lost == 0", `check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail`},
+		{none, "relay.retries == 0", `check "relay.retries == 0" reads only relay.retries (commands), and this scenario sends no commands (no deploy or poison event): it cannot fail`},
+		{none, "commands.sent > 0", "reads only commands.sent (commands), and this scenario sends no commands (no deploy or poison event): it cannot pass"},
+		{none, "telemetry.forwarded / telemetry.stored > 0.5", "reads only telemetry.forwarded and telemetry.stored (telemetry), and this scenario sends no telemetry (no telemetry interval): it is never judged"},
+		{none, "heartbeats.coalesced_ratio >= 0.75", "reads only heartbeats.coalesced_ratio (heartbeats), and this scenario sends no heartbeats (no heartbeat interval or heartbeat_storm event): it cannot pass"},
+		{none, "all(deploys, .delivered == .targets)", "reads only deploys (commands), and this scenario sends no commands (no deploy or poison event): it cannot fail"},
+		{none, "deploys[0].delivered == 10", "reads only deploys[0].delivered (commands)"},
+		{none, "workers.mailbox.dropped == 0 && leader.ask_rtt.p99 < 1", "reads only workers.mailbox.dropped and leader.ask_rtt.p99 (commands)"},
+		{none, "relay.retries == 0 || heartbeats.sent > 0", "reads only relay.retries and heartbeats.sent (commands and heartbeats), and this scenario sends neither (no deploy or poison event, no heartbeat interval or heartbeat_storm event): it cannot fail"},
+		{none, "lost == 0 && leader.telemetry_served == 0 && heartbeats.sent == 0", "(commands, telemetry and heartbeats), and this scenario sends none of them (no deploy or poison event, no telemetry interval, no heartbeat interval or heartbeat_storm event): it cannot fail"},
+		// What counts without anything sent.
+		{none, "heartbeats.rounds >= 6", ""},
+		{none, "lost == 0 && fleet.online == fleet.count", ""},
+		{none, `workers.at_version["1.0.0"] == fleet.count`, ""},
+		{none, "relay.limit.min < relay.limit.initial", ""},
+		{none, "leader.mailbox.max_depth <= 100", ""},
+		{none, "workers.sync_ok >= fleet.count", ""},
+		{none, "workers.mailbox.capacity == 160", ""},
+		// What the scenario sends.
+		{deploy, "lost == 0", ""},
+		{deploy, "relay.retries == 0", ""},
+		{deploy, "all(deploys, .delivered == .targets)", ""},
+		{poison, "outbox.dead_letters == commands.poisoned", ""},
+		{telemetry, "lost == 0", ""},
+		{telemetry, "relay.retries == 0", "reads only relay.retries (commands)"},
+		{groupTelemetry, "telemetry.lost == 0", ""},
+		{heartbeat, "heartbeats.coalesced_ratio >= 0.75", ""},
+		{storm, "heartbeats.max_queued <= fleet.count && heartbeats.sent > 0", ""},
+		{storm, "lost == 0", "reads only lost (commands and telemetry)"},
+		{windows, `windows["w"].relay.retries == 0`, `reads only windows.w.relay.retries (commands)`},
+		{windows, `windows["w"].workers.acked_full > 0`, `it cannot pass`},
+		{windows, `windows["w"].leader.mailbox.rejected > 0`, ""},
+		{windows, `windows["w"].workers.sync_full <= 8 * events["e"].workers`, ""},
+	} {
+		s, err := Parse("v.yaml", []byte(tc.file+"expect:\n  - fleet.count > 1\n  - "+tc.check+"\n"))
+		if err != nil {
+			t.Errorf("%s: %v", tc.check, err)
+			continue
+		}
+		switch {
+		case tc.want == "" && len(s.Warnings) > 0:
+			t.Errorf("%s: warned: %v", tc.check, s.Warnings)
+		case tc.want != "" && len(s.Warnings) != 1:
+			t.Errorf("%s: %d warnings, want 1: %v", tc.check, len(s.Warnings), s.Warnings)
+		case tc.want != "":
+			w := s.Warnings[0]
+			if !w.Warning || w.Path != "expect[1]" || w.Line < 5 || w.Col != 5 || !strings.Contains(w.Msg, tc.want) {
+				t.Errorf("%s: %#v\nwant a warning at expect[1] saying %s", tc.check, w, tc.want)
+			}
+		}
+	}
+}
+
+// With a sweep, a check is vacuous when it is in every variant: a variant
+// that sends what the check reads makes it a comparison.
+func TestVacuousWarningsSweep(t *testing.T) {
+	const file = "name: v\nduration: 1m\nfleet: {count: 10}\nexpect: [lost == 0]\nsweep:\n"
+	for sweep, warns := range map[string]bool{
+		"  fleet.worker.telemetry: [0s, 1s]\n":                                  false,
+		"  fleet.worker.telemetry: [1s, 2s]\n":                                  false,
+		"  leader.mailbox.capacity: [10, 20]\n":                                 true,
+		"  leader.mailbox.capacity: [10, 20]\n  fleet.worker.heartbeat: [1s]\n": true,
+		"  leader.mailbox.capacity: [10, 20]\n  fleet.worker.telemetry: [0s]\n": true,
+		"  leader.mailbox.capacity: [10]\n  fleet.worker.telemetry: [0s, 5s]\n": false,
+	} {
+		s, err := Parse("v.yaml", []byte(file+sweep))
+		if err != nil {
+			t.Errorf("%s: %v", sweep, err)
+			continue
+		}
+		if got := len(s.Warnings) == 1; got != warns || len(s.Warnings) > 1 {
+			t.Errorf("sweep\n%swarnings: %v, want a warning: %v", sweep, s.Warnings, warns)
+		}
+	}
+}
