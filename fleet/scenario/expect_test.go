@@ -116,6 +116,7 @@ func TestBehindNamesTheLag(t *testing.T) {
 		{"delivery", func(r *RunInfo) { r.DeliveryLagP99 = 1.0004 }, "delivery lag p99 1s > threshold 1s at speed 50"},
 		{"two", func(r *RunInfo) { r.LagP99, r.ServiceLagP99 = 3, 120.25 },
 			"timer lag p99 3s > threshold 1s, service lag p99 120.25s > threshold 1s at speed 50"},
+		{"no threshold recorded", func(r *RunInfo) { r.LagP99, r.LagThreshold = 3, 0 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok

@@ -133,9 +133,13 @@ type RunInfo struct {
 
 // Behind says how the run fell behind its schedule: each lag whose 99th
 // percentile passed the threshold ("service lag p99 2.3s > threshold 1s"),
-// then the speed ("at speed 50"). It is "" when none did. The runner sets
-// KeptUp to Behind() == "".
+// then the speed ("at speed 50"). It is "" when none did, and when the
+// threshold is not known (0: a report from before it was recorded). The
+// runner sets KeptUp to Behind() == "".
 func (r RunInfo) Behind() string {
+	if r.LagThreshold <= 0 {
+		return ""
+	}
 	var parts []string
 	for _, l := range []struct {
 		name string
