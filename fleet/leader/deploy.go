@@ -32,7 +32,7 @@ type DeployPlan struct {
 	// never the target itself), due at the same wave time. A config server
 	// takes one job at a time at its own service time, so a wave too big
 	// for them fills their mailboxes — the "full" answers the relay's AIMD
-	// limit reacts to (seed 000, 4.2). The update itself does not wait for
+	// limit reacts to. The update itself does not wait for
 	// its download.
 	Via []string
 	// Queue, if set, queues each worker's update behind an older one

@@ -3,11 +3,11 @@
 // when the box is full.
 //
 // Capacity bounds the worst wait: a message that finds the box full waits
-// about Capacity × service time before it is taken (seed 001 measured 220 ms
-// p99 for 200 slots at 1 ms each; unbounded, 4.6 s and growing). Choose it
-// from the latency you can tolerate.
+// about Capacity × service time before it is taken (200 slots at 1 ms each:
+// about 200 ms; unbounded, seconds and growing with the overload; the
+// overload test measures it). Choose it from the latency you can tolerate.
 //
-// The policies, for a full box (seed 000 2.1, seed 001):
+// The policies, for a full box:
 //
 //	Reject      Offer returns a *FullError with a RetryAfter hint; the sender decides
 //	DropOldest  the oldest queued message is dropped to make room (state updates)

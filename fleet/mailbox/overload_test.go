@@ -10,7 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
-// overload replays seed 001's experiment inside a synctest bubble (fake
+// overload replays a 2× overload experiment inside a synctest bubble (fake
 // time, exact): a producer offers one message every 500 µs for 4 s — twice
 // what an actor that spends 1 ms per message can take — to a mailbox of the
 // given policy. Keys, if any, cycle through nkeys entities.
@@ -69,7 +69,7 @@ func overload(t *testing.T, p mailbox.Policy, capacity, nkeys int) mailbox.Stats
 	return s
 }
 
-// TestOverload asserts what a user would see in seed 001's table: every
+// TestOverload asserts what a user would see in the sweep's table: every
 // bounded policy holds the worst wait near capacity × service time (200 ms);
 // unbounded lets it grow with the length of the overload.
 func TestOverload(t *testing.T) {

@@ -3,7 +3,7 @@
 // sender crashing), and a partitioned relay that drains it at the rate each
 // receiver can take.
 //
-// The pieces, as in seed 000 sections 2.4–2.8:
+// The pieces:
 //
 //   - Store: one contract, two implementations side by side. OpenBolt keeps
 //     messages in a bbolt file (the leader's durable outbox); NewMemory keeps

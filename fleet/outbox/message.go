@@ -16,7 +16,7 @@ const (
 	// Overwrite replaces the queued message with the same (receiver, key)
 	// in place, keeping its position, unless the new sequence number is
 	// lower (then the new message is stale and dropped, counted). Heartbeats,
-	// status and config pushes coalesce this way (seed 000 2.7). A message
+	// status and config pushes coalesce this way. A message
 	// in flight is not replaced but superseded: see Store.
 	Overwrite
 )

@@ -131,7 +131,7 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 
 // Relay drains a Store: one loop per store partition, each with its own
 // AIMD limiter, delivers due messages through a Delivery and settles each by
-// its outcome (seed 000 section 2.4):
+// its outcome:
 //
 //	nil               Ack                                   limit +1
 //	capacity error    Nack, delay max(RetryAfter, backoff)  limit /2, once per window

@@ -11,7 +11,7 @@ import (
 
 // RelayStats is a point-in-time view of a Relay, one entry per store
 // partition. The metric names in the field comments are the ones the
-// Prometheus endpoint will export (seed 000), each labelled by partition.
+// Prometheus endpoint exports, each labelled by partition.
 type RelayStats struct {
 	Partitions []PartitionStats
 }

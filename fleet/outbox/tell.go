@@ -32,7 +32,7 @@ func (p Path) String() string {
 	return fmt.Sprintf("Path(%d)", int(p))
 }
 
-// Teller sends with outbox fallback (seed 000 section 4.4): try the
+// Teller sends with outbox fallback: try the
 // receiver directly, which costs nothing extra when it is there and has
 // room, and on any failure store the message for the relay. It counts
 // which path each message took. Safe for concurrent use.

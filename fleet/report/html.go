@@ -64,7 +64,7 @@ func HTML(w io.Writer, r *scenario.Report) error {
 }
 
 // Index writes a page linking the HTML page of each report (as WriteDir
-// names them), with each run's outcome and, for a sweep, seed 001's
+// names them), with each run's outcome and, for a sweep, the leader mailbox's
 // comparison table over its variants.
 func Index(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 	if err := checkReports(reps); err != nil {

@@ -14,9 +14,9 @@ import (
 const maxNew = 10
 
 // Markdown writes a summary of reps that fits a CI job summary (GitHub's
-// $GITHUB_STEP_SUMMARY): an overview table; for every sweep, seed 001's
-// comparison table over its variants (offered, processed, lost, max depth,
-// wait p50/p99 of the leader mailbox); then per run its pass/fail line, the
+// $GITHUB_STEP_SUMMARY): an overview table; for every sweep, a table of
+// the leader mailbox over its variants (offered, served, rejected,
+// dropped, the run's lost, max depth, wait p50/p99); then per run its pass/fail line, the
 // key numbers, the expectations (✓ pass, ✗ fail, – not judged) and the
 // baseline comparison from cmp, if one matches its scenario and variant.
 // All text from the reports is escaped.

@@ -26,7 +26,7 @@ func TestMarkdownContent(t *testing.T) {
 	md := buf.String()
 	for _, want := range []string{
 		"**4 of 7 runs passed.**",
-		// seed 001's table, from the leader mailbox.
+		// the sweep's table, from the leader mailbox.
 		"| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |",
 		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 0 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
 		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 0 | 0 | 200 | 215 ms | 218 ms | ✅ |",

@@ -273,7 +273,7 @@ func brokenReport() *scenario.Report {
 
 // sweepReports is a mailbox-policies sweep: the same overload (2,000
 // offered per second to a leader serving 1,000) under four policies, in the
-// shape of seed 001's table.
+// shape of the sweep's table.
 func sweepReports() []*scenario.Report {
 	type v struct {
 		policy                    string

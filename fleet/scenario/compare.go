@@ -84,14 +84,7 @@ func compileComparisons(s *Scenario, src *source) Errors {
 	seen := map[string]bool{}
 	for i := range s.Compare {
 		e := &s.Compare[i]
-		path := index("compare", i)
-		at := path
-		if src.has(join(path, "check")) {
-			at = join(path, "check")
-		}
-		if e.Name == "" {
-			e.Name = strings.TrimSpace(e.Check)
-		}
+		path, at := e.place(src, "compare", i)
 		if seen[e.Name] {
 			errs = append(errs, src.at(at, "the comparison %q is listed twice: give each a different name", e.Name))
 		}
@@ -106,6 +99,10 @@ func compileComparisons(s *Scenario, src *source) Errors {
 		if err != nil {
 			ce := err.(*checkError)
 			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			continue
+		}
+		if msg := constantMessageIn(e.Check, c, comparisonEnv{}); msg != "" {
+			errs = append(errs, src.at(at, "%s", msg))
 			continue
 		}
 		s.comparisons[i] = c

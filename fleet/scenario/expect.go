@@ -325,14 +325,7 @@ func compileChecks(s *Scenario, src *source) Errors {
 	byName := map[string]string{}
 	for i := range s.Expect {
 		e := &s.Expect[i]
-		path := index("expect", i)
-		at := path
-		if src.has(join(path, "check")) {
-			at = join(path, "check")
-		}
-		if e.Name == "" {
-			e.Name = strings.TrimSpace(e.Check)
-		}
+		path, at := e.place(src, "expect", i)
 		if first, ok := byName[e.Name]; ok {
 			errs = append(errs, src.at(at, "the expectation %q is already at %s: give each a different name (reports and baselines know them by name)", e.Name, first))
 		} else {
@@ -415,6 +408,21 @@ func windowNames(s *Scenario) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// place names item i of the list (expect or compare) for messages: its
+// path, and where its check is written (at, the path to point at). It
+// gives an unnamed item its check's text as its name.
+func (e *Expect) place(src *source, list string, i int) (path, at string) {
+	path = index(list, i)
+	at = path
+	if src.has(join(path, "check")) {
+		at = join(path, "check")
+	}
+	if e.Name == "" {
+		e.Name = strings.TrimSpace(e.Check)
+	}
+	return path, at
 }
 
 // within moves p from the start of a one-line scalar to the column of ce

@@ -17,15 +17,20 @@ var resultType = reflect.TypeFor[Result]()
 // the run can never cross.
 const boundHint = "compare with a bound the run could cross"
 
-// constantMessage says why the check, compiled as c, cannot depend on the
-// run (it is true, or false, whatever the Result holds), or returns ""
-// when it can. constantCheck decides; the check's text explains.
-func constantMessage(text string, c *check) string {
+// constantMessage says why the check, compiled as c against a Result,
+// cannot depend on the run (it is true, or false, whatever the Result
+// holds), or returns "" when it can. constantCheck decides; the check's
+// text explains.
+func constantMessage(text string, c *check) string { return constantMessageIn(text, c, Result{}) }
+
+// constantMessageIn is constantMessage for a check compiled against env
+// (a Result, or a comparisonEnv).
+func constantMessageIn(text string, c *check, env any) string {
 	if d := zeroDivision(text); d != "" {
 		return fmt.Sprintf("check %q divides by zero whatever the run measures (%s): it is never judged; divide by a name the run measures", strings.TrimSpace(text), d)
 	}
-	outcome, constant := constantCheck(c.prog, resultType, func(part string) (*vm.Program, error) {
-		p, _, err := compile(part, Result{}, true)
+	outcome, constant := constantCheck(c.prog, reflect.TypeOf(env), func(part string) (*vm.Program, error) {
+		p, _, err := compile(part, env, true)
 		return p, err
 	})
 	if !constant {

@@ -296,7 +296,7 @@ type Deploy struct {
 	// Via, if set, selects the config servers that serve the downloads:
 	// each target's update comes with a download job on one of them (round
 	// robin), due with its wave. Config servers with small mailboxes and
-	// slow service push back with "full" (seed 000, 4.2).
+	// slow service push back with "full".
 	Via *Selector `yaml:"via"`
 	// WaveSize is workers per wave; 0: one wave.
 	WaveSize int `yaml:"wave_size"`
