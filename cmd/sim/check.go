@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,7 @@ func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOpt
 		update   bool
 		repeat   repeatFlag
 		summary  string
+		keptUp   bool
 	)
 	c := &cobra.Command{
 		Use:   "check FILE|DIR|NAME...",
@@ -46,6 +48,12 @@ measures their values and bands anew; review the diff before committing it.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the runs.
+
+A run the machine could not keep up with (run.kept_up false: its timer,
+service or delivery lag passed the threshold) has its timing checks not
+judged and its timings not compared; it passes on its counts. With
+--require-kept-up it fails instead (exit 4), with a line naming the run and
+the lag, for a CI that must not pass on timings it did not check.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml
@@ -79,7 +87,8 @@ see 'sim validate') go to stderr before the runs.
 				return err
 			}
 			if junit != "" {
-				if err := writeFile(junit, func(w io.Writer) error { return report.JUnit(w, reps, cmps) }); err != nil {
+				jo := report.JUnitOptions{RequireKeptUp: keptUp}
+				if err := writeFile(junit, func(w io.Writer) error { return report.JUnitWith(w, reps, cmps, jo) }); err != nil {
 					return cli.Runtime(fmt.Errorf("--junit %s: %w", junit, err))
 				}
 			}
@@ -90,10 +99,14 @@ see 'sim validate') go to stderr before the runs.
 			}
 			earlier := earlierFailures(stdout, rounds)
 			printSummary(stdout, reps, cmps, false)
-			if err := verdict(reps, cmps); err != nil {
-				return err
+			err = verdict(reps, cmps)
+			if err == nil {
+				err = earlier
 			}
-			return earlier
+			if keptUp {
+				err = requireKeptUp(stdout, reps, err)
+			}
+			return err
 		},
 	}
 	f.add(c, "")
@@ -102,6 +115,7 @@ see 'sim validate') go to stderr before the runs.
 	c.Flags().BoolVar(&update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
 	repeat.add(c)
 	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+	c.Flags().BoolVar(&keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
 	f.headless = true
 	return c
 }
@@ -163,4 +177,32 @@ func writeFile(path string, fn func(io.Writer) error) error {
 		return err
 	}
 	return fh.Close()
+}
+
+// requireKeptUp prints a line for each run that completed but could not
+// keep up with its speed, naming the lag that passed its threshold, and
+// returns the check's error: err if there is one, else exit code 4 naming
+// those runs.
+func requireKeptUp(stdout io.Writer, reps []*scenario.Report, err error) error {
+	var behind []string
+	for _, r := range reps {
+		run := r.Result.Run
+		if r.Err != "" || run.KeptUp {
+			continue // a run that did not complete has failed already
+		}
+		name := r.Scenario
+		if r.Variant != "" {
+			name += " [" + r.Variant + "]"
+		}
+		why := run.Behind()
+		if why == "" { // a Result without its lags
+			why = fmt.Sprintf("could not keep up at speed %g", run.Speed)
+		}
+		fmt.Fprintf(stdout, "BEHIND %s: %s (--require-kept-up)\n", name, why)
+		behind = append(behind, name)
+	}
+	if err != nil || len(behind) == 0 {
+		return err
+	}
+	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d of %d runs could not keep up (--require-kept-up): %s", len(behind), len(reps), strings.Join(behind, ", "))}
 }

@@ -40,7 +40,8 @@ const exitCodes = `Exit codes:
   1  runtime failure (a run could not complete, a report could not be written)
   2  bad flags or arguments, or a scenario file with errors (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
-  4  a scenario failed: an expectation was false, or (check) its baseline regressed`
+  4  a scenario failed: an expectation was false, or (check) its baseline regressed,
+     or (check --require-kept-up) the machine could not keep up with its speed`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var logs cli.LogOptions

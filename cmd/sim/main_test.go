@@ -5,11 +5,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -183,5 +186,43 @@ func TestRunInterrupted(t *testing.T) {
 	code := Main(ctx, []string{"run", "testdata/tiny.yaml", "--headless", "--speed", "1", "--report", "", "--log-level", "error"}, &out, &errb)
 	if code != 0 || !strings.Contains(out.String(), "STOPPED tiny") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+}
+
+// TestCheckRequireKeptUp: a run that could not keep up with its speed
+// passes check on its counts (its timings are not judged); with
+// --require-kept-up it fails (exit 4), with a line naming the run and the
+// lag, and its JUnit run case fails too.
+func TestCheckRequireKeptUp(t *testing.T) {
+	base := t.TempDir()
+	// A baseline that compares the fleet's size only: the run's other
+	// numbers at this speed are the machine's.
+	b := `{"scenario": "behind", "seed": 1, "fleet_count": 5, "kept_up": true, "metrics": [{"metric": "fleet.count", "value": 5, "rule": "exact"}]}`
+	if err := os.WriteFile(filepath.Join(base, "behind.json"), []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(t.TempDir(), "junit.xml")
+	args := []string{"check", "testdata/behind.yaml", "--baseline", base, "--junit", junit, "--log-level", "error", "--progress", "0"}
+	code, stdout, stderr := sim(t, args...)
+	if code != 0 || !strings.Contains(stdout, "PASS behind") || !strings.Contains(stdout, "  fell behind: ") || strings.Contains(stdout, "BEHIND") {
+		t.Fatalf("without --require-kept-up: exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = sim(t, append(args, "--require-kept-up")...)
+	if code != 4 || !regexp.MustCompile(`(?m)^BEHIND behind: .*lag p99 [0-9.]+s > threshold 1s.* at speed 10000 \(--require-kept-up\)$`).MatchString(stdout) ||
+		!strings.Contains(stderr, "could not keep up (--require-kept-up): behind") {
+		t.Fatalf("with --require-kept-up: exit %d, want 4 and a line naming the run and the lag\n%s\n%s", code, stdout, stderr)
+	}
+	x, err := os.ReadFile(junit)
+	if err != nil || !bytes.Contains(x, []byte(`type="kept_up"`)) {
+		t.Fatalf("junit has no kept_up failure: %v\n%s", err, x)
+	}
+}
+
+// TestProgressLineNamesTheLag: the headless progress line says which lag
+// a run is behind by.
+func TestProgressLineNamesTheLag(t *testing.T) {
+	l := scenario.Live{Scenario: "s", Phase: scenario.PhaseRunning, Lag: 2.3, Behind: true, LagOf: "service"}
+	if got := progressLine(l); !strings.Contains(got, "BEHIND by 2.30s (service lag)") {
+		t.Errorf("progress line %q does not name the service lag", got)
 	}
 }

@@ -26,6 +26,9 @@ func progressLine(l scenario.Live) string {
 	fmt.Fprintf(&b, " · leader box %d/%d · outbox %d · delivered %d · limits %v", s.LeaderDepth, s.LeaderCapacity, s.OutboxDepth, s.Delivered, s.Limits)
 	if l.Behind {
 		fmt.Fprintf(&b, " · BEHIND by %.2fs", float64(l.Lag))
+		if l.LagOf != "" {
+			fmt.Fprintf(&b, " (%s lag)", l.LagOf)
+		}
 	}
 	if l.Paused {
 		b.WriteString(" · paused")
@@ -55,6 +58,8 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 			mark, name, res.Lost, float64(res.Run.SimSeconds), res.Run.WallSeconds, float64(res.Run.LagP99))
 		if r.Err != "" {
 			fmt.Fprintf(w, "  run error: %s\n", r.Err)
+		} else if why := res.Run.Behind(); why != "" {
+			fmt.Fprintf(w, "  fell behind: %s: timing checks not judged\n", why)
 		}
 		printVerdicts(w, "  ", r.Verdicts)
 		if len(r.Comparisons) > 0 {

@@ -76,6 +76,17 @@ type Config struct {
 	// scenario runner passes the same histograms (and Mailbox.Wait) to
 	// every leader it restarts, so the distributions cover the whole run.
 	HeartbeatWait, AskRTT *stats.Histogram
+	// ServiceLag receives, for each request or telemetry message served,
+	// how late (on Clock) the service loop completed it against its
+	// schedule: the moment the previous service, or the message's
+	// arrival, plus the sampled service time. A loop that keeps up
+	// records 0 or a timer's overshoot; a starved one falls further
+	// behind with each message. DeliveryLag receives, for each worker
+	// message that carries its send time (request, telemetry,
+	// heartbeat), the time from its SentMs to the leader's handler: the
+	// transport's delay, on a clock the sender shares (a scenario run).
+	// Nil: the leader keeps its own. Shared like HeartbeatWait.
+	ServiceLag, DeliveryLag *stats.Histogram
 }
 
 // Defaults for Config.
@@ -127,6 +138,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.AskRTT == nil {
 		c.AskRTT = new(stats.Histogram)
+	}
+	if c.ServiceLag == nil {
+		c.ServiceLag = new(stats.Histogram)
+	}
+	if c.DeliveryLag == nil {
+		c.DeliveryLag = new(stats.Histogram)
 	}
 	c.Relay.Clock = c.Clock
 	c.Relay.Seed = c.Seed

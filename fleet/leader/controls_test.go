@@ -59,12 +59,20 @@ type rig struct {
 
 func startLeader(t *testing.T, cfg leader.Config) *rig {
 	t.Helper()
-	r := &rig{clk: clock.NewFake(time.Unix(1_700_000_000, 0)), link: &fakeLink{handlers: map[string]func(string, []byte){}, out: make(chan wire.Envelope, 64)}}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	return startLeaderOn(t, cfg, clk, clk)
+}
+
+// startLeaderOn starts a leader that reads the clock c, which runs on
+// fake, the clock the rig advances.
+func startLeaderOn(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock) *rig {
+	t.Helper()
+	r := &rig{clk: fake, link: &fakeLink{handlers: map[string]func(string, []byte){}, out: make(chan wire.Envelope, 64)}}
 	st, err := outbox.NewMemory(outbox.Options{Clock: r.clk})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Link, cfg.Store, cfg.Clock = r.link, st, r.clk
+	cfg.Link, cfg.Store, cfg.Clock = r.link, st, c
 	cfg.Relay.Interval = time.Hour // no relay tick among the service timers the tests look for
 	if r.l, err = leader.New(cfg); err != nil {
 		t.Fatal(err)

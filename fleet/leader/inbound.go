@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
@@ -61,7 +62,8 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 
 // onUp handles everything a worker sends: acks complete asks, requests and
 // telemetry are admitted to the bounded mailbox or answered "full",
-// heartbeats coalesce. It runs on the MQTT delivery goroutine, so it never
+// heartbeats coalesce; each but an ack (which carries no send time) records
+// its delivery lag. It runs on the MQTT delivery goroutine, so it never
 // publishes itself.
 func (l *Leader) onUp(topic string, payload []byte) {
 	worker, _, err := l.cfg.Topics.Parse(topic)
@@ -79,11 +81,17 @@ func (l *Leader) onUp(topic string, payload []byte) {
 		}
 		return
 	}
-	switch env.Kind {
-	case wire.KindAck:
+	if env.Kind == wire.KindAck {
 		if !l.asks.complete(env.Ref, env) {
 			l.c.lateAcks.Add(1) // its ask timed out; the worker has it all the same
 		}
+		return
+	}
+	now := l.clk.Now()
+	if env.SentMs > 0 {
+		l.cfg.DeliveryLag.Record(now.Sub(time.UnixMilli(env.SentMs)))
+	}
+	switch env.Kind {
 	case wire.KindHeartbeat:
 		var hb wire.Heartbeat
 		_ = jsonBody(&env, &hb) // Decode checked it
@@ -92,21 +100,21 @@ func (l *Leader) onUp(topic string, payload []byte) {
 			l.c.heartbeatsDropped.Add(1)
 		}
 	case wire.KindRequest, wire.KindTelemetry:
-		l.admit(worker, env)
+		l.admit(worker, env, now)
 	}
 }
 
-// admit offers a request or telemetry message to the bounded mailbox and
-// answers at once: ok when it is queued, full with the mailbox's retry-after
-// hint when it is not.
-func (l *Leader) admit(worker string, env wire.Envelope) {
+// admit offers a request or telemetry message that arrived at now to the
+// bounded mailbox and answers at once: ok when it is queued, full with the
+// mailbox's retry-after hint when it is not.
+func (l *Leader) admit(worker string, env wire.Envelope, now time.Time) {
 	if env.Kind == wire.KindRequest {
 		l.c.requestsReceived.Add(1)
 	} else {
 		l.c.telemetryReceived.Add(1)
 	}
 	ans := wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK}
-	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind, at: l.clk.Now()})
+	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind, at: now})
 	var full *mailbox.FullError
 	switch {
 	case err == nil:

@@ -140,6 +140,13 @@ func (l *Leader) Run(ctx context.Context) error {
 // moves forward by each sampled service time and the loop sleeps only when
 // it is more than a millisecond ahead of the clock, so a short service time
 // under a fast clock costs no busy loop and stays exact on average.
+//
+// Each completion records its service lag: how far the loop is behind
+// busyUntil when it completes the message. A loop that keeps up completes
+// on time or early (it does not sleep for a millisecond or less), or late
+// by a timer's overshoot, which the next messages make up. A loop whose
+// machine cannot give it the wall time its speed demands falls further
+// behind with each message, and the lag grows.
 func (l *Leader) serveRequests(ctx context.Context) {
 	r := rand.New(rand.NewPCG(l.cfg.Seed, 0x1ead))
 	var busyUntil time.Time
@@ -163,7 +170,9 @@ func (l *Leader) serveRequests(ctx context.Context) {
 			if clock.Sleep(ctx, l.clk, ahead) != nil {
 				return
 			}
+			now = l.clk.Now()
 		}
+		l.cfg.ServiceLag.Record(now.Sub(busyUntil)) // early counts as 0
 		switch in.kind {
 		case wire.KindRequest:
 			l.c.requestsServed.Add(1)

@@ -122,7 +122,11 @@ func Compare(b Baseline, r *scenario.Report) Comparison {
 			d.Why = "invalid rule: " + m.Rule.Validate().Error()
 		case m.Kind == Timing && !res.Run.KeptUp:
 			d.Got, d.Outcome = l.Value, NotCompared
-			d.Why = fmt.Sprintf("not compared: run fell behind (lag max %ss)", num(float64(res.Run.LagMax)))
+			why := res.Run.Behind()
+			if why == "" { // a report without its lags
+				why = fmt.Sprintf("lag max %ss", num(float64(res.Run.LagMax)))
+			}
+			d.Why = "not compared: run fell behind (" + why + ")"
 		case m.Kind == Timing && !b.KeptUp:
 			d.Got, d.Outcome = l.Value, NotCompared
 			d.Why = "not compared: the baseline's run fell behind; capture it again on a machine that keeps up"

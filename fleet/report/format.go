@@ -69,6 +69,9 @@ func keyNumbers(r *scenario.Report) []keyNumber {
 	kept := "yes"
 	if !res.Run.KeptUp {
 		kept = fmt.Sprintf("no: the machine could not keep up at speed %s; timing expectations are not judged", num(res.Run.Speed))
+		if why := res.Run.Behind(); why != "" {
+			kept = "no: " + why + "; timing expectations are not judged"
+		}
 	}
 	rows = append(rows,
 		keyNumber{"runner lag max / p99", secs(res.Run.LagMax) + " / " + secs(res.Run.LagP99), []string{"run.lag_max", "run.lag_p99"}},

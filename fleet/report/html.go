@@ -56,8 +56,10 @@ func HTML(w io.Writer, r *scenario.Report) error {
 		d.Records = append(d.Records, row)
 	}
 	d.Behind = !r.Result.Run.KeptUp && r.Err == ""
-	d.Speed = num(r.Result.Run.Speed)
-	d.LagMax = secs(r.Result.Run.LagMax)
+	d.Why = "(" + r.Result.Run.Behind() + ")"
+	if d.Why == "()" { // a report without its lags
+		d.Why = fmt.Sprintf("at speed %s (lag max %s)", num(r.Result.Run.Speed), secs(r.Result.Run.LagMax))
+	}
 	return execute(w, pageTmpl, d)
 }
 
@@ -104,8 +106,7 @@ type pageData struct {
 	Status  string
 	RunLine string
 	Behind  bool
-	Speed   string
-	LagMax  string
+	Why     string // how the run fell behind, when it did
 	Keys    []keyNumber
 	Params  [][2]string
 	Charts  []chart
@@ -174,7 +175,7 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <p class="sub">{{.RunLine}}</p>
 <p class="{{if .OK}}pass{{else}}fail{{end}}"><strong>{{if .OK}}passed{{else}}failed{{end}}</strong>: {{.Status}}</p>
 {{if .R.Err}}<div class="err">The run did not complete: {{.R.Err}}</div>{{end}}
-{{if .Behind}}<p class="warn">The machine could not keep up at speed {{.Speed}} (lag max {{.LagMax}}): timing expectations were not judged.</p>{{end}}
+{{if .Behind}}<p class="warn">The machine could not keep up {{.Why}}: timing expectations were not judged.</p>{{end}}
 {{with .Keys}}
 <h2>Key numbers</h2>
 <table>

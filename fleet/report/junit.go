@@ -22,13 +22,27 @@ import (
 // could not be compared). The elements and attributes are those of the
 // common JUnit schema (Jenkins' junit-10.xsd), in its order.
 func JUnit(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+	return JUnitWith(w, reps, cmp, JUnitOptions{})
+}
+
+// JUnitOptions changes what JUnitWith reports.
+type JUnitOptions struct {
+	// RequireKeptUp fails the "run" testcase of a run that could not keep
+	// up with its speed (run.kept_up false; sim check --require-kept-up):
+	// a failure element naming the lag that passed its threshold. Without
+	// it such a run passes, and its timing checks are skipped.
+	RequireKeptUp bool
+}
+
+// JUnitWith is JUnit with options.
+func JUnitWith(w io.Writer, reps []*scenario.Report, cmp []Comparison, o JUnitOptions) error {
 	if err := checkReports(reps); err != nil {
 		return err
 	}
 	doc := junitSuites{Name: "fleetsim scenarios"}
 	var wall float64
 	for _, r := range reps {
-		s := suiteOf(r, find(cmp, r))
+		s := suiteOf(r, find(cmp, r), o)
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
@@ -98,7 +112,7 @@ type junitProblem struct {
 }
 
 // suiteOf maps one run to its testsuite.
-func suiteOf(r *scenario.Report, c *Comparison) junitSuite {
+func suiteOf(r *scenario.Report, c *Comparison, o JUnitOptions) junitSuite {
 	s := junitSuite{Name: name(r), Time: seconds(r.Result.Run.WallSeconds)}
 	if !r.Started.IsZero() {
 		// The schema's timestamp has no zone: UTC.
@@ -128,6 +142,12 @@ func suiteOf(r *scenario.Report, c *Comparison) junitSuite {
 	runCase := junitCase{Name: "run", Classname: class, Time: seconds(run.WallSeconds)}
 	if r.Err != "" {
 		runCase.Error = &junitProblem{Message: firstLine(r.Err), Type: "run", Text: r.Err}
+	} else if o.RequireKeptUp && !run.KeptUp {
+		why := run.Behind()
+		if why == "" { // a report without its lags
+			why = "could not keep up at speed " + num(run.Speed)
+		}
+		runCase.Failure = &junitProblem{Message: why, Type: "kept_up", Text: "run.kept_up is false: " + why + "; its timing checks were not judged"}
 	}
 	s.Cases = append(s.Cases, runCase)
 

@@ -315,3 +315,45 @@ func TestValidateJUnitRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestJUnitKeptUp: a timing check not judged on a run that fell behind is
+// a skipped testcase whose message names the lag; with RequireKeptUp the
+// run's own testcase fails, naming it too, and a run that kept up is left
+// alone.
+func TestJUnitKeptUp(t *testing.T) {
+	why := "service lag p99 2.3s > threshold 1s at speed 50"
+	behind := small()
+	behind.Scenario = "behind"
+	behind.Result.Run = scenario.RunInfo{Seed: 1, Speed: 50, ServiceLagP99: 2.3, LagThreshold: 1}
+	behind.Verdicts = []scenario.Verdict{{Check: "leader.mailbox.wait.p99 <= 1", Status: scenario.NotJudged, Detail: why}}
+	kept := small()
+	kept.Scenario = "kept"
+	kept.Result.Run.KeptUp = true
+	for _, require := range []bool{false, true} {
+		var buf bytes.Buffer
+		if err := JUnitWith(&buf, []*scenario.Report{behind, kept}, nil, JUnitOptions{RequireKeptUp: require}); err != nil {
+			t.Fatal(err)
+		}
+		if err := validateJUnit(buf.Bytes()); err != nil {
+			t.Fatalf("not valid against the JUnit schema: %v", err)
+		}
+		var doc xSuites
+		if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+			t.Fatal(err)
+		}
+		b, k := doc.Suites[0], doc.Suites[1]
+		if c := b.Cases[1]; c.Skipped == nil || c.Skipped.Message != why {
+			t.Errorf("require %v: timing check = %+v, want skipped with %q", require, c, why)
+		}
+		run := b.Cases[0]
+		switch {
+		case !require && (run.Failure != nil || b.Failures != 0):
+			t.Errorf("without RequireKeptUp the run failed: %+v", run.Failure)
+		case require && (run.Failure == nil || run.Failure.Type != "kept_up" || run.Failure.Message != why || b.Failures != 1 || doc.Failures != 1):
+			t.Errorf("with RequireKeptUp: run case %+v, suite failures %d, total %d; want one kept_up failure saying %q", run.Failure, b.Failures, doc.Failures, why)
+		}
+		if k.Failures != 0 || k.Cases[0].Failure != nil {
+			t.Errorf("require %v: a run that kept up failed: %+v", require, k.Cases[0].Failure)
+		}
+	}
+}

@@ -108,9 +108,12 @@ func markdownRun(p func(string, ...any), r *scenario.Report, c *Comparison) {
 		word = "failed"
 	}
 	p("**%s**: %s\n\n", word, mdText(text))
-	if !r.Result.Run.KeptUp && r.Err == "" {
-		p("> ⚠️ The machine could not keep up at speed %s (lag max %s): timing expectations were not judged and timings not compared with the baseline.\n\n",
-			mdText(num(r.Result.Run.Speed)), mdText(secs(r.Result.Run.LagMax)))
+	if run := r.Result.Run; !run.KeptUp && r.Err == "" {
+		why := "(" + run.Behind() + ")"
+		if why == "()" { // a report without its lags
+			why = fmt.Sprintf("at speed %s (lag max %s)", num(run.Speed), secs(run.LagMax))
+		}
+		p("> ⚠️ The machine could not keep up %s: timing expectations were not judged and timings not compared with the baseline.\n\n", mdText(why))
 	}
 
 	if r.Err == "" {

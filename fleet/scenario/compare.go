@@ -127,8 +127,12 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*Report) []Verdict {
 			continue
 		}
 		env.Variant[v.Label] = reps[i].Result
-		if !reps[i].Result.Run.KeptUp {
-			behind = append(behind, v.Label)
+		if run := reps[i].Result.Run; !run.KeptUp {
+			label := v.Label
+			if why := run.Behind(); why != "" {
+				label += " (" + why + ")"
+			}
+			behind = append(behind, label)
 		}
 	}
 	out := make([]Verdict, 0, len(s.Compare))

@@ -66,6 +66,12 @@ func TestJudgeComparisons(t *testing.T) {
 			}
 		})
 	}
+	slow := rep(40, 0.5, false, "")
+	slow.Result.Run.Speed, slow.Result.Run.ServiceLagP99, slow.Result.Run.LagThreshold = 4, 2.3, 1
+	got := JudgeComparisons(sc, vs, []*Report{rep(10, 0.1, true, ""), slow})
+	if want := "static (service lag p99 2.3s > threshold 1s at speed 4) fell behind"; got[1].Status != NotJudged || !strings.Contains(got[1].Detail, want) {
+		t.Errorf("timing comparison with a variant whose service fell behind: %+v, want not judged saying %q", got[1], want)
+	}
 	if (&Report{Comparisons: []Verdict{{Status: Fail}}}).Passed() {
 		t.Error("a report with a failed comparison passed")
 	}

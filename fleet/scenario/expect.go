@@ -450,7 +450,7 @@ func within(src *source, p position, text string, ce *checkError) position {
 
 // Judge evaluates each expectation of s on r. A timing check (one that
 // reads a Seconds value) on a run that could not keep up with its speed is
-// NotJudged, and so is a check that divides by zero ("not judged:
+// NotJudged, with RunInfo.Behind as its detail, and so is a check that divides by zero ("not judged:
 // division by zero (the divisor lost = 0)"): in floating point x / 0 is
 // +Inf and would pass "fleet.count / lost > 1". Any other evaluation
 // error is a Fail with the error as its detail; a Fail's detail shows the
@@ -482,6 +482,10 @@ func Judge(s *Scenario, r Result) []Verdict {
 // judge evaluates c on r; timing marks a timing check.
 func (c *check) judge(r Result, timing bool) (Status, string) {
 	if timing && !r.Run.KeptUp {
+		if why := r.Run.Behind(); why != "" {
+			return NotJudged, why
+		}
+		// A Result without its lags.
 		return NotJudged, "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
 	}
 	res, err := expr.Run(c.prog, r)

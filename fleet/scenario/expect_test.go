@@ -100,6 +100,45 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestBehindNamesTheLag: a run that fell behind says which lag passed the
+// threshold and by how much, and its timing checks carry that as the reason
+// they were not judged.
+func TestBehindNamesTheLag(t *testing.T) {
+	ok := RunInfo{Speed: 50, LagP99: 0.2, ServiceLagP99: 0.5, DeliveryLagP99: 1, LagThreshold: 1}
+	for _, tc := range []struct {
+		name string
+		set  func(*RunInfo)
+		want string
+	}{
+		{"kept up (a p99 equal to the threshold passes)", func(*RunInfo) {}, ""},
+		{"timer", func(r *RunInfo) { r.LagP99 = 1.5 }, "timer lag p99 1.5s > threshold 1s at speed 50"},
+		{"service", func(r *RunInfo) { r.ServiceLagP99 = 2.3 }, "service lag p99 2.3s > threshold 1s at speed 50"},
+		{"delivery", func(r *RunInfo) { r.DeliveryLagP99 = 1.0004 }, "delivery lag p99 1s > threshold 1s at speed 50"},
+		{"two", func(r *RunInfo) { r.LagP99, r.ServiceLagP99 = 3, 120.25 },
+			"timer lag p99 3s > threshold 1s, service lag p99 120.25s > threshold 1s at speed 50"},
+		{"no threshold recorded", func(r *RunInfo) { r.LagP99, r.LagThreshold = 3, 0 }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := ok
+			tc.set(&r)
+			if got := r.Behind(); got != tc.want {
+				t.Errorf("Behind() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+
+	s := &Scenario{Expect: []Expect{{Check: "leader.mailbox.wait.p99 <= 1"}, {Check: "lost == 0"}}}
+	res := Result{Run: ok}
+	res.Run.ServiceLagP99, res.Run.KeptUp = 2.3, false
+	got := Judge(s, res)
+	if got[0].Status != NotJudged || got[0].Detail != "service lag p99 2.3s > threshold 1s at speed 50" {
+		t.Errorf("timing check on a run whose service fell behind: %+v", got[0])
+	}
+	if got[1].Status != Pass {
+		t.Errorf("count check on a run whose service fell behind: %+v, want judged (pass)", got[1])
+	}
+}
+
 // A Scenario built in code has no compiled checks: Judge compiles them, and
 // a check that does not compile fails rather than passing.
 func TestJudgeUncompiled(t *testing.T) {

@@ -14,9 +14,13 @@ type Live struct {
 	Now, Duration Seconds
 	// Phase is "starting", "running", "draining" or "done".
 	Phase string
-	// Lag is how far the runner is behind its schedule now (simulated
-	// seconds); Behind is set when it is past the threshold.
+	// Lag is how far the run is behind its schedule now (simulated
+	// seconds): the latest timer lag, or the service or delivery lag's
+	// p99 over the latest sample interval, whichever is larger; LagOf
+	// names it ("" for the timer lag, "service", "delivery"). Behind is
+	// set when it is past the threshold.
 	Lag    Seconds
+	LagOf  string
 	Behind bool
 	// Next is the next timeline event ("" when none is left) and when.
 	Next   string

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -30,13 +31,17 @@ type RunOptions struct {
 	Logger *slog.Logger
 	// LagThreshold is how far behind its schedule (simulated time) the run
 	// may fall and still count as having kept up: Result.Run.KeptUp is
-	// false when the 99th percentile of the lag of timeline events and
-	// sample ticks passes it. Default: max(1s, 2% of the duration). The
-	// p99 rather than the maximum, so that one stall (a GC pause, a leader
-	// restart) does not disqualify a run whose timing was otherwise true;
-	// 2% so that a long scenario's timing checks, which are in seconds to
-	// minutes, stay meaningful, and at least 1s so that a short one is not
-	// judged on timer granularity.
+	// false when the 99th percentile of any of three lags passes it — the
+	// timer lag (timeline events and sample ticks firing late), the
+	// service lag (the leader's and the workers' loops completing what
+	// they serve later than their service times allow) and the delivery
+	// lag (publish to handler). One threshold for the three, as each is
+	// time the run's timings were stretched by. Default: max(1s, 2% of
+	// the duration). The p99 rather than the maximum, so that one stall
+	// (a GC pause, a leader restart) does not disqualify a run whose
+	// timing was otherwise true; 2% so that a long scenario's timing
+	// checks, which are in seconds to minutes, stay meaningful, and at
+	// least 1s so that a short one is not judged on timer granularity.
 	LagThreshold time.Duration
 	// Variant names the sweep values of this run (Report.Variant, Live.Variant).
 	Variant string
@@ -85,7 +90,8 @@ type Runner struct {
 	disc    []atomic.Bool                    // workers the run disconnected (they need a Reconnect)
 
 	// Histograms shared by every leader instance and every worker, so the
-	// distributions cover the whole run across leader restarts.
+	// distributions cover the whole run across leader restarts (and so do
+	// lag's service and delivery lags).
 	leaderWait, hbWait, askRTT, workerWait stats.Histogram
 
 	lead   leaderState
@@ -117,6 +123,9 @@ type Runner struct {
 	// testLeaderDown, if set, is called with the outbox file's path while
 	// a crashed leader is down (tests: tamper with the file).
 	testLeaderDown func(path string)
+	// testLeaderConfig, if set, changes each leader's configuration before
+	// it starts (tests: a leader on a machine that starves it).
+	testLeaderConfig func(*leader.Config)
 }
 
 // NewRunner checks what it can of sc before anything runs — the fleet's

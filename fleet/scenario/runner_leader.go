@@ -99,6 +99,8 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		AskTimeout:        ls.AskTimeout.D(),
 		HeartbeatWait:     &r.hbWait,
 		AskRTT:            &r.askRTT,
+		ServiceLag:        &r.lag.service.leader,
+		DeliveryLag:       &r.lag.delivery.leader,
 		ReplyQueue:        max(leader.DefaultReplyQueue, 2*len(r.workers)),
 		// One heartbeat slot per worker, as many as there are: the
 		// default (a million) allocates its ring and key map up front,
@@ -133,6 +135,9 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		lc.Service = *r.lead.service
 	}
 	r.lead.mu.Unlock()
+	if r.testLeaderConfig != nil {
+		r.testLeaderConfig(&lc)
+	}
 	return lc, nil
 }
 

@@ -13,7 +13,7 @@ import (
 // worker's state at a glance, so ten calls a second with 10,000 workers
 // cost a few milliseconds.
 func (r *Runner) Snapshot() Live {
-	lag, behind := r.lagNow()
+	lag, behind, lagOf := r.lagNow()
 	r.mu.Lock()
 	// Now is read under the lock that guards the samples, so it is never
 	// before the latest sample's time.
@@ -25,7 +25,7 @@ func (r *Runner) Snapshot() Live {
 		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
 		Speed: r.clk.Speed(), Paused: r.clk.Paused(),
 		Now: simSec(now), Duration: simSec(r.sc.Duration.D()),
-		Phase: r.phase, Lag: simSec(lag), Behind: behind,
+		Phase: r.phase, Lag: simSec(lag), Behind: behind, LagOf: lagOf,
 		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
 	}
 	if r.nextEvent < len(r.events) && r.phase != PhaseDone {

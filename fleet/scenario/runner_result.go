@@ -101,7 +101,6 @@ func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
 func (r *Runner) result(f *finalState) Result {
 	sc := r.sc
 	res := Result{}
-	lag := r.lag.hist.Snapshot()
 	r.lead.mu.Lock()
 	restarts, depthStart := r.lead.restarts, r.lead.depthStart
 	r.lead.mu.Unlock()
@@ -110,14 +109,9 @@ func (r *Runner) result(f *finalState) Result {
 	r.mu.Unlock()
 	res.Run = RunInfo{
 		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: simSec(f.simEnd),
-		LagMax: simSec(lag.Max), LagP99: simSec(lag.Quantile(0.99)),
 		Events: events, LeaderRestarts: restarts,
 	}
-	res.Run.KeptUp = lag.Quantile(0.99) <= r.threshold
-	if !res.Run.KeptUp {
-		r.warnf("the machine could not keep up at speed %g: lag p99 %.2fs > threshold %.2fs (simulated); timing expectations are not judged",
-			sc.Speed, lag.Quantile(0.99).Seconds(), r.threshold.Seconds())
-	}
+	r.lagResult(&res.Run)
 
 	res.Fleet = FleetResult{Count: len(r.workers), Groups: map[string]int{}, Online: f.online, Offline: len(r.workers) - f.online, LeaderOnline: f.leaderOnline}
 	for _, g := range r.groups {

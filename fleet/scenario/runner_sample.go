@@ -8,17 +8,23 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
-	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
 // startSampler takes a Sample every sc.SampleEvery of simulated time, from
-// time 0 until the run stops it, measuring how late each tick fires. A
+// time 0 until the run stops it, measuring how late each tick fires and
+// how far the service loops and deliveries fell behind since the last. A
 // tick that comes too late to be useful is skipped, not made up.
 func (r *Runner) startSampler() *ownedLoop {
 	every := r.sc.SampleEvery.D()
 	return goLoop(func(ctx context.Context) {
 		for k := time.Duration(0); ; {
+			// A sampler whose samples take longer than sample_every
+			// (a fast speed on a slow machine) never sleeps: it must
+			// still stop when told.
+			if ctx.Err() != nil {
+				return
+			}
 			at := k * every
 			if wait := r.untilSim(at); wait > 0 {
 				if clock.Sleep(ctx, r.clk, wait) != nil {
@@ -28,6 +34,7 @@ func (r *Runner) startSampler() *ownedLoop {
 			}
 			now := r.simNow()
 			r.observeLag(now-at, "a sample tick")
+			r.observeLoops(every)
 			r.takeSample(now)
 			k = now/every + 1
 		}
@@ -119,40 +126,6 @@ func allAt(states []worker.State, targets []int, version string) bool {
 		}
 	}
 	return true
-}
-
-// lagMeter measures how late the timeline's events and the sample ticks
-// fire against their simulated schedule.
-type lagMeter struct {
-	hist stats.Histogram
-
-	mu        sync.Mutex
-	last, max time.Duration
-	warned    bool
-}
-
-// observeLag records that what fired lag (simulated) after its time.
-func (r *Runner) observeLag(lag time.Duration, what string) {
-	lag = max(lag, 0)
-	r.lag.hist.Record(lag)
-	m := &r.lag
-	m.mu.Lock()
-	m.last, m.max = lag, max(m.max, lag)
-	warn := lag > r.threshold && !m.warned
-	m.warned = m.warned || warn
-	m.mu.Unlock()
-	if warn {
-		r.warnf("behind schedule: %s fired %.2fs late (simulated; threshold %.2fs): the machine may not keep up at speed %g",
-			what, lag.Seconds(), r.threshold.Seconds(), r.clk.Speed())
-	}
-}
-
-// lagNow returns the latest lag measured and whether it is past the
-// threshold.
-func (r *Runner) lagNow() (time.Duration, bool) {
-	r.lag.mu.Lock()
-	defer r.lag.mu.Unlock()
-	return r.lag.last, r.lag.last > r.threshold
 }
 
 // limitHistory is how many limit moves each relay partition keeps between

@@ -79,7 +79,10 @@ func (r *Runner) buildPool() error {
 // fields keep the worker package's defaults.
 func (r *Runner) workerConfig(ws WorkerSpec) worker.Config {
 	p := ws.Profile
-	c := worker.Config{ID: ws.ID, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID)}
+	c := worker.Config{
+		ID: ws.ID, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),
+		ServiceLag: &r.lag.service.workers, DeliveryLag: &r.lag.delivery.workers,
+	}
 	if p.Mailbox != nil {
 		c.Mailbox = mailbox.Options{Capacity: p.Mailbox.Capacity, Policy: p.Mailbox.Policy, BlockTimeout: p.Mailbox.BlockTimeout.D()}
 	}

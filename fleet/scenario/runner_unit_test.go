@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -70,6 +71,32 @@ func TestStateOf(t *testing.T) {
 			t.Errorf("stateOf(%+v) = %v, want %v", tc.s, got, tc.want)
 		}
 	}
+}
+
+// TestSamplerStopsWhenBehind: a sampler whose samples take longer than
+// sample_every (here 10ms of simulated time, a microsecond of wall time at
+// speed 10000) never sleeps between them, and must still stop when told.
+func TestSamplerStopsWhenBehind(t *testing.T) {
+	sc := rtFleet(3, 10)
+	sc.Speed, sc.SampleEvery = 10000, Duration(10*time.Millisecond)
+	r, err := NewRunner(sc, RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.startRunning()
+	s := r.startSampler()
+	fleettest.Eventually(t, 10*time.Second, "a few samples", func() error {
+		r.mu.Lock()
+		n := len(r.samples)
+		r.mu.Unlock()
+		return fleettest.Unless(n >= 3, "%d samples", n)
+	})
+	stopped := make(chan struct{})
+	go func() {
+		s.stop()
+		close(stopped)
+	}()
+	fleettest.Receive(t, 10*time.Second, "the sampler to stop", stopped, nil)
 }
 
 // TestRelayResultDecreases: limit.decreases is the limiters' own count,

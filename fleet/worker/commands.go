@@ -31,7 +31,12 @@ func (w *Worker) onMessage(topic string, payload []byte) {
 
 // onCommand answers a command at once — ok if the mailbox took it, full
 // with the mailbox's retry-after hint if not — and starts work if idle.
+// It records the command's delivery lag first.
 func (w *Worker) onCommand(env wire.Envelope) {
+	now := w.clk.Now()
+	if env.SentMs > 0 {
+		w.cfg.DeliveryLag.Record(now.Sub(time.UnixMilli(env.SentMs)))
+	}
 	if env.Attempt > w.st.MaxAttempt { // read by the loop only; written under mu
 		w.update(func(s *Stats) { s.MaxAttempt = env.Attempt })
 	}
@@ -44,7 +49,7 @@ func (w *Worker) onCommand(env wire.Envelope) {
 		w.answer(ack)
 		return
 	}
-	err := w.mb.Offer(ctxBackground, command{env: env, at: w.clk.Now()})
+	err := w.mb.Offer(ctxBackground, command{env: env, at: now})
 	var full *mailbox.FullError
 	switch {
 	case err == nil:
@@ -146,7 +151,8 @@ func (w *Worker) publish(env wire.Envelope) {
 
 // startNext takes the next command if the worker is idle. Service time is
 // accounted, not burnt: a command shorter than a millisecond completes at
-// once; a longer one arms the service timer.
+// once (on time: its service lag is 0); a longer one is due d from now and
+// arms the service timer.
 func (w *Worker) startNext() {
 	for i := 0; !w.busy && i < 64; i++ {
 		cmd, ok := w.mb.TryTake()
@@ -158,21 +164,27 @@ func (w *Worker) startNext() {
 			d = wm
 		}
 		if d < time.Millisecond {
+			w.cfg.ServiceLag.Record(0)
 			w.apply(cmd.env)
 			continue
 		}
 		w.busy = true
 		w.current = cmd.env
+		w.due = w.clk.Now().Add(d)
 		w.timers.service.Reset(d)
 		w.update(func(s *Stats) { s.Busy = true })
 	}
 }
 
+// finishCommand completes the command being served, recording how late
+// the loop got to it: the service timer's overshoot plus whatever else
+// the loop was doing when it fired.
 func (w *Worker) finishCommand() {
 	if !w.busy {
 		return
 	}
 	w.busy = false
+	w.cfg.ServiceLag.Record(w.clk.Now().Sub(w.due))
 	w.update(func(s *Stats) { s.Busy = false })
 	w.apply(w.current)
 	w.startNext()

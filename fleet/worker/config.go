@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -69,6 +70,17 @@ type Config struct {
 	MaxPayload int
 	// Logger for the worker's own logs. Default: discard.
 	Logger *slog.Logger
+	// ServiceLag receives, for each command served, how late (on Clock)
+	// the worker completed it against its service time: a command that
+	// takes d is due d after the worker took it, and the worker's loop
+	// completes it when its service timer fires and the loop gets to it.
+	// A command shorter than a millisecond completes as it is taken (0).
+	// DeliveryLag receives, for each command, the time from its SentMs
+	// (the leader's publish) to the worker's handler: the transport's
+	// delay plus the wait for the worker's loop, on a clock the leader
+	// shares (a scenario run). Nil: the worker keeps its own. A pool's
+	// workers may share one of each (stats.Histogram is safe for that).
+	ServiceLag, DeliveryLag *stats.Histogram
 }
 
 // Defaults for Config.
@@ -120,6 +132,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.ServiceLag == nil {
+		c.ServiceLag = new(stats.Histogram)
+	}
+	if c.DeliveryLag == nil {
+		c.DeliveryLag = new(stats.Histogram)
 	}
 	if c.Heartbeat < 0 || c.Telemetry < 0 || c.KeepAlive < time.Second || c.AskTimeout < 0 || c.LocalOutbox < 0 {
 		return c, errors.New("worker: heartbeat, telemetry and ask timeout must not be negative; keepalive at least 1s")

@@ -32,11 +32,19 @@ const workerID = "w-00001"
 
 func startRig(t *testing.T, cfg worker.Config) *rig {
 	t.Helper()
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	return startRigOn(t, cfg, clk, clk)
+}
+
+// startRigOn starts a worker that reads the clock c, which runs on fake,
+// the clock the rig advances.
+func startRigOn(t *testing.T, cfg worker.Config, fake *clock.Fake, c clock.Clock) *rig {
+	t.Helper()
 	b, err := transport.StartBroker(transport.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{clk: clock.NewFake(time.Unix(1_700_000_000, 0)), up: make(chan wire.Envelope, 64)}
+	r := &rig{clk: fake, up: make(chan wire.Envelope, 64)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if r.lead, err = transport.Connect(ctx, transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true}, b); err != nil {
@@ -49,7 +57,7 @@ func startRig(t *testing.T, cfg worker.Config) *rig {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg.ID, cfg.Clock, cfg.NoSync = workerID, r.clk, true
+	cfg.ID, cfg.Clock, cfg.NoSync = workerID, c, true
 	if r.w, err = worker.New(cfg, worker.MQTTDialer{Broker: "mem://", Mem: b}); err != nil {
 		t.Fatal(err)
 	}

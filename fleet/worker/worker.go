@@ -36,6 +36,7 @@ type Worker struct {
 	attempt    int  // reconnect attempts since the last success
 	busy       bool
 	current    wire.Envelope     // the command being served while busy
+	due        time.Time         // when current's service time is up
 	applied    map[string]uint64 // idempotency key -> highest seq applied
 	version    string
 	nextID     uint64
