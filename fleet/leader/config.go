@@ -84,8 +84,9 @@ type Config struct {
 	// behind with each message. DeliveryLag receives, for each worker
 	// message that carries its send time (request, telemetry,
 	// heartbeat), the time from its SentMs to the leader's handler: the
-	// transport's delay, on a clock the sender shares (a scenario run).
-	// Nil: the leader keeps its own. Shared like HeartbeatWait.
+	// transport's delay, on a clock the sender shares (a scenario run);
+	// not under the block policy, where the handler itself waits for room
+	// by design. Nil: the leader keeps its own. Shared like HeartbeatWait.
 	ServiceLag, DeliveryLag *stats.Histogram
 }
 
