@@ -291,6 +291,7 @@ func (r *Runner) startRunning() {
 	r.mu.Lock()
 	r.t0, r.started, r.phase = r.clk.Mono(), true, PhaseRunning
 	r.mu.Unlock()
+	r.lag.startSchedule()
 	r.log.Info("running", "workers", len(r.workers), "duration", r.sc.Duration.D(), "speed", r.clk.Speed())
 }
 

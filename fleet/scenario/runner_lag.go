@@ -34,6 +34,20 @@ type lagMeter struct {
 	// was measured from.
 	now  [2]windowLag
 	prev [2][2]stats.HistogramSnapshot
+	// start holds the loop lags as they stood at time 0: what the fleet's
+	// connect burst before it recorded is not the run's (no schedule ran
+	// yet), and the run's lags are measured from there.
+	start [2][2]stats.HistogramSnapshot
+}
+
+// startSchedule marks time 0: loop lags count from here.
+func (m *lagMeter) startSchedule() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, l := range [2]*actorLags{&m.service, &m.delivery} {
+		m.start[k] = [2]stats.HistogramSnapshot{l.leader.Snapshot(), l.workers.Snapshot()}
+	}
+	m.prev = m.start
 }
 
 // actorLags is one lag as the leader and the workers record it.
@@ -129,8 +143,11 @@ func (r *Runner) lagResult(run *RunInfo) {
 	if p := timer.Quantile(0.99); p > r.threshold {
 		behind = append(behind, fmt.Sprintf("timer lag p99 %.2fs", p.Seconds()))
 	}
+	m.mu.Lock()
+	start := m.start
+	m.mu.Unlock()
 	for k, l := range [2]*actorLags{&m.service, &m.delivery} {
-		ld, wk := l.leader.Snapshot(), l.workers.Snapshot()
+		ld, wk := l.leader.Snapshot().Since(start[k][0]), l.workers.Snapshot().Since(start[k][1])
 		pl, pw := ld.Quantile(0.99), wk.Quantile(0.99)
 		p99, mx := simSec(max(pl, pw)), simSec(max(ld.Max, wk.Max))
 		if k == 0 {
