@@ -70,8 +70,10 @@ one) and a pool of workers over real MQTT sessions, judges its expectations,
 and writes the reports.
 
 On a terminal a single scenario opens the live dashboard (press ? for its
-keys); the summary stays on screen until you press q. Elsewhere, or with
---headless, it prints a progress line every few seconds.
+keys); the summary stays on screen until you press q. A sweep shows each
+variant in turn: q once a variant has ended starts the next, q before it
+ends stops the run. Elsewhere, or with --headless, it prints a progress
+line every few seconds.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the run.
@@ -144,7 +146,9 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 			if ctx.Err() != nil {
 				return reps, false, nil
 			}
-			rep, quit, err := runOne(ctx, v, f, log, interactive && len(vs) == 1, stdout)
+			// A sweep shows each variant on the dashboard in turn: q once
+			// a variant has ended goes on to the next, q before stops.
+			rep, quit, err := runOne(ctx, v, f, log, interactive, stdout)
 			if err != nil {
 				return nil, false, err
 			}
