@@ -45,6 +45,12 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 		if reconnected {
 			l.c.reconnects.Add(1)
 		}
+		if !wasOnline || reconnected {
+			// A new connection: an ask published to the old one will
+			// never be answered. Signalled before the wake, so that an
+			// ask the wake starts is not published twice.
+			l.resends.signal(worker)
+		}
 		if !wasOnline {
 			// Offline (or not yet seen by this leader, which the relay
 			// counts as offline) to online: the relay tries it from now
@@ -54,11 +60,6 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 			// changes nothing.
 			l.relay.SetOnline(worker)
 			l.wakes.add(worker)
-		}
-		if !wasOnline || reconnected {
-			// A new connection: an ask published to the old one will
-			// never be answered.
-			l.resends.signal(worker)
 		}
 		return
 	}
