@@ -49,6 +49,9 @@ type Options struct {
 	// another process's kind (127.0.0.1:0: a free port; Broker.Addr says
 	// which). The fleet itself stays on the in-memory listener.
 	TCPAddr string
+	// WrapDial, if set, wraps the dialer the workers connect with: a test
+	// that watches (or disturbs) the workers' sessions.
+	WrapDial func(worker.Dialer) worker.Dialer
 }
 
 // Fleet is a running fleet.
@@ -104,7 +107,10 @@ func StartFleet(t testing.TB, n int, o Options) *Fleet {
 		c.ID, c.Index, c.Seed, c.Clock = fmt.Sprintf("w-%04d", i), uint64(i), o.Seed, o.Clock
 		cfgs[i] = c
 	}
-	dial := worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: o.Secret}
+	var dial worker.Dialer = worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: o.Secret}
+	if o.WrapDial != nil {
+		dial = o.WrapDial(dial)
+	}
 	if f.Pool, err = worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: o.Clock}); err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,9 @@ func commandID(m outbox.Message) string { return "m" + strconv.FormatUint(m.ID, 
 //	ack reject, reason           flow.Permanent
 //	no ack in time, publish err  flow.Transient
 //	a command that cannot be encoded  flow.Permanent (a poison message)
+//
+// If the worker comes online on a new connection while the ask waits, the
+// command is published again at once, and the ask timeout starts over.
 func (l *Leader) deliver(ctx context.Context, m outbox.Message) error {
 	err := l.ask(ctx, m)
 	l.deploys.outcome(m.ID, err, l.clk.Now())
@@ -84,30 +87,54 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 	}
 	ch := l.asks.register(id)
 	defer l.asks.remove(id)
+	again, unwatch := l.resends.watch(m.Receiver)
+	defer unwatch()
 	// One deadline on the leader's clock covers the publish and the wait.
 	pubCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	timer := l.clk.AfterFunc(l.cfg.AskTimeout, cancel)
-	defer timer.Stop()
+	defer func() { timer.Stop() }()
 	l.c.asksSent.Add(1)
-	start := l.clk.Mono()
-	if err := l.cfg.Link.Publish(pubCtx, l.cfg.Topics.Down(m.Receiver), 1, false, payload); err != nil {
-		l.c.asksFailed.Add(1)
-		if pubCtx.Err() != nil && ctx.Err() == nil {
-			return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))
-		}
-		return flow.Transient(fmt.Errorf("ask %s to %s: publish: %w", id, m.Receiver, err))
-	}
-	select {
-	case ack := <-ch:
-		l.askRTT.Record(l.clk.Mono() - start)
-		return l.answer(id, m.Receiver, ack)
-	case <-pubCtx.Done():
-		if ctx.Err() != nil {
-			return flow.Transient(ctx.Err())
-		}
+	timedOut := func() error {
 		l.c.asksTimedOut.Add(1)
 		return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))
+	}
+	for {
+		select {
+		case <-again: // a reconnect before this publish: it reaches the new connection
+		default:
+		}
+		start := l.clk.Mono()
+		if err := l.cfg.Link.Publish(pubCtx, l.cfg.Topics.Down(m.Receiver), 1, false, payload); err != nil {
+			l.c.asksFailed.Add(1)
+			if pubCtx.Err() != nil && ctx.Err() == nil {
+				return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))
+			}
+			return flow.Transient(fmt.Errorf("ask %s to %s: publish: %w", id, m.Receiver, err))
+		}
+		select {
+		case ack := <-ch:
+			l.askRTT.Record(l.clk.Mono() - start)
+			return l.answer(id, m.Receiver, ack)
+		case <-again:
+			// The worker came online on a new connection: what went to
+			// the old one will not be answered. Publish again at once,
+			// with a full timeout, unless this one has just run out. The
+			// id is the same, so an ack of either copy completes the ask.
+			if !timer.Stop() {
+				<-pubCtx.Done()
+				if ctx.Err() != nil {
+					return flow.Transient(ctx.Err())
+				}
+				return timedOut()
+			}
+			timer = l.clk.AfterFunc(l.cfg.AskTimeout, cancel)
+		case <-pubCtx.Done():
+			if ctx.Err() != nil {
+				return flow.Transient(ctx.Err())
+			}
+			return timedOut()
+		}
 	}
 }
 

@@ -52,7 +52,8 @@ type Config struct {
 	// Default 1,000,000.
 	HeartbeatSlots int
 	// Relay configures the outbox relay; its Clock and Seed come from the
-	// leader's.
+	// leader's, and AssumeOffline is always on: a leader that has just
+	// (re)started sends nothing to a worker before its "online" arrives.
 	Relay outbox.RelayOptions
 	// AskTimeout is how long a delivery waits for the worker's ack before
 	// it counts as a transient failure. Default 5 s.
@@ -148,6 +149,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Relay.Clock = c.Clock
 	c.Relay.Seed = c.Seed
+	// A (re)started leader does not know who is connected: workers still
+	// reconnecting would hold a relay slot each for an ask timeout.
+	c.Relay.AssumeOffline = true
 	switch {
 	case c.HeartbeatInterval < 0:
 		return c, fmt.Errorf("leader: heartbeat interval %v: must be positive", c.HeartbeatInterval)

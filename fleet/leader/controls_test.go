@@ -22,14 +22,25 @@ import (
 type fakeLink struct {
 	mu       sync.Mutex
 	handlers map[string]func(topic string, payload []byte)
+	to       map[string]string  // envelope id -> the topic it was published on
 	out      chan wire.Envelope // what the leader published on down topics
 }
 
 func (f *fakeLink) Publish(_ context.Context, topic string, _ byte, _ bool, payload []byte) error {
 	if env, err := wire.Decode(topic, payload, wire.Down, 0); err == nil {
+		f.mu.Lock()
+		f.to[env.ID] = topic
+		f.mu.Unlock()
 		f.out <- env
 	}
 	return nil
+}
+
+// topic returns the topic envelope id was published on.
+func (f *fakeLink) topic(id string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.to[id]
 }
 
 func (f *fakeLink) Send(topic string, qos byte, payload []byte) error {
@@ -55,6 +66,7 @@ type rig struct {
 	link *fakeLink
 	tp   wire.Topics
 	n    int
+	stop func() // stops the leader (once; cleanup calls it too)
 }
 
 func startLeader(t *testing.T, cfg leader.Config) *rig {
@@ -67,25 +79,37 @@ func startLeader(t *testing.T, cfg leader.Config) *rig {
 // fake, the clock the rig advances.
 func startLeaderOn(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
-	r := &rig{clk: fake, link: &fakeLink{handlers: map[string]func(string, []byte){}, out: make(chan wire.Envelope, 64)}}
-	st, err := outbox.NewMemory(outbox.Options{Clock: r.clk})
+	st, err := outbox.NewMemory(outbox.Options{Clock: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return runLeader(t, cfg, fake, c, st)
+}
+
+// runLeader starts a leader on store st with a new fake link, as
+// startLeaderOn does.
+func runLeader(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock, st outbox.Store) *rig {
+	t.Helper()
+	r := &rig{clk: fake, link: &fakeLink{handlers: map[string]func(string, []byte){}, to: map[string]string{}, out: make(chan wire.Envelope, 64)}}
 	cfg.Link, cfg.Store, cfg.Clock = r.link, st, c
 	cfg.Relay.Interval = time.Hour // no relay tick among the service timers the tests look for
+	var err error
 	if r.l, err = leader.New(cfg); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.l.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("leader: %v", err)
-		}
-	})
+	var once sync.Once
+	r.stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("leader: %v", err)
+			}
+		})
+	}
+	t.Cleanup(r.stop)
 	fleettest.Eventually(t, 10*time.Second, "leader subscribed", func() error {
 		up, status := r.link.handler(r.tp.AllUp()) != nil, r.link.handler(r.tp.AllStatus()) != nil
 		return fleettest.Unless(up && status, "subscribed to up topics %v, to statuses %v", up, status)

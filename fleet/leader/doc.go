@@ -12,8 +12,11 @@
 //     the partitioned AIMD relay; a delivery is an ask over MQTT that ends
 //     with the worker's ack (ok, full, reject) or a timeout.
 //   - The fleet view follows each worker's retained status (and its last
-//     will): the relay spends no attempts on an offline worker, and its
-//     reconnect wakes its queue at once.
+//     will): the relay spends no attempts on an offline worker, nor, after
+//     a (re)start, on one it has not yet heard is online; its commands are
+//     parked in the outbox. Coming online releases what was parked for it
+//     (off the MQTT delivery goroutine) and republishes an ask that was out
+//     on its old connection, but never brings a later wave forward.
 //   - A deploy sends a version to a selection of workers in waves, each
 //     wave's messages due at its own time, so the plan survives a crash
 //     with the outbox.

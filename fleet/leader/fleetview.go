@@ -33,20 +33,23 @@ func (f *fleetView) get(id string) *workerState {
 	return w
 }
 
-// setOnline records an online status of the connection epoch; it reports
-// whether the worker came back: seen offline before, or online on another
-// connection whose offline has not arrived (and, if it is a late will,
-// never will count).
-func (f *fleetView) setOnline(id, epoch string, now time.Time) (reconnected bool) {
+// setOnline records an online status of the connection epoch. It reports
+// whether the worker came back (reconnected): seen offline before, or
+// online on another connection whose offline has not arrived (and, if it
+// is a late will, never will count); and whether it was online already
+// (wasOnline): false for a worker this leader has not yet seen online,
+// true for a retained replay of the status it holds.
+func (f *fleetView) setOnline(id, epoch string, now time.Time) (reconnected, wasOnline bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w := f.get(id)
+	wasOnline = w.seen && w.online
 	reconnected = w.seen && (!w.online || epoch != "" && epoch != w.epoch)
-	if !w.online || !w.seen {
+	if !wasOnline {
 		w.since = now
 	}
 	w.online, w.seen, w.epoch = true, true, epoch
-	return reconnected
+	return reconnected, wasOnline
 }
 
 // staleOffline reports whether an offline status of the connection epoch

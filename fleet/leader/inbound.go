@@ -41,12 +41,26 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 	}
 	now := l.clk.Now()
 	if st.Online {
-		if l.fleet.setOnline(worker, st.Epoch, now) {
+		reconnected, wasOnline := l.fleet.setOnline(worker, st.Epoch, now)
+		if reconnected {
 			l.c.reconnects.Add(1)
 		}
-		// Its queue, parked while it was away, is due now. The relay's
-		// store call cannot block on the network, so it is safe here.
-		_ = l.relay.Wake(contextBackground, worker)
+		if !wasOnline || reconnected {
+			// A new connection: an ask published to the old one will
+			// never be answered. Signalled before the wake, so that an
+			// ask the wake starts is not published twice.
+			l.resends.signal(worker)
+		}
+		if !wasOnline {
+			// Offline (or not yet seen by this leader, which the relay
+			// counts as offline) to online: the relay tries it from now
+			// on, and what was parked for it is released by the waker,
+			// since a store write (an fsync) must not hold up this
+			// goroutine. A retained replay of an online already applied
+			// changes nothing.
+			l.relay.SetOnline(worker)
+			l.wakes.add(worker)
+		}
 		return
 	}
 	if l.fleet.staleOffline(worker, st.Epoch) {
@@ -132,7 +146,7 @@ func (l *Leader) admit(worker string, env wire.Envelope, now time.Time) {
 
 // contextBackground is for calls from the MQTT delivery goroutine, which
 // has no context; none of them blocks (mailbox offers of non-blocking
-// policies, a store's Wake).
+// policies). A store's Wake does: the waker makes it (see wakes).
 var contextBackground = context.Background()
 
 func jsonBody(env *wire.Envelope, v any) error { return json.Unmarshal(env.Body, v) }

@@ -30,6 +30,8 @@ type Leader struct {
 	replies    chan reply                  // answers for the replier goroutine
 	stopped    chan struct{}               // closed when Run returns
 	asks       asks
+	resends    resends // asks to publish again when their worker reconnects
+	wakes      wakes   // parked commands to release, off the delivery goroutine
 	fleet      fleetView
 	deploys    deployTracker
 	askRTT     *stats.Histogram // publish to ack, answered asks only
@@ -66,6 +68,8 @@ func New(cfg Config) (*Leader, error) {
 	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), askRTT: cfg.AskRTT}
 	l.service.Store(&cfg.Service)
 	l.asks.init()
+	l.resends.init()
+	l.wakes.init()
 	l.fleet.init()
 	l.deploys.init()
 	if l.inbox, err = mailbox.New[inbound](cfg.Mailbox); err != nil {
@@ -120,6 +124,7 @@ func (l *Leader) Run(ctx context.Context) error {
 	wg.Go(func() { l.serveRequests(ctx) })
 	wg.Go(func() { l.processHeartbeats(ctx) })
 	wg.Go(func() { l.publishReplies(ctx) })
+	wg.Go(func() { l.wakes.run(ctx, l.unpark) })
 	wg.Wait()
 	close(l.stopped)
 	l.inbox.Close()

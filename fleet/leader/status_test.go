@@ -87,8 +87,8 @@ func TestStatusOrdering(t *testing.T) {
 // whose old connection's will came after its new online, parks its
 // commands once the current connection's offline arrives, and delivers
 // them when it is back. The fake clock never moves: the relay polls when a
-// worker comes online (another worker's, in the same partition, where the
-// test needs a poll that unparks nobody).
+// worker comes back online (another worker's, in the same partition, where
+// the test needs a poll that unparks nobody).
 func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	r := startLeader(t, leader.Config{})
 	ctx := context.Background()
@@ -100,7 +100,10 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 			poker = id
 		}
 	}
-	poll := func() { r.status(poker, "online p") } // Wake: its partition polls now
+	poll := func() { // back online, poker is woken: its partition polls now
+		r.status(poker, "offline p")
+		r.status(poker, "online p")
+	}
 	// ackNext waits for the command the leader publishes and acks it.
 	ackNext := func(what string) {
 		t.Helper()

@@ -53,6 +53,16 @@ import (
 // dirty a few pages per transaction instead of one per receiver, which
 // made group commit several times faster (docs/BENCHMARKS.md).
 //
+// A head parked for its offline receiver (Park) sits in ready at its
+// recheck time (the largest time a key holds when it has none), and its
+// record carries flagParked: that bit, not the due time, is what Wake
+// looks for, so a wave or a backoff is never brought forward. The bit was
+// added without a format change: a file written before it holds no
+// parked messages (what an older build handed back for an offline
+// receiver waits for the recheck it was given), and an older build
+// reading a newer file ignores the bit and takes the recheck for a due
+// time.
+//
 // Records are a compact binary encoding (bolt_codec.go). Overwrite targets
 // the newest queued message with the same (receiver, key), whichever
 // Conflict that message was enqueued with; an equal Seq counts as newer
@@ -187,7 +197,7 @@ func (b *Bolt) Stats() Stats {
 // counters are the numbers behind Stats.
 type counters struct {
 	depth, leased, dead int64
-	enqueued, overwritten, stale, acked, nacked, released, expired,
+	enqueued, overwritten, stale, acked, nacked, released, parked, expired,
 	deadLettered, replayed, purged int64
 }
 
@@ -201,6 +211,7 @@ func (c *counters) add(d *counters) {
 	c.acked += d.acked
 	c.nacked += d.nacked
 	c.released += d.released
+	c.parked += d.parked
 	c.expired += d.expired
 	c.deadLettered += d.deadLettered
 	c.replayed += d.replayed
@@ -211,7 +222,7 @@ func (c *counters) stats() Stats {
 	return Stats{
 		Depth: int(c.depth), Leased: int(c.leased), DeadLetters: int(c.dead),
 		Enqueued: uint64(c.enqueued), Overwritten: uint64(c.overwritten), Stale: uint64(c.stale),
-		Acked: uint64(c.acked), Nacked: uint64(c.nacked), Released: uint64(c.released),
+		Acked: uint64(c.acked), Nacked: uint64(c.nacked), Released: uint64(c.released), Parked: uint64(c.parked),
 		Expired: uint64(c.expired), DeadLettered: uint64(c.deadLettered),
 		Replayed: uint64(c.replayed), Purged: uint64(c.purged),
 	}

@@ -12,7 +12,7 @@ import (
 // the hot paths can read a deadline or a due time without decoding the rest:
 //
 //	0      format (recVersion)
-//	1      flags (flagOverwrite, flagSuperseded)
+//	1      flags (flagOverwrite, flagSuperseded, flagParked)
 //	2:10   lease deadline, unix ns (0: not leased)
 //	10:18  SendAt, unix ns
 //	18:26  CreatedAt, unix ns
@@ -33,6 +33,14 @@ const (
 	// (see Bolt.Enqueue). A build that predates it ignores the bit, and
 	// so requeues such a message as it always did.
 	flagSuperseded = 1 << 1
+	// flagParked marks a head parked for its offline receiver (Park): its
+	// SendAt is a recheck, and Wake makes it due now. A build that
+	// predates it ignores the bit and takes the recheck for a due time, as
+	// it always did. Files written before it hold no parked messages:
+	// what an older build handed back for an offline receiver waits for
+	// the recheck it was given (at most the relay's OfflineRecheck),
+	// since nothing tells it from a backoff.
+	flagParked = 1 << 2
 )
 
 // rec is a decoded record. Its byte slices alias the buffer it was decoded
@@ -40,6 +48,7 @@ const (
 type rec struct {
 	overwrite  bool
 	superseded bool
+	parked     bool
 	leaseUntil int64
 	sendAt     int64
 	createdAt  int64
@@ -86,6 +95,9 @@ func (r *rec) encode() []byte {
 	if r.superseded {
 		b[1] |= flagSuperseded
 	}
+	if r.parked {
+		b[1] |= flagParked
+	}
 	binary.BigEndian.PutUint64(b[2:], uint64(r.leaseUntil))
 	binary.BigEndian.PutUint64(b[10:], uint64(r.sendAt))
 	binary.BigEndian.PutUint64(b[18:], uint64(r.createdAt))
@@ -109,6 +121,7 @@ func decodeRec(b []byte) (rec, error) {
 	}
 	r.overwrite = b[1]&flagOverwrite != 0
 	r.superseded = b[1]&flagSuperseded != 0
+	r.parked = b[1]&flagParked != 0
 	r.leaseUntil = int64(binary.BigEndian.Uint64(b[2:]))
 	r.sendAt = int64(binary.BigEndian.Uint64(b[10:]))
 	r.createdAt = int64(binary.BigEndian.Uint64(b[18:]))

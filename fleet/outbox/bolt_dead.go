@@ -61,9 +61,9 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			if err != nil {
 				return fmt.Errorf("dead letter %d: %w", id, err)
 			}
-			r.attempts, r.lastErr, r.leaseUntil, r.superseded = 0, nil, 0, false
+			r.attempts, r.lastErr, r.leaseUntil, r.superseded, r.parked = 0, nil, 0, false, false
 			r.sendAt, r.createdAt = now, now
-			if _, err := b.enqueueOne(bk, w, &d, &r, r.encode(), false); err != nil {
+			if _, err := b.enqueueOne(bk, w, &d, &r, r.encode(), false, now); err != nil {
 				return err
 			}
 			// r aliases the dead record: delete it only once it is copied.

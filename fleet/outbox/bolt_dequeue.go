@@ -89,7 +89,7 @@ func (b *Bolt) lease(bk buckets, d *counters, partition, max int, now int64) ([]
 			d.expired++
 			continue
 		}
-		r.leaseUntil = addNano(now, b.o.LeaseTimeout)
+		r.leaseUntil, r.parked = addNano(now, b.o.LeaseTimeout), false
 		if err := bk.msgs.Put(idKey(id), r.encode()); err != nil {
 			return nil, err
 		}
@@ -142,7 +142,7 @@ func (b *Bolt) reclaim(bk buckets, d *counters, now int64) error {
 		}
 		d.leased--
 		if r.superseded {
-			if err := b.dropSuperseded(bk, d, id, &r); err != nil {
+			if err := b.dropSuperseded(bk, d, id, &r, now); err != nil {
 				return err
 			}
 			continue
@@ -154,10 +154,10 @@ func (b *Bolt) reclaim(bk buckets, d *counters, now int64) error {
 	return nil
 }
 
-// Wake makes receiver's head due now if it is waiting for a later SendAt
-// (the receiver has just come back online). A leased head, a head already
-// due, or a receiver with nothing queued is left alone; only an actual
-// change costs a write transaction.
+// Wake makes receiver's head due now if it is parked (the receiver has
+// just come back online). A head waiting for its own SendAt (a wave, a
+// backoff), a leased head, or a receiver with nothing queued is left
+// alone; only an actual change costs a write transaction.
 func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	if err := b.enter(ctx); err != nil {
 		return err
@@ -174,7 +174,7 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 		if err != nil {
 			return 0, r, false, err
 		}
-		return id, r, r.leaseUntil == 0 && r.sendAt > now, nil
+		return id, r, r.leaseUntil == 0 && r.parked, nil
 	}
 	var wait bool
 	err := b.db.View(func(tx *bolt.Tx) error {
@@ -195,6 +195,10 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 		id, r, wait, err := waiting(bk) // again: it may have changed since
 		if err != nil || !wait {
 			return err
+		}
+		r.parked = false
+		if r.sendAt <= now {
+			return bk.msgs.Put(idKey(id), r.encode())
 		}
 		p := PartitionOf(receiver, b.o.Partitions)
 		if err := bk.ready.Delete(readyKey(p, r.sendAt, id)); err != nil {

@@ -58,7 +58,7 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 		w := b.state(tx)
 		var d counters
 		for i := range recs {
-			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i], true); err != nil {
+			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i], true, now); err != nil {
 				return err
 			}
 		}
@@ -72,10 +72,10 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 	return receipts, nil
 }
 
-// enqueueOne stores one message (record r, encoded as val) in a write
-// transaction, counting into d. With bounded false (Replay) MaxDepth is
-// not enforced.
-func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte, bounded bool) (Receipt, error) {
+// enqueueOne stores one message (record r, encoded as val) at now in a
+// write transaction, counting into d. With bounded false (Replay)
+// MaxDepth is not enforced.
+func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val []byte, bounded bool, now int64) (Receipt, error) {
 	var kk []byte
 	var inflight uint64 // the leased version this one supersedes, if any
 	var inflightRec rec
@@ -92,7 +92,7 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 				return Receipt{}, fmt.Errorf("%w: key index names message %d: %v", ErrCorrupt, id, err)
 			}
 			if old.leaseUntil == 0 {
-				if err := b.replace(bk, id, &old, r); err != nil {
+				if err := b.replace(bk, id, &old, r, now); err != nil {
 					return Receipt{}, err
 				}
 				d.overwritten++
@@ -130,15 +130,22 @@ func (b *Bolt) enqueueOne(bk buckets, w *writerState, d *counters, r *rec, val [
 }
 
 // replace overwrites queued message id (record old, not leased) with the
-// new version r in place. It keeps the old Attempts and LastError (the
-// receiver has still failed that often: a fresh count would restart the
-// backoff and keep a message that is overwritten often from ever reaching
-// the dead letters) and the later of the two SendAts (a backoff in
-// progress holds).
-func (b *Bolt) replace(bk buckets, id uint64, old, r *rec) error {
+// new version r in place at now. It keeps the old Attempts and LastError
+// (the receiver has still failed that often: a fresh count would restart
+// the backoff and keep a message that is overwritten often from ever
+// reaching the dead letters) and the later of the two SendAts (a backoff
+// in progress holds). A parked message's SendAt is no due time but a
+// recheck: a new version due by now stays parked, a later one waits for
+// its own SendAt, unparked.
+func (b *Bolt) replace(bk buckets, id uint64, old, r *rec, now int64) error {
 	nr := *r
 	nr.attempts, nr.lastErr = old.attempts, old.lastErr
-	nr.sendAt = max(r.sendAt, old.sendAt)
+	switch {
+	case !old.parked:
+		nr.sendAt = max(r.sendAt, old.sendAt)
+	case r.sendAt <= now:
+		nr.sendAt, nr.parked = old.sendAt, true
+	}
 	if err := bk.msgs.Put(idKey(id), nr.encode()); err != nil {
 		return err
 	}

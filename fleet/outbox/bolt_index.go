@@ -125,12 +125,14 @@ func (bk *buckets) unlease(id uint64, r *rec, partitions int) error {
 }
 
 // dropSuperseded removes leased message id (record r, its settlement
-// applied), which an Overwrite superseded, as if that Overwrite had
-// replaced it in place: the newest version of its key takes over its
+// applied at now), which an Overwrite superseded, as if that Overwrite
+// had replaced it in place: the newest version of its key takes over its
 // Attempts and LastError, and the receiver's next head, promoted, is due
-// no sooner than r was (a backoff, or the parking of an offline
-// receiver, still holds).
-func (bk *buckets) dropSuperseded(id uint64, r *rec, partitions int) error {
+// no sooner than r was (a backoff still holds). If r was being parked,
+// the next head, if due by now, is parked in its place; one waiting for
+// a later wave keeps waiting for it, so that a Wake cannot bring it
+// forward.
+func (bk *buckets) dropSuperseded(id uint64, r *rec, partitions int, now int64) error {
 	if v := bk.keys.Get(keyIndexKey(r.receiver, r.key)); len(v) == 16 {
 		if nid := keyID(v[:8]); nid != id {
 			n, err := bk.get(nid)
@@ -154,8 +156,11 @@ func (bk *buckets) dropSuperseded(id uint64, r *rec, partitions int) error {
 	if err != nil {
 		return fmt.Errorf("%w: message %d: %v", ErrCorrupt, hid, err)
 	}
-	if h.sendAt < r.sendAt {
-		h.sendAt = r.sendAt
+	switch {
+	case r.parked && h.sendAt > now:
+	case r.parked || h.sendAt < r.sendAt:
+		h.parked = r.parked
+		h.sendAt = max(h.sendAt, r.sendAt)
 		if err := bk.msgs.Put(idKey(hid), h.encode()); err != nil {
 			return err
 		}
@@ -171,7 +176,7 @@ func (bk *buckets) bury(id uint64, r *rec, partitions int) error {
 	}
 	// A dead letter is out of the queue: a replay is a new message, which
 	// no Overwrite has superseded yet.
-	r.leaseUntil, r.superseded = 0, false
+	r.leaseUntil, r.superseded, r.parked = 0, false, false
 	if err := bk.dead.Put(idKey(id), r.encode()); err != nil {
 		return err
 	}

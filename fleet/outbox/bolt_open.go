@@ -236,13 +236,14 @@ func (b *Bolt) expireAllLeases(bk buckets, ready bool) (dropped int, err error) 
 	if err != nil {
 		return 0, err
 	}
+	now := unixNano(b.o.Clock.Now())
 	for _, id := range ids {
 		r, err := bk.get(id)
 		if err != nil {
 			return dropped, err
 		}
 		if r.superseded {
-			if err := bk.dropSuperseded(id, &r, b.o.Partitions); err != nil {
+			if err := bk.dropSuperseded(id, &r, b.o.Partitions, now); err != nil {
 				return dropped, err
 			}
 			dropped++

@@ -10,8 +10,8 @@ import (
 )
 
 // Settle applies ss in order in one write transaction, committed as
-// Options.Durability says before it returns. See Ack, Nack, Release and
-// DeadLetter for what each SettleOp does. A message that is not leased gets
+// Options.Durability says before it returns. See Ack, Nack, Release, Park
+// and DeadLetter for what each SettleOp does. A message that is not leased gets
 // a result wrapping ErrNotLeased and leaves the rest of the call alone; a
 // returned error (ErrClosed, ErrInvalid, ctx, a failed write) means nothing
 // was settled.
@@ -70,6 +70,17 @@ func (b *Bolt) Nack(ctx context.Context, id uint64, delay time.Duration, cause s
 // id is not leased.
 func (b *Bolt) Release(ctx context.Context, id uint64, sendAt time.Time) error {
 	_, err := b.settleOne(ctx, Settlement{ID: id, Op: SettleRelease, SendAt: sendAt})
+	return err
+}
+
+// Park returns leased message id without counting an attempt, parked for
+// its offline receiver: it waits for Wake, or for recheck if no Wake has
+// come by then (zero: Wake only). A message an Overwrite superseded while
+// it was leased is dropped instead, and the receiver's next message, if
+// due by now, is parked in its place. It returns ErrNotLeased if id is
+// not leased.
+func (b *Bolt) Park(ctx context.Context, id uint64, recheck time.Time) error {
+	_, err := b.settleOne(ctx, Settlement{ID: id, Op: SettlePark, SendAt: recheck})
 	return err
 }
 
@@ -171,7 +182,7 @@ func (b *Bolt) settleRec(bk buckets, d *counters, s *Settlement, now int64) (Set
 		r.sendAt = addNano(now, max(s.Delay, 0))
 		if r.superseded {
 			res.Nack = Superseded
-			return res, b.dropSuperseded(bk, d, s.ID, &r)
+			return res, b.dropSuperseded(bk, d, s.ID, &r, now)
 		}
 		res.Nack = Requeued
 		d.nacked++
@@ -182,9 +193,19 @@ func (b *Bolt) settleRec(bk buckets, d *counters, s *Settlement, now int64) (Set
 			r.sendAt = unixNano(s.SendAt)
 		}
 		if r.superseded {
-			return res, b.dropSuperseded(bk, d, s.ID, &r)
+			return res, b.dropSuperseded(bk, d, s.ID, &r, now)
 		}
 		d.released++
+		return res, bk.unlease(s.ID, &r, b.o.Partitions)
+	case SettlePark:
+		r.sendAt, r.parked = unixNano(never), true
+		if !s.SendAt.IsZero() {
+			r.sendAt = unixNano(s.SendAt)
+		}
+		if r.superseded {
+			return res, b.dropSuperseded(bk, d, s.ID, &r, now)
+		}
+		d.parked++
 		return res, bk.unlease(s.ID, &r, b.o.Partitions)
 	default: // SettleDeadLetter; validateSettlements let nothing else through
 		r.lastErr = []byte(s.Cause)
@@ -196,9 +217,9 @@ func (b *Bolt) settleRec(bk buckets, d *counters, s *Settlement, now int64) (Set
 }
 
 // dropSuperseded drops leased message id (record r, with its settlement
-// applied), which an Overwrite superseded, counting into d.
-func (b *Bolt) dropSuperseded(bk buckets, d *counters, id uint64, r *rec) error {
+// applied at now), which an Overwrite superseded, counting into d.
+func (b *Bolt) dropSuperseded(bk buckets, d *counters, id uint64, r *rec, now int64) error {
 	d.depth--
 	d.overwritten++
-	return bk.dropSuperseded(id, r, b.o.Partitions)
+	return bk.dropSuperseded(id, r, b.o.Partitions, now)
 }

@@ -152,6 +152,52 @@ func TestBoltReopenDropsSupersededLeases(t *testing.T) {
 	}
 }
 
+// What a leader parked for offline workers stays parked when its process
+// is restarted (the flag is in the record), and a wave due later still
+// waits for its time: after the reopen, a Wake releases the parked message
+// and only it.
+func TestBoltReopenKeepsParking(t *testing.T) {
+	for _, parts := range []int{1, 3} { // 3: the reopen rebuilds the ready index too
+		t.Run(fmt.Sprintf("partitions %d", parts), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "outbox.db")
+			clk := clock.NewFake(t0)
+			o := outbox.Options{Clock: clk}
+			s := reopen(t, path, o)
+			e := &env{t: t, s: s, clk: clk}
+			wave := msg("b", "b1")
+			wave.SendAt = t0.Add(time.Hour)
+			e.enq(msg("a", "a1"), wave)
+			e.park(e.want(10, "a1")[0], time.Time{})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			o.Partitions = parts
+			e.s = reopen(t, path, o)
+			all := func() []string {
+				var got []string
+				for p := range parts {
+					got = append(got, payloads(e.deq(p, 10))...)
+				}
+				return got
+			}
+			e.wake("b")
+			clk.Advance(time.Hour - time.Nanosecond)
+			if got := all(); len(got) != 0 {
+				t.Fatalf("before a's wake and b's wave: %q, want nothing", got)
+			}
+			e.wake("a")
+			if got := all(); !slices.Equal(got, []string{"a1"}) {
+				t.Fatalf("after a's wake: %q, want [a1]", got)
+			}
+			clk.Advance(time.Nanosecond)
+			if got := all(); !slices.Equal(got, []string{"b1"}) {
+				t.Fatalf("at b's wave: %q, want [b1]", got)
+			}
+		})
+	}
+}
+
 func TestBoltReopenWithOtherPartitionsRebuildsReady(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "outbox.db")
 	clk := clock.NewFake(t0)

@@ -11,8 +11,8 @@ import (
 // The Store contract for an Overwrite that finds the version it targets in
 // flight (leased): the new version is appended behind it, and the one in
 // flight is superseded. Delivered (Ack), it stays delivered and the new
-// version follows; handed back undelivered (Nack, Release, a lease that
-// runs out, in single calls or in a Settle batch), it is dropped as
+// version follows; handed back undelivered (Nack, Release, Park, a lease
+// that runs out, in single calls or in a Settle batch), it is dropped as
 // overwritten, so the receiver never gets the older version after that.
 // Part of runContract.
 
@@ -64,6 +64,16 @@ func handBacks() []handBack {
 					e.t.Fatalf("Nack = %v, %v; want superseded", res, err)
 				}
 				return nil
+			}},
+		{name: "park", due: time.Hour,
+			back: func(e *env, m outbox.Message) []outbox.Message {
+				e.t.Helper()
+				e.park(m, e.clk.Now().Add(time.Hour))
+				return nil
+			}},
+		{name: "settle park", due: time.Hour,
+			back: func(e *env, m outbox.Message) []outbox.Message {
+				return settle(outbox.Settlement{Op: outbox.SettlePark, SendAt: e.clk.Now().Add(time.Hour)})(e, m)
 			}},
 		{name: "settle release", due: time.Hour, released: true,
 			back: func(e *env, m outbox.Message) []outbox.Message {
@@ -145,8 +155,8 @@ func runOverwriteContract(t *testing.T, open opener) {
 			if st.Overwritten != 2 || st.Stale != 1 || st.Acked != 1 || st.Depth != 1 || st.DeadLettered != 0 {
 				t.Fatalf("Stats = %+v; want v5 and v6 overwritten, v4 stale, v7 acked, b1 queued", st)
 			}
-			if st.Nacked != 0 || st.Released != 0 {
-				t.Fatalf("Stats: nacked %d released %d; a superseded message is dropped, not requeued", st.Nacked, st.Released)
+			if st.Nacked != 0 || st.Released != 0 || st.Parked != 0 {
+				t.Fatalf("Stats: nacked %d released %d parked %d; a superseded message is dropped, not requeued", st.Nacked, st.Released, st.Parked)
 			}
 		})
 	}

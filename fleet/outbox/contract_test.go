@@ -116,6 +116,7 @@ func (e *env) ack(ms ...outbox.Message) {
 
 func runContract(t *testing.T, open opener) {
 	runOverwriteContract(t, open)
+	runParkContract(t, open)
 
 	t.Run("per-receiver order, one in flight", func(t *testing.T) {
 		e := newEnv(t, open, outbox.Options{})
@@ -411,28 +412,6 @@ func runContract(t *testing.T, open opener) {
 		dl, _ := e.s.DeadLetters(ctx, 0)
 		if len(dl) != 1 || dl[0].LastError != "malformed" || dl[0].ID != m.ID {
 			t.Fatalf("DeadLetters = %+v", dl)
-		}
-	})
-
-	t.Run("wake makes a waiting head due, not a leased one", func(t *testing.T) {
-		e := newEnv(t, open, outbox.Options{})
-		e.enq(msg("a", "a1"), msg("b", "b1"))
-		ms := e.want(10, "a1", "b1")
-		if _, err := e.s.Nack(ctx, ms[0].ID, time.Hour, "offline"); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.s.Wake(ctx, "b"); err != nil { // leased: nothing to do
-			t.Fatal(err)
-		}
-		if err := e.s.Wake(ctx, "nobody"); err != nil {
-			t.Fatal(err)
-		}
-		e.want(10)
-		if err := e.s.Wake(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
-		if m := e.want(10, "a1")[0]; m.Attempts != 1 {
-			t.Fatalf("woken message attempts = %d, want 1", m.Attempts)
 		}
 	})
 

@@ -11,6 +11,14 @@
 //   - Relay: N partitions (FNV-1a of the receiver), each with its own AIMD
 //     limiter and loop; delivers through a Delivery, maps the typed errors of
 //     fleet/flow to ack, nack-with-backoff or dead letters.
+//
+// A queued message waits either for its due time (a wave, a backoff, a
+// retry-after) or, parked, for its receiver: the relay parks the head of
+// a receiver it knows to be offline (Store.Park), and the receiver's
+// return (Relay.Wake, Store.Wake) releases what is parked and nothing
+// else, so a reconnect never brings a wave or a backoff forward. A relay
+// with RelayOptions.AssumeOffline (a leader that has just restarted)
+// parks for every receiver it has not yet been told is online.
 //   - Teller: try the direct path, fall back to the store (TellReliable).
 //
 // Usage:
@@ -22,7 +30,9 @@
 //		Key: "config", Seq: 3, Conflict: outbox.Overwrite})
 //	relay, err := outbox.NewRelay(st, delivery, outbox.RelayOptions{})
 //	if err != nil { ... } // names the bad option
-//	err = relay.Run(ctx) // returns after in-flight deliveries settle
+//	go relay.Run(ctx)     // returns after in-flight deliveries settle
+//	relay.SetOffline("w-17")      // its last will: park, spend no attempts
+//	relay.Wake(ctx, "w-17")       // it is back: release what was parked
 //
 //	teller := outbox.NewTeller(st)
 //	path, err := teller.Tell(ctx, msg, ask) // outbox.Direct, or outbox.Stored for the relay

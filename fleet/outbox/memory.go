@@ -42,6 +42,9 @@ type memEntry struct {
 	// superseded: an Overwrite found this message leased and appended a
 	// newer version; handed back undelivered, it is dropped.
 	superseded bool
+	// parked: it waits for its receiver (Wake), not for its SendAt, which
+	// is only the recheck.
+	parked bool
 }
 
 // NewMemory returns an empty in-memory store. Durability and OpenTimeout are
@@ -146,7 +149,17 @@ func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 				// The receiver's failures so far still count: a backoff in
 				// progress holds, and a receiver that keeps failing still
 				// reaches the dead letters however often it is overwritten.
-				m.SendAt = maxTime(m.SendAt, e.m.SendAt)
+				// A parked message's SendAt is no due time but a recheck:
+				// a version due by now stays parked, a later one waits for
+				// its own time.
+				switch {
+				case !e.parked:
+					m.SendAt = maxTime(m.SendAt, e.m.SendAt)
+				case m.SendAt.After(now):
+					e.parked = false
+				default:
+					m.SendAt = e.m.SendAt
+				}
 				m.Attempts, m.LastError = e.m.Attempts, e.m.LastError
 				e.m = m
 				if e.hidx >= 0 {
@@ -213,7 +226,7 @@ func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ..
 func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 	for _, e := range s.leased {
 		if !now.Before(e.until) { // the holder never settled it
-			s.handBackLocked(e)
+			s.handBackLocked(e, now)
 		}
 	}
 	h := &s.ready[partition]
@@ -228,7 +241,7 @@ func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 			s.removeLocked(e)
 			continue
 		}
-		e.until = now.Add(s.opts.LeaseTimeout)
+		e.until, e.parked = now.Add(s.opts.LeaseTimeout), false
 		s.leased[e.m.ID] = e
 		out = append(out, e.m)
 	}
@@ -282,7 +295,7 @@ func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {
 			break
 		}
 		e.m.SendAt = now.Add(max(st.Delay, 0))
-		if s.handBackLocked(e) {
+		if s.handBackLocked(e, now) {
 			res.Nack = Superseded
 			break
 		}
@@ -292,8 +305,16 @@ func (s *Memory) settleLocked(st *Settlement, now time.Time) SettleResult {
 		if e.m.SendAt.IsZero() {
 			e.m.SendAt = now
 		}
-		if !s.handBackLocked(e) {
+		if !s.handBackLocked(e, now) {
 			s.c.Released++
+		}
+	case SettlePark:
+		e.m.SendAt, e.parked = st.SendAt, true
+		if e.m.SendAt.IsZero() {
+			e.m.SendAt = never
+		}
+		if !s.handBackLocked(e, now) {
+			s.c.Parked++
 		}
 	case SettleDeadLetter:
 		e.m.LastError = st.Cause
@@ -323,13 +344,21 @@ func (s *Memory) Release(ctx context.Context, id uint64, sendAt time.Time) error
 	return err
 }
 
+// Park returns a leased message without charging an attempt, parked for
+// its receiver until Wake or recheck (zero: Wake only), or drops it if an
+// Overwrite superseded it while it was leased (see Store).
+func (s *Memory) Park(ctx context.Context, id uint64, recheck time.Time) error {
+	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettlePark, SendAt: recheck})
+	return err
+}
+
 // DeadLetter moves a leased message to the dead letters at once.
 func (s *Memory) DeadLetter(ctx context.Context, id uint64, cause string) error {
 	_, err := settleOne(ctx, s, Settlement{ID: id, Op: SettleDeadLetter, Cause: cause})
 	return err
 }
 
-// Wake makes receiver's waiting head due now.
+// Wake makes receiver's head due now if it is parked.
 func (s *Memory) Wake(ctx context.Context, receiver string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -340,22 +369,24 @@ func (s *Memory) Wake(ctx context.Context, receiver string) error {
 	if len(q) == 0 {
 		return nil
 	}
-	e := s.msgs[q[0]]
-	if now := s.opts.Clock.Now(); e.hidx >= 0 && e.m.SendAt.After(now) {
-		e.m.SendAt = now
-		heap.Fix(&s.ready[e.part], e.hidx)
+	if e := s.msgs[q[0]]; e.parked { // parked heads are never leased
+		e.parked = false
+		if now := s.opts.Clock.Now(); e.m.SendAt.After(now) {
+			e.m.SendAt = now
+			heap.Fix(&s.ready[e.part], e.hidx)
+		}
 	}
 	return nil
 }
 
-// handBackLocked returns the leased head e, undelivered, to the queue, or
-// drops it if it was superseded (and reports that).
-func (s *Memory) handBackLocked(e *memEntry) bool {
+// handBackLocked returns the leased head e, undelivered, to the queue at
+// now, or drops it if it was superseded (and reports that).
+func (s *Memory) handBackLocked(e *memEntry, now time.Time) bool {
 	if !e.superseded {
 		s.unleaseLocked(e)
 		return false
 	}
-	s.dropSupersededLocked(e)
+	s.dropSupersededLocked(e, now)
 	return true
 }
 
@@ -363,19 +394,30 @@ func (s *Memory) handBackLocked(e *memEntry) bool {
 // superseded, as if that Overwrite had replaced it in place: the newest
 // version of its key takes over its Attempts and LastError, and the
 // receiver's next head is due no sooner than e would have been (its
-// backoff, or its parking while the receiver is offline, still holds).
-func (s *Memory) dropSupersededLocked(e *memEntry) {
+// backoff holds). If e was being parked, the next head, if due by now,
+// is parked in its place; one waiting for a later wave keeps waiting for
+// it, so that a Wake cannot bring it forward.
+func (s *Memory) dropSupersededLocked(e *memEntry, now time.Time) {
 	s.c.Overwritten++
 	if id, ok := s.keys[recvKey{e.m.Receiver, e.m.Key}]; ok && id != e.m.ID {
 		n := s.msgs[id] // behind e, so not a head: no heap to fix
 		n.m.Attempts, n.m.LastError = e.m.Attempts, e.m.LastError
 	}
 	s.removeLocked(e)
-	if q := s.queues[e.m.Receiver]; len(q) > 0 {
-		if h := s.msgs[q[0]]; e.m.SendAt.After(h.m.SendAt) {
-			h.m.SendAt = e.m.SendAt
-			heap.Fix(&s.ready[h.part], h.hidx)
+	q := s.queues[e.m.Receiver]
+	if len(q) == 0 {
+		return
+	}
+	h := s.msgs[q[0]]
+	if e.parked {
+		if h.m.SendAt.After(now) {
+			return
 		}
+		h.parked = true
+	}
+	if e.m.SendAt.After(h.m.SendAt) {
+		h.m.SendAt = e.m.SendAt
+		heap.Fix(&s.ready[h.part], h.hidx)
 	}
 }
 

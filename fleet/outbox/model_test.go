@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -29,6 +30,7 @@ type modelMsg struct {
 	leased     bool
 	leaseUntil time.Time
 	superseded bool // an Overwrite found it leased and appended a newer version
+	parked     bool // waits for Wake; its SendAt is only the recheck
 }
 
 type model struct {
@@ -67,7 +69,14 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 		}
 		if !old.leased {
 			in.ID = id
-			if in.SendAt.Before(old.SendAt) {
+			switch {
+			case !old.parked:
+				if in.SendAt.Before(old.SendAt) {
+					in.SendAt = old.SendAt
+				}
+			case in.SendAt.After(m.now): // a later wave: no longer parked
+				old.parked = false
+			default:
 				in.SendAt = old.SendAt
 			}
 			in.Attempts, in.LastError = old.Attempts, old.LastError
@@ -133,7 +142,8 @@ func (m *model) remove(e *modelMsg) {
 // applied, to the queue; if it was superseded it is dropped instead, as if
 // the Overwrite had replaced it in place: the key's newest version takes
 // its Attempts and LastError, and the receiver's next head is due no
-// sooner than e was. It reports the drop.
+// sooner than e was, or, if e was being parked, is parked in its place
+// if it is due by now. It reports the drop.
 func (m *model) handBack(e *modelMsg) bool {
 	e.leased = false
 	if !e.superseded {
@@ -144,8 +154,11 @@ func (m *model) handBack(e *modelMsg) bool {
 		n.Attempts, n.LastError = e.Attempts, e.LastError
 	}
 	m.remove(e)
-	if q := m.queues[e.Receiver]; len(q) > 0 && q[0].SendAt.Before(e.SendAt) {
-		q[0].SendAt = e.SendAt
+	if q := m.queues[e.Receiver]; len(q) > 0 && (!e.parked || !q[0].SendAt.After(m.now)) {
+		q[0].parked = e.parked
+		if q[0].SendAt.Before(e.SendAt) {
+			q[0].SendAt = e.SendAt
+		}
 	}
 	m.c.Overwritten++
 	return true
@@ -177,7 +190,7 @@ func (m *model) dequeue(partition, max int) []outbox.Message {
 			m.remove(best)
 			continue
 		}
-		best.leased, best.leaseUntil = true, m.now.Add(m.o.LeaseTimeout)
+		best.leased, best.leaseUntil, best.parked = true, m.now.Add(m.o.LeaseTimeout), false
 		out = append(out, best.Message)
 	}
 	return out
@@ -221,6 +234,19 @@ func withSendAt(e *modelMsg, at time.Time) *modelMsg {
 	e.SendAt = at
 	return e
 }
+
+// parkedUntil marks e parked with its recheck (zero: none).
+func parkedUntil(e *modelMsg, recheck time.Time) *modelMsg {
+	if recheck.IsZero() {
+		recheck = never
+	}
+	e.SendAt, e.parked = recheck, true
+	return e
+}
+
+// never is how a store reports a message parked with no recheck: the
+// largest time a bbolt record holds.
+var never = time.Unix(0, math.MaxInt64)
 
 // machine drives a store and the model with the same operations.
 type machine struct {
@@ -398,6 +424,17 @@ func (k *machine) Release(t *rapid.T) {
 	}
 }
 
+func (k *machine) Park(t *rapid.T) {
+	id := k.pickID(t)
+	var recheck time.Time
+	if rapid.IntRange(0, 3).Draw(t, "no recheck") > 0 {
+		recheck = k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "recheck")) * time.Second)
+	}
+	if e, ok := k.settle(t, "Park", id, k.s.Park(ctx, id, recheck)); ok && !k.m.handBack(parkedUntil(e, recheck)) {
+		k.m.c.Parked++
+	}
+}
+
 func (k *machine) DeadLetter(t *rapid.T) {
 	id := k.pickID(t)
 	if e, ok := k.settle(t, "DeadLetter", id, k.s.DeadLetter(ctx, id, "permanent")); ok {
@@ -435,7 +472,7 @@ func (k *machine) genSettlements(t *rapid.T) []outbox.Settlement {
 	n := rapid.IntRange(1, 5).Draw(t, "n")
 	ss := make([]outbox.Settlement, n)
 	for i := range ss {
-		s := outbox.Settlement{ID: k.pickID(t), Op: outbox.SettleOp(rapid.IntRange(0, 3).Draw(t, "op"))}
+		s := outbox.Settlement{ID: k.pickID(t), Op: outbox.SettleOp(rapid.IntRange(0, 4).Draw(t, "op"))}
 		if i > 0 && rapid.IntRange(0, 5).Draw(t, "repeat") == 0 {
 			s.ID = ss[rapid.IntRange(0, i-1).Draw(t, "of")].ID
 		}
@@ -443,8 +480,8 @@ func (k *machine) genSettlements(t *rapid.T) []outbox.Settlement {
 		case outbox.SettleNack:
 			s.Delay = time.Duration(rapid.IntRange(-1, 3).Draw(t, "delay")) * time.Second
 			s.Cause = fmt.Sprintf("nack %d/%d", s.ID, i)
-		case outbox.SettleRelease:
-			if rapid.IntRange(0, 3).Draw(t, "release now") > 0 {
+		case outbox.SettleRelease, outbox.SettlePark:
+			if rapid.IntRange(0, 3).Draw(t, "release now, or park for good") > 0 {
 				s.SendAt = k.m.now.Add(time.Duration(rapid.IntRange(-1, 3).Draw(t, "at")) * time.Second)
 			}
 		case outbox.SettleDeadLetter:
@@ -498,6 +535,10 @@ func (k *machine) checkSettle(t *rapid.T, ss []outbox.Settlement, got []outbox.S
 			if !k.m.handBack(withSendAt(e, at)) {
 				k.m.c.Released++
 			}
+		case outbox.SettlePark:
+			if !k.m.handBack(parkedUntil(e, s.SendAt)) {
+				k.m.c.Parked++
+			}
 		case outbox.SettleDeadLetter:
 			e.LastError = s.Cause
 			k.m.bury(e)
@@ -510,8 +551,13 @@ func (k *machine) Wake(t *rapid.T) {
 	if err := k.s.Wake(ctx, r); err != nil {
 		t.Fatalf("Wake(%s): %v", r, err)
 	}
-	if q := k.m.queues[r]; len(q) > 0 && !q[0].leased && q[0].SendAt.After(k.m.now) {
-		q[0].SendAt = k.m.now
+	// Only a parked head is released; one waiting for its SendAt (a
+	// wave, a backoff) stays put.
+	if q := k.m.queues[r]; len(q) > 0 && q[0].parked {
+		q[0].parked = false
+		if q[0].SendAt.After(k.m.now) {
+			q[0].SendAt = k.m.now
+		}
 	}
 }
 

@@ -55,18 +55,27 @@ type RelayOptions struct {
 	// Seed drives the jitter. Partition i draws from its own PCG seeded with
 	// (Seed, i), so a run can be repeated.
 	Seed uint64
-	// OfflineRecheck is how far ahead an offline receiver's head message is
-	// parked when the relay meets it. It only bounds the work spent on a
-	// receiver that went away without anyone calling Wake: Wake makes the
-	// head due again at once. No attempt is charged. Default 1 minute.
+	// OfflineRecheck is how long an offline receiver's head message stays
+	// parked (Store.Park) when the relay meets it, if no Wake releases it
+	// sooner. It only bounds the work spent on a receiver that came back
+	// without anyone calling Wake: Wake makes a parked head due again at
+	// once. No attempt is charged. Default 1 minute.
 	OfflineRecheck time.Duration
 	// History bounds the limit samples kept per partition (the newest are
 	// kept). Default 256.
 	History int
 	// TryOffline makes SetOffline a no-op: the relay tries receivers known
 	// to be offline, spending an attempt (and an ask timeout) on each. For
-	// comparison runs that show what skipping them saves.
+	// comparison runs that show what skipping them saves. It overrides
+	// AssumeOffline.
 	TryOffline bool
+	// AssumeOffline counts a receiver as offline until SetOnline or Wake
+	// names it, instead of online until SetOffline does. A leader that has
+	// just (re)started does not know who is connected: with it, a due
+	// message for a receiver not yet heard from is parked rather than sent
+	// into the void to hold its slot for an ask timeout, and the
+	// receiver's "online" wakes it.
+	AssumeOffline bool
 }
 
 // DefaultRelayOptions lists the defaults (the seed's relay settings).
@@ -143,7 +152,10 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 // decrease must be turned away too before it halves again.
 //
 // A Nack at the store's MaxAttempts dead-letters the message. Receivers
-// marked offline are not tried. Methods are safe for concurrent use.
+// marked offline (SetOffline; with AssumeOffline, any not yet marked
+// online) are not tried: their due messages are parked in the store until
+// Wake (or RelayOptions.OfflineRecheck). Methods are safe for concurrent
+// use.
 //
 // The limit moves as each answer comes in, but settling is batched: a
 // partition's loop settles every delivery that finished since its last
@@ -159,8 +171,11 @@ type Relay struct {
 
 	running atomic.Bool
 
-	mu      sync.RWMutex
-	offline map[string]struct{}
+	mu sync.RWMutex
+	// online is what SetOffline, SetOnline and Wake said last of each
+	// receiver: false offline, true online. Without AssumeOffline a
+	// receiver not in it is online, and only offline ones are kept.
+	online map[string]bool
 }
 
 // NewRelay returns a relay over st that delivers through d. It fails on a
@@ -176,7 +191,7 @@ func NewRelay(st Store, d Delivery, o RelayOptions) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Relay{st: st, d: d, o: o, offline: make(map[string]struct{})}
+	r := &Relay{st: st, d: d, o: o, online: make(map[string]bool)}
 	n := st.Partitions()
 	if n < 1 {
 		return nil, fmt.Errorf("outbox: relay: store reports %d partitions", n)
@@ -212,23 +227,42 @@ func (r *Relay) Run(ctx context.Context) error {
 
 // SetOffline marks receiver offline: its messages stay queued, parked for
 // OfflineRecheck at a time, and no Deliver call or attempt is spent on them
-// until Wake. A delivery already in flight is not recalled.
+// until it is online again. A delivery already in flight is not recalled.
+// It never blocks on the store.
 func (r *Relay) SetOffline(receiver string) {
 	if r.o.TryOffline {
 		return
 	}
 	r.mu.Lock()
-	r.offline[receiver] = struct{}{}
+	r.online[receiver] = false
 	r.mu.Unlock()
 }
 
-// Wake marks receiver online again, makes its head message due now in the
-// store and wakes its partition at once rather than at the next Interval.
-// The error is the store's (ErrClosed); the receiver is online regardless.
-func (r *Relay) Wake(ctx context.Context, receiver string) error {
+// SetOnline marks receiver online: the relay tries its messages again from
+// the next poll on. What is already parked for it stays parked until
+// Unpark (or its recheck). It never blocks on the store, so a caller that
+// learns of the reconnect where it must not wait (an MQTT delivery
+// goroutine) marks it here and leaves Unpark to a goroutine of its own.
+func (r *Relay) SetOnline(receiver string) {
 	r.mu.Lock()
-	delete(r.offline, receiver)
+	if r.o.AssumeOffline {
+		r.online[receiver] = true
+	} else {
+		delete(r.online, receiver)
+	}
 	r.mu.Unlock()
+}
+
+// Unpark releases what the store holds parked for receiver (Store.Wake)
+// and wakes its partition at once rather than at the next Interval, if
+// the relay sees receiver online; if receiver is offline by now it does
+// nothing, so an Unpark that runs late cannot undo a SetOffline. Messages
+// waiting for their due time (a wave, a backoff) stay put. The error is
+// the store's (ErrClosed).
+func (r *Relay) Unpark(ctx context.Context, receiver string) error {
+	if r.isOffline(receiver) {
+		return nil
+	}
 	err := r.st.Wake(ctx, receiver)
 	r.parts[PartitionOf(receiver, len(r.parts))].poke()
 	if err != nil {
@@ -237,11 +271,24 @@ func (r *Relay) Wake(ctx context.Context, receiver string) error {
 	return nil
 }
 
+// Wake is SetOnline then Unpark: receiver is back. The error is the
+// store's (ErrClosed); the receiver is online regardless.
+func (r *Relay) Wake(ctx context.Context, receiver string) error {
+	r.SetOnline(receiver)
+	return r.Unpark(ctx, receiver)
+}
+
 func (r *Relay) isOffline(receiver string) bool {
+	if r.o.TryOffline {
+		return false
+	}
 	r.mu.RLock()
-	_, ok := r.offline[receiver]
+	online, known := r.online[receiver]
 	r.mu.RUnlock()
-	return ok
+	if !known {
+		return r.o.AssumeOffline
+	}
+	return !online
 }
 
 // partition is one relay loop with its own limiter, jitter source and
@@ -276,9 +323,9 @@ type partition struct {
 // or a lease the loop hands back itself.
 type outcome struct {
 	Settlement
-	// parked is the receiver whose head this release parks for being
-	// offline: if it is back online once the release is settled, the loop
-	// wakes it (see settle).
+	// parked is the receiver whose head this settlement parks for being
+	// offline: if it is back online once the park is settled, the loop
+	// wakes it (see settled).
 	parked string
 }
 
@@ -401,19 +448,19 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 	for i, m := range msgs {
 		if ctx.Err() != nil {
 			for _, m := range msgs[i:] {
-				p.release(m.ID, time.Time{}, "")
+				p.release(m.ID)
 			}
 			return false
 		}
 		if p.r.isOffline(m.Receiver) {
 			p.c.offlineSkips.Add(1)
-			p.release(m.ID, p.r.o.Clock.Now().Add(p.r.o.OfflineRecheck), m.Receiver)
+			p.park(m.ID, p.r.o.Clock.Now().Add(p.r.o.OfflineRecheck), m.Receiver)
 			continue
 		}
 		permit, ok := p.lim.TryAcquire()
 		if !ok { // the limit fell since we counted: stays due, no attempt
 			p.c.deferred.Add(1)
-			p.release(m.ID, time.Time{}, "")
+			p.release(m.ID)
 			again = false
 			continue
 		}
@@ -423,10 +470,16 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 	return again
 }
 
-// release queues the hand-back of a lease without an attempt, due at
-// sendAt (zero: when settled). parked names an offline receiver.
-func (p *partition) release(id uint64, sendAt time.Time, parked string) {
-	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease, SendAt: sendAt}, parked: parked})
+// release queues the hand-back of a lease without an attempt, due when
+// settled.
+func (p *partition) release(id uint64) {
+	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease}})
+}
+
+// park queues the hand-back of a lease of offline receiver's without an
+// attempt, parked until Wake or recheck.
+func (p *partition) park(id uint64, recheck time.Time, receiver string) {
+	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettlePark, SendAt: recheck}, parked: receiver})
 }
 
 // settle collects the finished deliveries and settles everything pending
@@ -462,9 +515,8 @@ func (p *partition) settled(ctx context.Context, res []SettleResult, err error) 
 		case o.Op == SettleNack:
 			p.c.retries.Add(1)
 		}
-		// Wake may have run between our offline check and this release,
-		// found the head leased and left it alone; make it due again
-		// ourselves.
+		// Unpark may have run between our offline check and this park,
+		// found the head leased and left it alone; release it ourselves.
 		if o.parked != "" && !p.r.isOffline(o.parked) {
 			if err := p.r.st.Wake(ctx, o.parked); err != nil {
 				p.c.storeErrors.Add(1)

@@ -47,8 +47,9 @@ type PartitionStats struct {
 	// permanent error or at the store's MaxAttempts
 	// (fleetsim_outbox_relay_dead_lettered_total).
 	DeadLettered uint64
-	// OfflineSkips counts head messages parked because their receiver was
-	// offline; no attempt was charged.
+	// OfflineSkips counts head messages parked (Store.Park) because their
+	// receiver was offline, or, with AssumeOffline, not yet marked online;
+	// no attempt was charged.
 	OfflineSkips uint64
 	// Deferred counts leased messages handed back for want of a permit (the
 	// limit fell during the poll); they stay due and are not charged.

@@ -3,6 +3,7 @@ package outbox
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -22,6 +23,10 @@ const (
 	// SettleDeadLetter moves the message to the dead letters with
 	// LastError = Cause (as Store.DeadLetter).
 	SettleDeadLetter
+	// SettlePark hands the lease back without an attempt, parked for its
+	// offline receiver until Store.Wake, or until SendAt, zero meaning no
+	// recheck (as Store.Park).
+	SettlePark
 )
 
 func (op SettleOp) String() string {
@@ -34,6 +39,8 @@ func (op SettleOp) String() string {
 		return "release"
 	case SettleDeadLetter:
 		return "dead-letter"
+	case SettlePark:
+		return "park"
 	}
 	return fmt.Sprintf("SettleOp(%d)", int(op))
 }
@@ -44,9 +51,14 @@ type Settlement struct {
 	ID     uint64
 	Op     SettleOp
 	Delay  time.Duration // SettleNack: how long the message backs off (negative counts as 0)
-	SendAt time.Time     // SettleRelease: when it is due again (zero: now)
+	SendAt time.Time     // SettleRelease: when it is due again (zero: now); SettlePark: the recheck (zero: none)
 	Cause  string        // SettleNack, SettleDeadLetter: the new LastError
 }
+
+// never is the recheck of a message parked with none: it sorts after
+// every real due time, and a bbolt record holds it exactly (the largest
+// time unixNano can encode).
+var never = time.Unix(0, math.MaxInt64)
 
 // SettleResult is what Store.Settle did with one Settlement.
 type SettleResult struct {
@@ -62,8 +74,8 @@ type SettleResult struct {
 // changes anything.
 func validateSettlements(ss []Settlement) error {
 	for i, s := range ss {
-		if s.Op < SettleAck || s.Op > SettleDeadLetter {
-			return fmt.Errorf("%w: settlement %d (id %d): op %d: must be ack, nack, release or dead-letter", ErrInvalid, i, s.ID, s.Op)
+		if s.Op < SettleAck || s.Op > SettlePark {
+			return fmt.Errorf("%w: settlement %d (id %d): op %d: must be ack, nack, release, dead-letter or park", ErrInvalid, i, s.ID, s.Op)
 		}
 	}
 	return nil

@@ -16,11 +16,26 @@ import (
 // message, and only when it is due (SendAt <= now) and not already leased.
 // While the head backs off, the receiver's later messages wait; other
 // receivers are not held up. A dequeued message is leased until it is
-// settled with Ack, Nack, Release or DeadLetter (or Settle, which does any
+// settled with Ack, Nack, Release, Park or DeadLetter (or Settle, which does any
 // mix of them for many messages at once); a lease not settled within
 // Options.LeaseTimeout (the relay crashed or hung) expires and the message
 // is handed out again. Reopening a bbolt store expires every lease at once,
 // since the process that held them is gone.
+//
+// Waiting and parking. A queued message that is not due waits for one of
+// two things, and the store records which. Most wait for their due time:
+// the SendAt they were enqueued with (a deploy's wave), or the one a Nack
+// or Release gave them (a backoff, a retry-after). A message handed back
+// with Park waits for its receiver instead: the relay parks a receiver's
+// head when it knows the receiver is offline. Wake(receiver) releases only
+// a parked message, making it due now; it never brings forward a message
+// waiting for its due time, so a reconnecting receiver cannot jump its
+// wave or cut a backoff short. A parked message also comes due at the
+// recheck time Park gave it, in case no Wake ever comes. Only heads are
+// ever parked (only heads are leased), and leasing a message unparks it.
+// An Overwrite that replaces a parked message in place keeps it parked
+// if the new version is due by then, and otherwise waits for the new
+// version's SendAt, unparked.
 //
 // Overwrite. An Overwrite replaces the newest queued message with the same
 // (Receiver, Key) in place, unless its Seq is lower (then it is Stale). If
@@ -30,11 +45,14 @@ import (
 // receiver dedupes by key and Seq). Dead-lettered (DeadLetter, or Nack at
 // MaxAttempts), it goes to the dead letters as usual and the new version
 // follows with a fresh attempt count. But handed back undelivered (Nack,
-// Release, its lease running out, a reopen) it is dropped and counted as
-// Overwritten, as if the new version had replaced it in place: the new
-// version takes over its Attempts and LastError, and the receiver's next
-// message is due no sooner than the dropped one would have been. So a
-// receiver that was away gets the newest version only.
+// Release, Park, its lease running out, a reopen) it is dropped and
+// counted as Overwritten, as if the new version had replaced it in place:
+// the new version takes over its Attempts and LastError, and the
+// receiver's next message is due no sooner than the dropped one would
+// have been (handed back parked, the dropped one passes its parking on to
+// the receiver's next message if that one is due by then). So a receiver
+// that was away gets the newest version only, never an older version
+// after a newer one.
 type Store interface {
 	// Enqueue adds messages atomically (all or none; a validation error or
 	// ErrFull stores nothing): when it returns nil every message is
@@ -80,17 +98,25 @@ type Store interface {
 	Nack(ctx context.Context, id uint64, delay time.Duration, cause string) (NackResult, error)
 
 	// Release returns a leased message without counting an attempt, due
-	// again at sendAt (the relay uses it for a receiver known to be
-	// offline). Superseded by an Overwrite while leased, it is dropped
-	// instead.
+	// again at sendAt (zero: now). Superseded by an Overwrite while
+	// leased, it is dropped instead.
 	Release(ctx context.Context, id uint64, sendAt time.Time) error
+
+	// Park returns a leased message without counting an attempt, parked
+	// for its receiver, who is offline: it waits until Wake(receiver), or
+	// until recheck if no Wake has come by then (zero: no recheck, only
+	// Wake releases it). Superseded by an Overwrite while leased, it is
+	// dropped instead (see Overwrite above).
+	Park(ctx context.Context, id uint64, recheck time.Time) error
 
 	// DeadLetter moves a leased message to the dead letters at once (a
 	// permanent error).
 	DeadLetter(ctx context.Context, id uint64, cause string) error
 
-	// Wake makes receiver's head message due now, if it is waiting (the
-	// receiver has just come back online).
+	// Wake makes receiver's head message due now if it is parked (the
+	// receiver has just come back online). A message waiting for its due
+	// time (a future wave, a backoff), a leased one, or a receiver with
+	// nothing queued is left alone.
 	Wake(ctx context.Context, receiver string) error
 
 	// DeadLetters lists up to max dead letters (max <= 0: all), oldest
@@ -136,8 +162,8 @@ type Store interface {
 // in place is one Enqueued, and the version it replaced one Overwritten;
 // an Overwrite appended behind a version in flight is one Enqueued, and
 // that version, if it comes back undelivered, one Overwritten; a stale
-// Overwrite is one Enqueued and one Stale. Nacked and Released count
-// events, not fates: a requeued message still counts in Depth.
+// Overwrite is one Enqueued and one Stale. Nacked, Released and Parked
+// count events, not fates: a requeued message still counts in Depth.
 type Stats struct {
 	// Depth is the number of messages queued now, leased ones included.
 	Depth int
@@ -158,7 +184,7 @@ type Stats struct {
 	// Overwritten counts versions dropped for a newer one of their key:
 	// replaced in place by an Overwrite (or a replayed one), or superseded
 	// while in flight and then handed back undelivered (Nack, Release,
-	// lease expiry; see Store).
+	// Park, lease expiry; see Store).
 	Overwritten uint64
 	// Stale counts Overwrites, enqueued or replayed, dropped on arrival
 	// because a version with a higher Seq is queued.
@@ -172,6 +198,9 @@ type Stats struct {
 	// was requeued (a Release that did not drop it). A lease that runs out
 	// is not counted.
 	Released uint64
+	// Parked counts leases handed back parked for an offline receiver
+	// whose message was requeued (a Park that did not drop it).
+	Parked uint64
 	// Expired counts messages dropped at Dequeue because their TTL had run
 	// out.
 	Expired uint64
@@ -188,7 +217,7 @@ type Stats struct {
 var (
 	// ErrClosed: the store has been closed.
 	ErrClosed = errors.New("outbox: store closed")
-	// ErrNotLeased: Ack, Nack, Release, DeadLetter or one Settlement of
+	// ErrNotLeased: Ack, Nack, Release, Park, DeadLetter or one Settlement of
 	// Settle named a message that is not currently leased (unknown, already settled, or its lease
 	// expired and it was handed out again).
 	ErrNotLeased = errors.New("outbox: message not leased")
