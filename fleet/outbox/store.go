@@ -36,6 +36,9 @@ import (
 // message is due no sooner than the dropped one would have been. So a
 // receiver that was away gets the newest version only.
 type Store interface {
+	Records // named records kept beside the queue
+	Locator // where a message is now
+
 	// Enqueue adds messages atomically (all or none; a validation error or
 	// ErrFull stores nothing): when it returns nil every message is
 	// stored (and, for a bbolt store with durability sync or batch, on disk).
