@@ -3,6 +3,7 @@ package outbox
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -86,8 +87,9 @@ func (b *Bolt) ListRecords(ctx context.Context, prefix string) ([]Record, error)
 	return out, err
 }
 
-// Locate reports where each id is (Locator): one lookup in msgs, and in
-// dead for those not queued, all in one read transaction.
+// Locate reports where each id is (Locator): one lookup in msgs (its
+// record says whether it is leased), and in dead for those not queued,
+// all in one read transaction.
 func (b *Bolt) Locate(ctx context.Context, ids ...uint64) ([]Place, error) {
 	if err := b.enter(ctx); err != nil {
 		return nil, err
@@ -98,8 +100,15 @@ func (b *Bolt) Locate(ctx context.Context, ids ...uint64) ([]Place, error) {
 		msgs, dead := tx.Bucket(bucketMsgs), tx.Bucket(bucketDead)
 		for i, id := range ids {
 			k := idKey(id)
-			if msgs.Get(k) != nil {
+			if v := msgs.Get(k); v != nil {
+				r, err := decodeRec(v)
+				if err != nil {
+					return fmt.Errorf("message %d: %w", id, err)
+				}
 				out[i] = Queued
+				if r.leaseUntil != 0 {
+					out[i] = Leased
+				}
 			} else if dead.Get(k) != nil {
 				out[i] = Dead
 			}

@@ -90,12 +90,15 @@ func runRecordsContract(t *testing.T, open opener) {
 		if err := e.s.Release(ctx, ms[3].ID, time.Time{}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := e.s.Locate(ctx, rs[0].ID, rs[1].ID, rs[2].ID, rs[3].ID, 999)
+		if err := e.s.Release(ctx, ms[4].ID, t0.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.s.Locate(ctx, rs[0].ID, rs[1].ID, rs[2].ID, rs[3].ID, rs[4].ID, 999)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := fmt.Sprint(got); s != "[gone dead queued gone gone]" {
-			t.Fatalf("Locate(acked, dead-lettered, leased, superseded and released, unknown) = %s", s)
+		if s := fmt.Sprint(got); s != "[gone dead leased gone queued gone]" {
+			t.Fatalf("Locate(acked, dead-lettered, leased, superseded and released, released, unknown) = %s", s)
 		}
 	})
 

@@ -82,8 +82,11 @@ func (s *Memory) Locate(ctx context.Context, ids ...uint64) ([]Place, error) {
 	}
 	out := make([]Place, len(ids))
 	for i, id := range ids {
-		if _, ok := s.msgs[id]; ok {
+		if e, ok := s.msgs[id]; ok {
 			out[i] = Queued
+			if !e.until.IsZero() {
+				out[i] = Leased
+			}
 		} else if _, ok := s.dead[id]; ok {
 			out[i] = Dead
 		}

@@ -65,8 +65,12 @@ const (
 	// overwritten, stale), replayed under a new id, purged — or never
 	// enqueued.
 	Gone Place = iota
-	// Queued: waiting, backing off, parked or leased.
+	// Queued: waiting, backing off or parked.
 	Queued
+	// Leased: handed out by Dequeue and not yet settled (a lease past its
+	// deadline counts until a Dequeue takes it back): its current attempt
+	// may still requeue, drop or dead-letter it.
+	Leased
 	// Dead: in the dead letters.
 	Dead
 )
@@ -77,6 +81,8 @@ func (p Place) String() string {
 		return "gone"
 	case Queued:
 		return "queued"
+	case Leased:
+		return "leased"
 	case Dead:
 		return "dead"
 	}
