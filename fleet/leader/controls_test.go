@@ -53,6 +53,7 @@ type rig struct {
 	l    *leader.Leader
 	clk  *clock.Fake
 	link *fakeLink
+	st   *outbox.Memory
 	tp   wire.Topics
 	n    int
 }
@@ -67,13 +68,35 @@ func startLeader(t *testing.T, cfg leader.Config) *rig {
 // fake, the clock the rig advances.
 func startLeaderOn(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
+	return startLeaderWith(t, cfg, fake, c, outbox.Options{}, nil)
+}
+
+// startLeaderWith starts a leader on a memory store opened with so (its
+// clock the rig's), over the rig's fake link or, if wrap is not nil, over
+// what wrap makes of it. A nil fake is a new fake clock, which the leader
+// reads. A zero cfg.ProgressEvery is an hour: no progress tick among the
+// service timers the tests look for.
+func startLeaderWith(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock, so outbox.Options, wrap func(*fakeLink) leader.Link) *rig {
+	t.Helper()
+	if fake == nil {
+		fake = clock.NewFake(time.Unix(1_700_000_000, 0))
+		c = fake
+	}
 	r := &rig{clk: fake, link: &fakeLink{handlers: map[string]func(string, []byte){}, out: make(chan wire.Envelope, 64)}}
-	st, err := outbox.NewMemory(outbox.Options{Clock: r.clk})
+	so.Clock = r.clk
+	st, err := outbox.NewMemory(so)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.st = st
 	cfg.Link, cfg.Store, cfg.Clock = r.link, st, c
+	if wrap != nil {
+		cfg.Link = wrap(r.link)
+	}
 	cfg.Relay.Interval = time.Hour // no relay tick among the service timers the tests look for
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = time.Hour
+	}
 	if r.l, err = leader.New(cfg); err != nil {
 		t.Fatal(err)
 	}
