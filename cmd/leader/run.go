@@ -281,7 +281,8 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		defer metricsLn.Close()
 	}
 
-	co := transport.ClientOptions{ID: "_leader", CleanSession: true}
+	// The will says offline for a leader that dies without its goodbye.
+	co := transport.ClientOptions{ID: "_leader", CleanSession: true, Will: transport.LeaderWill(topics)}
 	var broker *transport.Broker
 	if o.broker == "" {
 		broker, err = transport.StartBroker(transport.BrokerOptions{

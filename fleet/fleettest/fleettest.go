@@ -135,7 +135,8 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 		t.Fatal(err)
 	}
 	f.Store = st
-	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16}
+	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16,
+		Will: transport.LeaderWill(o.Leader.Topics)}
 	if o.Secret != nil {
 		co.Username, co.Password = transport.LeaderUsername, leaderPassword
 	}
