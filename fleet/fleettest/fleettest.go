@@ -167,6 +167,11 @@ func (f *Fleet) RestartLeader(t testing.TB, o Options) {
 	f.startLeader(t, o)
 }
 
+// CutLeader drops the leader's connection without a DISCONNECT, as a
+// kill -9 or a lost network does: the broker publishes the session's last
+// will. The leader runs on without a session until the fleet stops.
+func (f *Fleet) CutLeader() { f.leaderSess.Close(false) }
+
 func (f *Fleet) stopLeader(t testing.TB, clean bool) {
 	f.cancelLeader()
 	if err := <-f.leaderDone; err != nil {
