@@ -151,6 +151,10 @@ func (l *Leader) Run(ctx context.Context) error {
 	})
 	wg.Wait()
 	close(l.stopped)
+	for len(l.replies) > 0 { // the replier has stopped: these never leave
+		<-l.replies
+		l.c.repliesDroppedStopping.Add(1)
+	}
 	l.inbox.Close()
 	l.heartbeats.Close()
 	bye, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
