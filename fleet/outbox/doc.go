@@ -12,6 +12,10 @@
 //     limiter and loop; delivers through a Delivery, maps the typed errors of
 //     fleet/flow to ack, nack-with-backoff or dead letters.
 //   - Teller: try the direct path, fall back to the store (TellReliable).
+//   - Records and Locate, on every Store: a few named values kept with
+//     the queue (a leader's deploy progress survives it in the same
+//     file), and where a message is now (queued, leased, dead or gone),
+//     for a caller that tracks what it enqueued.
 //
 // Usage:
 //
