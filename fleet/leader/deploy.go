@@ -45,9 +45,7 @@ type DeployPlan struct {
 // outbox, so a leader restarted from the same file carries on with them. A
 // worker's update overwrites any older one still queued for it (key = the
 // kind, seq = the deploy's start time), so a worker that was away gets the
-// latest version only. It returns the deploy's index: its Index in
-// Deploys and the key of Progress, numbered on from the deploys kept in
-// the outbox.
+// latest version only. It returns the deploy's index for Deploys.
 func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	if p.Kind == "" {
 		p.Kind = wire.KindFirmware
@@ -101,7 +99,9 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 func (l *Leader) Deploys() []DeployProgress { return l.deploys.snapshot() }
 
 // Progress returns the progress of the deploy with the index Deploy
-// returned, or false if the leader keeps it no longer (or never had it).
+// returned (its Index in Deploys: deploys are numbered on from those kept
+// in the outbox), or false if the leader keeps it no longer (or never had
+// it).
 func (l *Leader) Progress(index int) (DeployProgress, bool) { return l.deploys.get(index) }
 
 // downloads returns a download job on a config server of p.Via for each
