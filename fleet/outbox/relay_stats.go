@@ -67,7 +67,8 @@ type PartitionStats struct {
 	// SettleRetries counts settling calls that carried settlements a failed
 	// call had kept: full jitter over min(1 s, Backoff.Base × 2^n) after the
 	// n-th failure in a row, so an ack lands within the store's lease and
-	// its message is not delivered again.
+	// its message is not delivered again
+	// (fleetsim_outbox_relay_settle_retries_total).
 	SettleRetries uint64
 	// LimitHistory holds the limit each time a partition saw it move, oldest
 	// first, at most RelayOptions.History samples. Under concurrency two
