@@ -26,7 +26,9 @@ import (
 // carried over from an earlier leader). An update that left the queue
 // undelivered is Expired past its TTL, Superseded if a later deploy queued
 // behind it, and otherwise was acked unseen: before it was tracked, or by
-// an earlier leader after its last save (see save).
+// an earlier leader after its last save (see save). (A dead letter purged
+// or replayed by 'leader dlq' before a leader saw it counts so too: the
+// outbox keeps no trace of it.)
 type deployTracker struct {
 	history int // finished deploys kept beyond the newest
 
