@@ -29,6 +29,34 @@ func watchLeader(t *testing.T, f *fleettest.Fleet) <-chan string {
 	return ch
 }
 
+// serving waits for the leader to answer a request. The broker sends the
+// leader, in order, the PUBACK of its online status and then the request:
+// answered, the leader has finished announcing itself (cut before, it
+// would stop with an error for the announcement).
+func serving(t *testing.T, f *fleettest.Fleet) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := transport.Connect(ctx, transport.ClientOptions{ID: "w-x", Broker: "mem://", CleanSession: true}, f.Broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(true)
+	tp := wire.Topics{}
+	replies := make(chan string, 1)
+	if err := s.Subscribe(ctx, tp.Down("w-x"), 1, func(_ string, p []byte) { replies <- string(p) }); err != nil {
+		t.Fatal(err)
+	}
+	b, err := wire.Encode(wire.Envelope{ID: "r1", Kind: wire.KindRequest, Body: wire.Body(wire.Request{What: "sync"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Publish(ctx, tp.Up("w-x"), 1, false, b); err != nil {
+		t.Fatal(err)
+	}
+	fleettest.Receive(t, 10*time.Second, "the leader's reply", replies, nil)
+}
+
 // TestLeaderWillOnCrash: the leader says online once it serves; when its
 // connection dies without a goodbye, its session's last will makes its
 // retained status offline. Without the will a dead leader stayed online.
@@ -38,6 +66,7 @@ func TestLeaderWillOnCrash(t *testing.T) {
 	if got := fleettest.Receive(t, 10*time.Second, "the leader online", status, nil); got != wire.StatusOnline {
 		t.Fatalf("leader status %q, want online", got)
 	}
+	serving(t, f)
 	f.CutLeader()
 	if got := fleettest.Receive(t, 10*time.Second, "the leader's will", status, nil); got != wire.StatusOffline {
 		t.Fatalf("after the leader's connection died: %q, want offline", got)
