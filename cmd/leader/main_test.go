@@ -60,6 +60,7 @@ func TestRunFlags(t *testing.T) {
 		{"mailbox", []string{"--mailbox", "0"}, "--mailbox 0"},
 		{"heartbeat", []string{"--heartbeat-interval", "0s"}, "--heartbeat-interval"},
 		{"stats interval", []string{"--stats-interval", "-1s"}, "--stats-interval"},
+		{"deploy history", []string{"--deploy-history", "0"}, "--deploy-history 0: want at least 1"},
 		{"metrics addr", []string{"--metrics-addr", "9464"}, `--metrics-addr "9464": want host:port`},
 		{"listen bad", []string{"--listen", "nowhere"}, `--listen "nowhere": want host:port`},
 		{"listen public without auth", []string{"--listen", "0.0.0.0:1883"}, "not a loopback address"},

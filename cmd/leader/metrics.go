@@ -39,6 +39,7 @@ var (
 	dErrors       = desc("outbox_relay_errors_total", "Transient failures (timeouts, offline, network); the limit stays.", "partition")
 	dDeadLettered = desc("outbox_relay_dead_lettered_total", "Commands moved to the dead letters (rejected, or out of attempts).", "partition")
 	dOffline      = desc("outbox_relay_offline_skips_total", "Commands parked because their worker was offline (no attempt charged).", "partition")
+	dSettleRetry  = desc("outbox_relay_settle_retries_total", "Settling calls repeated after the outbox failed one (the acks and nacks it carried were kept, not dropped).", "partition")
 
 	// The outbox store.
 	dDepth       = desc("outbox_depth", "Commands queued, leased ones included.")
@@ -66,23 +67,26 @@ var (
 	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
 	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
 	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
 
 	// The fleet as the leader sees it.
 	dOnline    = desc("workers_online", "Workers whose last status is online.")
 	dOfflineW  = desc("workers_offline", "Workers whose last status is offline.")
 	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat.", "version")
 
-	// Deploys started by this leader process.
+	// The deploys the leader keeps: its newest --deploy-history ones, and
+	// any older one with updates queued; from the outbox file, so they
+	// outlive a restart. deploy is the index 'leader deploy' answered.
 	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets.", "deploy", "version")
 	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
 	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
 )
 
 var allDescs = []*prometheus.Desc{
-	dLimit, dInFlight, dDelivered, dBackpressure, dRetries, dErrors, dDeadLettered, dOffline,
+	dLimit, dInFlight, dDelivered, dBackpressure, dRetries, dErrors, dDeadLettered, dOffline, dSettleRetry,
 	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
-	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects,
+	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 }
 
@@ -110,6 +114,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(dErrors, p.Errors, part)
 		counter(dDeadLettered, p.DeadLettered, part)
 		counter(dOffline, p.OfflineSkips, part)
+		counter(dSettleRetry, p.SettleRetries, part)
 	}
 	o := s.Outbox
 	gauge(dDepth, float64(o.Depth))
@@ -141,6 +146,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dTimeouts, s.AsksTimedOut)
 	counter(dMalformed, s.Malformed)
 	counter(dReconnects, s.Reconnects)
+	counter(dRepDropped, s.RepliesDroppedFull, "queue_full")
+	counter(dRepDropped, s.RepliesDroppedStopping, "stopping")
 
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))
@@ -148,15 +155,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for v, n := range f.ByVersion {
 		gauge(dByVersion, float64(n), v)
 	}
-	for i, d := range c.src.Deploys() {
-		idx := strconv.Itoa(i)
-		rejected := 0
-		for _, w := range d.Waves {
-			rejected += w.Rejected
-		}
+	// Bounded: the leader keeps its newest deploys (and those still in
+	// flight), not every deploy it ever made.
+	for _, d := range c.src.Deploys() {
+		idx := strconv.Itoa(d.Index)
 		gauge(dDeployTargets, float64(d.Targets), idx, d.Version)
 		gauge(dDeployDelivered, float64(d.Delivered()), idx, d.Version)
-		gauge(dDeployRejected, float64(rejected), idx, d.Version)
+		gauge(dDeployRejected, float64(d.Rejected()), idx, d.Version)
 	}
 }
 

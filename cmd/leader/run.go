@@ -46,8 +46,9 @@ type runOptions struct {
 	heartbeat    time.Duration
 	seed         uint64
 
-	metricsAddr string
-	statsEvery  time.Duration
+	metricsAddr   string
+	statsEvery    time.Duration
+	deployHistory int
 }
 
 func (o *runOptions) addFlags(c *cobra.Command) {
@@ -75,6 +76,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port, e.g. 127.0.0.1:9464 (empty: off)")
 	f.DurationVar(&o.statsEvery, "stats-interval", 2*time.Second, "publish the leader's stats as JSON on <prefix>/_leader/stats this often (0: off)")
+	f.IntVar(&o.deployHistory, "deploy-history", leader.DefaultDeployHistory, "deploys the leader keeps in the outbox and shows (fleetsim_deploy_* on /metrics, the stats topic): the newest ones, and any older one still in flight")
 }
 
 // runConfig is what validate makes of runOptions.
@@ -118,6 +120,8 @@ func (o runOptions) validate() (runConfig, error) {
 		return rc, cli.Usagef("--heartbeat-interval %v: want a positive duration, e.g. 5s", o.heartbeat)
 	case o.statsEvery < 0:
 		return rc, cli.Usagef("--stats-interval %v: want 0 (off) or a positive duration", o.statsEvery)
+	case o.deployHistory < 1:
+		return rc, cli.Usagef("--deploy-history %d: want at least 1", o.deployHistory)
 	}
 	if err := validPrefix(o.prefix); err != nil {
 		return rc, err
@@ -218,7 +222,13 @@ code 3, as it does for a corrupt file or another program's bbolt file.
 With --metrics-addr it serves Prometheus metrics (fleetsim_*) on /metrics.
 Every --stats-interval it publishes its stats as JSON on
 <prefix>/_leader/stats. It takes deploy requests from 'leader deploy' on
-<prefix>/_leader/deploy (docs/PROTOCOL.md).
+<prefix>/_leader/deploy (docs/PROTOCOL.md). It keeps the progress of its
+newest --deploy-history deploys in the outbox file, so a restarted leader
+shows them (fleetsim_deploy_*) and goes on counting them.
+
+It says "online" (retained) on <prefix>/_leader/status once it serves;
+its session's last will says "offline" for it if it dies without a
+goodbye.
 
 On SIGINT/SIGTERM it stops the relay (deliveries in flight settle or are
 handed back uncharged), announces itself offline, closes the outbox and
@@ -281,7 +291,8 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		defer metricsLn.Close()
 	}
 
-	co := transport.ClientOptions{ID: "_leader", CleanSession: true}
+	// The will says offline for a leader that dies without its goodbye.
+	co := transport.ClientOptions{ID: "_leader", CleanSession: true, Will: transport.LeaderWill(topics)}
 	var broker *transport.Broker
 	if o.broker == "" {
 		broker, err = transport.StartBroker(transport.BrokerOptions{
@@ -324,6 +335,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		Mailbox:           mailbox.Options{Capacity: o.mailbox},
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
+		DeployHistory:     o.deployHistory,
 		Relay: outbox.RelayOptions{
 			Interval: o.relayIntv, Batch: o.relayBatch,
 			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},

@@ -78,7 +78,7 @@ type Remote struct {
 	workers   map[string]bool
 	ids       []string // sorted, rebuilt when a new worker appears
 	records   []scenario.Record
-	deploys   int // deploys of the current leader process recorded
+	deploys   int // deploys recorded: every index below this one
 	malformed uint64
 	badWarned bool
 	lostSeen  bool
@@ -168,13 +168,23 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	now := r.since()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reports > 0 && len(rep.Deploys) < r.deploys {
-		r.deploys = 0 // a new leader process: its deploys start over
+	// The leader reports the deploys it keeps (its newest, and from its
+	// outbox those of the leader before it), by index: each new index is
+	// a new deploy. Indexes lower than those seen are a leader on another
+	// outbox, whose deploys start over.
+	next := 0
+	if n := len(rep.Deploys); n > 0 {
+		next = rep.Deploys[n-1].Index + 1
 	}
-	for _, d := range rep.Deploys[r.deploys:] {
-		r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, len(d.Waves)))
+	if r.reports > 0 && next < r.deploys {
+		r.deploys = 0
 	}
-	r.deploys = len(rep.Deploys)
+	for _, d := range rep.Deploys {
+		if d.Index >= r.deploys {
+			r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, len(d.Waves)))
+		}
+	}
+	r.deploys = max(r.deploys, next)
 	if r.stale {
 		r.recordLocked(now, "event", "leader stats again")
 		r.stale = false

@@ -141,7 +141,8 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 		t.Fatal(err)
 	}
 	f.Store = st
-	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16}
+	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16,
+		Will: transport.LeaderWill(o.Leader.Topics)}
 	if o.Secret != nil {
 		co.Username, co.Password = transport.LeaderUsername, leaderPassword
 	}
@@ -171,6 +172,11 @@ func (f *Fleet) RestartLeader(t testing.TB, o Options) {
 	o.OutboxPath = f.Path
 	f.startLeader(t, o)
 }
+
+// CutLeader drops the leader's connection without a DISCONNECT, as a
+// kill -9 or a lost network does: the broker publishes the session's last
+// will. The leader runs on without a session until the fleet stops.
+func (f *Fleet) CutLeader() { f.leaderSess.Close(false) }
 
 func (f *Fleet) stopLeader(t testing.TB, clean bool) {
 	f.cancelLeader()

@@ -66,10 +66,22 @@ type Config struct {
 	RetryRejects bool
 	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
 	MaxPayload int
-	// ReplyQueue bounds answers waiting to be published; when it is full
-	// the MQTT delivery goroutine waits (backpressure on the session).
-	// Default 4,096.
+	// ReplyQueue bounds answers waiting to be published. The MQTT
+	// delivery goroutine never waits for room: an answer that does not fit
+	// is dropped and counted (Stats.RepliesDroppedFull), and the worker
+	// asks again when its request times out. Default 4,096.
 	ReplyQueue int
+	// DeployHistory is how many of the newest deploys the leader keeps
+	// (Deploys, the stats topic, /metrics) and saves in the outbox; an
+	// older deploy is kept as long as any of its updates is queued.
+	// Default 20.
+	DeployHistory int
+	// ProgressEvery is how often the leader looks up in the outbox the
+	// deploy updates that may have left it unseen (expired, superseded,
+	// dead-lettered) and saves its deploys' progress there, for a leader
+	// restarted on the same file. A leader killed without a clean stop
+	// loses at most this much of the progress (see Deploys). Default 1 s.
+	ProgressEvery time.Duration
 
 	// HeartbeatWait receives the age of each heartbeat when the leader
 	// processes it (the heartbeat mailbox's wait), and AskRTT the time from
@@ -98,6 +110,8 @@ const (
 	DefaultHeartbeatSlots    = 1_000_000
 	DefaultAskTimeout        = 5 * time.Second
 	DefaultReplyQueue        = 4096
+	DefaultDeployHistory     = 20
+	DefaultProgressEvery     = time.Second
 )
 
 func (c Config) withDefaults() (Config, error) {
@@ -135,6 +149,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ReplyQueue == 0 {
 		c.ReplyQueue = DefaultReplyQueue
 	}
+	if c.DeployHistory == 0 {
+		c.DeployHistory = DefaultDeployHistory
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = DefaultProgressEvery
+	}
 	if c.HeartbeatWait == nil {
 		c.HeartbeatWait = new(stats.Histogram)
 	}
@@ -157,8 +177,10 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("leader: heartbeat interval %v: must be positive", c.HeartbeatInterval)
 	case c.AskTimeout < 0:
 		return c, fmt.Errorf("leader: ask timeout %v: must be positive", c.AskTimeout)
-	case c.HeartbeatSlots < 0 || c.ReplyQueue < 0 || c.MaxPayload < 0:
-		return c, errors.New("leader: heartbeat slots, reply queue and max payload must be positive")
+	case c.HeartbeatSlots < 0 || c.ReplyQueue < 0 || c.MaxPayload < 0 || c.DeployHistory < 0:
+		return c, errors.New("leader: heartbeat slots, reply queue, max payload and deploy history must be positive")
+	case c.ProgressEvery < 0:
+		return c, fmt.Errorf("leader: progress interval %v: must be positive", c.ProgressEvery)
 	}
 	return c, nil
 }

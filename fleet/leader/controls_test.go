@@ -64,6 +64,7 @@ type rig struct {
 	l    *leader.Leader
 	clk  *clock.Fake
 	link *fakeLink
+	st   *outbox.Memory
 	tp   wire.Topics
 	n    int
 	stop func() // stops the leader (once; cleanup calls it too)
@@ -79,20 +80,50 @@ func startLeader(t *testing.T, cfg leader.Config) *rig {
 // fake, the clock the rig advances.
 func startLeaderOn(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
-	st, err := outbox.NewMemory(outbox.Options{Clock: fake})
+	return startLeaderWith(t, cfg, fake, c, outbox.Options{}, nil)
+}
+
+// startLeaderWith starts a leader on a memory store opened with so (its
+// clock the rig's), over the rig's fake link or, if wrap is not nil, over
+// what wrap makes of it. A nil fake is a new fake clock, which the leader
+// reads. A zero cfg.ProgressEvery is an hour: no progress tick among the
+// service timers the tests look for.
+func startLeaderWith(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock, so outbox.Options, wrap func(*fakeLink) leader.Link) *rig {
+	t.Helper()
+	if fake == nil {
+		fake = clock.NewFake(time.Unix(1_700_000_000, 0))
+		c = fake
+	}
+	so.Clock = fake
+	st, err := outbox.NewMemory(so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return runLeader(t, cfg, fake, c, st)
+	return runLeaderWith(t, cfg, fake, c, st, wrap)
 }
 
 // runLeader starts a leader on store st with a new fake link, as
 // startLeaderOn does.
 func runLeader(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock, st outbox.Store) *rig {
 	t.Helper()
+	return runLeaderWith(t, cfg, fake, c, st, nil)
+}
+
+// runLeaderWith is runLeader over what wrap makes of the fake link.
+func runLeaderWith(t *testing.T, cfg leader.Config, fake *clock.Fake, c clock.Clock, st outbox.Store, wrap func(*fakeLink) leader.Link) *rig {
+	t.Helper()
 	r := &rig{clk: fake, link: &fakeLink{handlers: map[string]func(string, []byte){}, to: map[string]string{}, out: make(chan wire.Envelope, 64)}}
+	if m, ok := st.(*outbox.Memory); ok {
+		r.st = m
+	}
 	cfg.Link, cfg.Store, cfg.Clock = r.link, st, c
+	if wrap != nil {
+		cfg.Link = wrap(r.link)
+	}
 	cfg.Relay.Interval = time.Hour // no relay tick among the service timers the tests look for
+	if cfg.ProgressEvery == 0 {
+		cfg.ProgressEvery = time.Hour
+	}
 	var err error
 	if r.l, err = leader.New(cfg); err != nil {
 		t.Fatal(err)

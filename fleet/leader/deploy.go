@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -93,6 +91,19 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	return l.deploys.add(p, size, receipts[:len(p.Workers)], now), nil
 }
 
+// Deploys returns the deploys the leader keeps, oldest first: the newest
+// Config.DeployHistory ones, and any older one whose messages are still
+// queued. Their progress is kept in the outbox (see Config.ProgressEvery),
+// so a leader restarted on the same bbolt file shows the deploys of the
+// one before it and goes on counting their deliveries.
+func (l *Leader) Deploys() []DeployProgress { return l.deploys.snapshot() }
+
+// Progress returns the progress of the deploy with the index Deploy
+// returned (its Index in Deploys: deploys are numbered on from those kept
+// in the outbox), or false if the leader keeps it no longer (or never had
+// it).
+func (l *Leader) Progress(index int) (DeployProgress, bool) { return l.deploys.get(index) }
+
 // downloads returns a download job on a config server of p.Via for each
 // update in updates, due with it. A job's key names its target, so a newer
 // deploy's download replaces an older one still waiting.
@@ -130,112 +141,4 @@ func (l *Leader) Send(ctx context.Context, worker string, kind wire.Kind, body [
 		return 0, fmt.Errorf("leader: send %s to %s: %w", kind, worker, err)
 	}
 	return r[0].ID, nil
-}
-
-// WaveProgress is one wave of a deploy, as the leader has seen it.
-type WaveProgress struct {
-	Targets      int
-	Delivered    int           // acked ok
-	Full         int           // "full" answers (each retried)
-	Rejected     int           // refused for good (dead-lettered)
-	Start        time.Time     // when the wave became due
-	Done         time.Time     // when its last target was delivered or rejected; zero until then
-	Duration     time.Duration // Done - Start, once done
-	Replaced     int           // targets whose earlier queued update this one overwrote
-	StaleDropped int           // targets that already had a newer update queued
-}
-
-// DeployProgress is one deploy and its waves.
-type DeployProgress struct {
-	Version string
-	Kind    wire.Kind
-	Targets int
-	Waves   []WaveProgress
-}
-
-// Delivered totals the deploy's delivered targets.
-func (d DeployProgress) Delivered() int {
-	n := 0
-	for _, w := range d.Waves {
-		n += w.Delivered
-	}
-	return n
-}
-
-// Deploys returns every deploy started by this leader process (a restarted
-// leader carries on delivering an earlier process's waves but does not know
-// their progress).
-func (l *Leader) Deploys() []DeployProgress { return l.deploys.snapshot() }
-
-type waveRef struct{ deploy, wave int }
-
-// deployTracker counts deliveries per wave.
-type deployTracker struct {
-	mu      sync.Mutex
-	deploys []DeployProgress
-	byMsg   map[uint64]waveRef // outbox id -> its wave, until settled
-}
-
-func (t *deployTracker) init() { t.byMsg = make(map[uint64]waveRef) }
-
-func (t *deployTracker) add(p DeployPlan, size int, receipts []outbox.Receipt, now time.Time) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	d := DeployProgress{Version: p.Version, Kind: p.Kind, Targets: len(p.Workers)}
-	idx := len(t.deploys)
-	for i, r := range receipts {
-		wave := i / size
-		if wave == len(d.Waves) {
-			d.Waves = append(d.Waves, WaveProgress{Start: now.Add(time.Duration(wave) * p.WaveInterval)})
-		}
-		w := &d.Waves[wave]
-		w.Targets++
-		switch r.Outcome {
-		case outbox.Stale:
-			w.StaleDropped++
-			continue
-		case outbox.Replaced:
-			w.Replaced++
-		}
-		t.byMsg[r.ID] = waveRef{idx, wave} // a replaced message now counts for this deploy
-	}
-	t.deploys = append(t.deploys, d)
-	return idx
-}
-
-// outcome counts one delivery attempt's result for the wave it belongs to.
-func (t *deployTracker) outcome(id uint64, err error, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ref, ok := t.byMsg[id]
-	if !ok {
-		return
-	}
-	w := &t.deploys[ref.deploy].Waves[ref.wave]
-	switch flow.Classify(err) {
-	case flow.OK:
-		w.Delivered++
-	case flow.Backpressure:
-		w.Full++
-		return
-	case flow.Reject:
-		w.Rejected++
-	default:
-		return
-	}
-	delete(t.byMsg, id)
-	if w.Delivered+w.Rejected+w.StaleDropped == w.Targets {
-		w.Done, w.Duration = now, now.Sub(w.Start)
-	}
-}
-
-func (t *deployTracker) snapshot() []DeployProgress {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	out := make([]DeployProgress, len(t.deploys))
-	for i, d := range t.deploys {
-		d.Waves = append([]WaveProgress(nil), d.Waves...)
-		out[i] = d
-	}
-	return out
 }

@@ -19,7 +19,16 @@
 //     on its old connection, but never brings a later wave forward.
 //   - A deploy sends a version to a selection of workers in waves, each
 //     wave's messages due at its own time, so the plan survives a crash
-//     with the outbox.
+//     with the outbox; so does its progress, kept in the outbox's records
+//     for the newest deploys, and tracked per update only while the
+//     update is queued.
+//   - The MQTT client delivers every worker message on one goroutine,
+//     which also reads the PUBACKs the leader's publishes wait for: the
+//     leader never blocks it. Answers leave through a bounded queue that
+//     drops (and counts) what does not fit.
+//   - Its retained status says online once it serves, offline when it
+//     stops; its session's last will (transport.LeaderWill) says offline
+//     for a leader that dies without a goodbye.
 //   - A scenario can turn its knobs while it runs: SetMailboxCapacity and
 //     SetService.
 //

@@ -29,6 +29,7 @@ type Leader struct {
 	heartbeats *mailbox.Mailbox[heartbeat] // coalescing, one per worker
 	replies    chan reply                  // answers for the replier goroutine
 	stopped    chan struct{}               // closed when Run returns
+	relayUp    chan struct{}               // closed when the relay has taken its first turn
 	asks       asks
 	resends    resends // asks to publish again when their worker reconnects
 	wakes      wakes   // parked commands to release, off the delivery goroutine
@@ -65,13 +66,16 @@ func New(cfg Config) (*Leader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), askRTT: cfg.AskRTT}
+	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), relayUp: make(chan struct{}), askRTT: cfg.AskRTT}
 	l.service.Store(&cfg.Service)
 	l.asks.init()
 	l.resends.init()
 	l.wakes.init()
 	l.fleet.init()
-	l.deploys.init()
+	l.deploys.init(cfg.DeployHistory)
+	if err := l.loadDeploys(); err != nil {
+		return nil, err
+	}
 	if l.inbox, err = mailbox.New[inbound](cfg.Mailbox); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
@@ -82,7 +86,15 @@ func New(cfg Config) (*Leader, error) {
 	if l.heartbeats, err = mailbox.New[heartbeat](hbOpts); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	if l.relay, err = outbox.NewRelay(cfg.Store, outbox.DeliveryFunc(l.deliver), cfg.Relay); err != nil {
+	ro := cfg.Relay
+	var up sync.Once
+	ro.OnRunning = func() {
+		up.Do(func() { close(l.relayUp) })
+		if cfg.Relay.OnRunning != nil {
+			cfg.Relay.OnRunning()
+		}
+	}
+	if l.relay, err = outbox.NewRelay(cfg.Store, outbox.DeliveryFunc(l.deliver), ro); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
 	return l, nil
@@ -92,11 +104,16 @@ func New(cfg Config) (*Leader, error) {
 // returned.
 var ErrStopped = errors.New("leader: stopped")
 
-// Run subscribes to the fleet's topics, announces the leader online and
-// serves until ctx ends. It then announces the leader offline (best
-// effort), stops the relay (in-flight deliveries settle or are handed back
-// uncharged), and returns once every goroutine it started has returned. A
-// Leader runs once.
+// Run subscribes to the fleet's topics, starts serving, announces the
+// leader online once it serves (subscribed, and the relay has taken its
+// first turn) and serves until ctx ends. It then announces the leader
+// offline (best effort), stops the relay (in-flight deliveries settle or
+// are handed back uncharged), saves its deploys' progress, and returns
+// once every goroutine it started has returned. A Leader runs once.
+//
+// A leader that dies without the goodbye leaves its retained "online"
+// behind, unless its session carries a last will saying "offline"
+// (transport.LeaderWill): give it one.
 func (l *Leader) Run(ctx context.Context) error {
 	tp := l.cfg.Topics
 	// Up first, status last: subscribing to the statuses brings every
@@ -111,27 +128,44 @@ func (l *Leader) Run(ctx context.Context) error {
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllStatus(), 1, l.onStatus); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllStatus(), err)
 	}
-	if err := l.cfg.Link.Publish(ctx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil {
-		return fmt.Errorf("leader: announce online: %w", err)
-	}
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
 	var wg sync.WaitGroup
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	wg.Go(func() {
-		if err := l.relay.Run(ctx); err != nil {
+		if err := l.relay.Run(runCtx); err != nil {
 			errc <- err
+			stop()
 		}
 	})
-	wg.Go(func() { l.serveRequests(ctx) })
-	wg.Go(func() { l.processHeartbeats(ctx) })
-	wg.Go(func() { l.publishReplies(ctx) })
-	wg.Go(func() { l.wakes.run(ctx, l.unpark) })
+	wg.Go(func() { l.serveRequests(runCtx) })
+	wg.Go(func() { l.processHeartbeats(runCtx) })
+	wg.Go(func() { l.publishReplies(runCtx) })
+	wg.Go(func() { l.keepProgress(runCtx) })
+	wg.Go(func() {
+		select {
+		case <-l.relayUp:
+		case <-runCtx.Done():
+			return
+		}
+		if err := l.cfg.Link.Publish(runCtx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil && runCtx.Err() == nil {
+			errc <- fmt.Errorf("leader: announce online: %w", err)
+			stop()
+		}
+	})
+	wg.Go(func() { l.wakes.run(runCtx, l.unpark) })
 	wg.Wait()
 	close(l.stopped)
+	for len(l.replies) > 0 { // the replier has stopped: these never leave
+		<-l.replies
+		l.c.repliesDroppedStopping.Add(1)
+	}
 	l.inbox.Close()
 	l.heartbeats.Close()
 	bye, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = l.cfg.Link.Publish(bye, tp.LeaderStatus(), 1, true, []byte(wire.StatusOffline))
+	l.saveProgress(bye) // what the relay's last settlements changed
 	select {
 	case err := <-errc:
 		return err
@@ -231,8 +265,12 @@ func (l *Leader) SetMailboxCapacity(n int) error {
 // message from the next message on.
 func (l *Leader) SetService(d dist.Dist) { l.service.Store(&d) }
 
-// publishReplies publishes answers queued by the MQTT delivery goroutine,
-// which must not publish itself.
+// publishReplies publishes the answers queued by the MQTT delivery
+// goroutine, which must not publish itself. It hands each to the client
+// without waiting for the broker's PUBACK: the client reads PUBACKs on
+// the goroutine that delivers the workers' messages, so a replier that
+// waited for one would stall whenever that goroutine does, and the
+// replies behind it would be dropped (see queueReply).
 func (l *Leader) publishReplies(ctx context.Context) {
 	for {
 		select {
@@ -244,7 +282,7 @@ func (l *Leader) publishReplies(ctx context.Context) {
 				l.cfg.Logger.Error("encode reply", "worker", r.worker, "err", err)
 				continue
 			}
-			if err := l.cfg.Link.Publish(ctx, l.cfg.Topics.Down(r.worker), 1, false, b); err != nil {
+			if err := l.cfg.Link.Send(l.cfg.Topics.Down(r.worker), 1, b); err != nil {
 				l.c.replyErrors.Add(1)
 				continue
 			}
@@ -253,12 +291,21 @@ func (l *Leader) publishReplies(ctx context.Context) {
 	}
 }
 
-// queueReply hands an answer to the replier; it waits when the queue is
-// full, so a flood slows the leader's session instead of growing memory.
+// queueReply hands an answer to the replier and returns at once: it runs
+// on the MQTT delivery goroutine, which must never wait (it also reads the
+// PUBACKs every publish of the leader waits for). An answer that finds the
+// queue full, or the leader stopping, is dropped and counted; the worker's
+// request times out and it asks again (docs/PROTOCOL.md).
 func (l *Leader) queueReply(worker string, env wire.Envelope) {
 	select {
-	case l.replies <- reply{worker: worker, env: env}:
 	case <-l.stopped:
-		l.c.replyErrors.Add(1)
+		l.c.repliesDroppedStopping.Add(1)
+		return
+	default:
+	}
+	select {
+	case l.replies <- reply{worker: worker, env: env}:
+	default:
+		l.c.repliesDroppedFull.Add(1)
 	}
 }

@@ -15,6 +15,7 @@ type counters struct {
 	telemetryReceived, telemetryServed             atomic.Uint64
 	answeredFull                                   atomic.Uint64
 	repliesSent, replyErrors                       atomic.Uint64
+	repliesDroppedFull, repliesDroppedStopping     atomic.Uint64
 	heartbeatsReceived, heartbeatsProcessed        atomic.Uint64
 	heartbeatsStale, heartbeatsDropped             atomic.Uint64
 	heartbeatRounds                                atomic.Uint64
@@ -45,7 +46,12 @@ type Stats struct {
 	RequestsReceived, RequestsServed   uint64
 	TelemetryReceived, TelemetryServed uint64
 	AnsweredFull                       uint64 // requests and telemetry answered "full, retry after"
-	RepliesSent, ReplyErrors           uint64
+	RepliesSent, ReplyErrors           uint64 // answers handed to the client; refused by it
+	// RepliesDroppedFull counts answers dropped because the reply queue
+	// (Config.ReplyQueue) was full, and RepliesDroppedStopping those that
+	// came while the leader was stopping: the delivery goroutine never
+	// waits for room. The worker's request times out and it asks again.
+	RepliesDroppedFull, RepliesDroppedStopping uint64
 
 	HeartbeatsReceived  uint64
 	HeartbeatsProcessed uint64
@@ -75,6 +81,7 @@ func (l *Leader) Stats() Stats {
 		TelemetryReceived: c.telemetryReceived.Load(), TelemetryServed: c.telemetryServed.Load(),
 		AnsweredFull: c.answeredFull.Load(),
 		RepliesSent:  c.repliesSent.Load(), ReplyErrors: c.replyErrors.Load(),
+		RepliesDroppedFull: c.repliesDroppedFull.Load(), RepliesDroppedStopping: c.repliesDroppedStopping.Load(),
 		HeartbeatsReceived: c.heartbeatsReceived.Load(), HeartbeatsProcessed: c.heartbeatsProcessed.Load(),
 		HeartbeatsStale: c.heartbeatsStale.Load(), HeartbeatsDropped: c.heartbeatsDropped.Load(),
 		HeartbeatRounds: c.heartbeatRounds.Load(),

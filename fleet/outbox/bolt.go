@@ -46,6 +46,11 @@ import (
 //	keys   receiver 0 key -> id(8) seq(8)
 //	                                newest message queued with each key
 //	dead   id(8) -> record          dead letters
+//	records key -> value            Records: small named values kept with
+//	                                the queue (a leader's deploy progress,
+//	                                under "leader/deploy/"); created by the
+//	                                first PutRecords, ignored by builds
+//	                                from before it
 //	fleetsim.outbox                 format version and partition count
 //
 // Each receiver's queue is a chain (recv head, next links, recv tail)

@@ -20,6 +20,10 @@
 // with RelayOptions.AssumeOffline (a leader that has just restarted)
 // parks for every receiver it has not yet been told is online.
 //   - Teller: try the direct path, fall back to the store (TellReliable).
+//   - Records and Locate, on every Store: a few named values kept with
+//     the queue (a leader's deploy progress survives it in the same
+//     file), and where a message is now (queued, leased, dead or gone),
+//     for a caller that tracks what it enqueued.
 //
 // Usage:
 //

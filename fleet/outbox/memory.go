@@ -30,6 +30,7 @@ type Memory struct {
 	dead     map[uint64]*Message
 	oldestID uint64 // no queued id is below this (ids only grow)
 	c        Stats
+	records  map[string][]byte // Records; made on first use
 }
 
 type recvKey struct{ receiver, key string }

@@ -76,6 +76,12 @@ type RelayOptions struct {
 	// into the void to hold its slot for an ask timeout, and the
 	// receiver's "online" wakes it.
 	AssumeOffline bool
+	// OnRunning, if set, is called once per Run when every partition's
+	// loop has taken its first turn (settled nothing yet, leased what was
+	// due): from then on the relay delivers. It runs on a goroutine of
+	// Run's and must return promptly. A leader announces itself online
+	// from it.
+	OnRunning func()
 }
 
 // DefaultRelayOptions lists the defaults (the seed's relay settings).
@@ -216,10 +222,18 @@ func (r *Relay) Run(ctx context.Context) error {
 		return ErrRelayRunning
 	}
 	defer r.running.Store(false)
-	var wg sync.WaitGroup // loops and deliveries alike
+	var wg sync.WaitGroup     // loops and deliveries alike
+	var turned sync.WaitGroup // loops that have not taken their first turn
+	turned.Add(len(r.parts))
 	for _, p := range r.parts {
 		p.sample() // where each chart starts
-		wg.Go(func() { p.loop(ctx, &wg) })
+		wg.Go(func() { p.loop(ctx, &wg, turned.Done) })
+	}
+	if r.o.OnRunning != nil {
+		wg.Go(func() {
+			turned.Wait()
+			r.o.OnRunning()
+		})
 	}
 	wg.Wait()
 	return nil
@@ -311,6 +325,11 @@ type partition struct {
 	outstanding int       // deliveries started whose outcome is not yet collected
 	pending     []outcome // collected, and the loop's own releases, to settle next
 	batch       []Settlement
+	// A settling call that failed as a whole keeps pending for the next
+	// try, which waits until holdUntil; failures counts the calls failed in
+	// a row (the backoff's attempt).
+	holdUntil time.Time
+	failures  int
 
 	rngMu sync.Mutex // deliveries draw jitter concurrently; rand.Rand is not safe
 	rng   *rand.Rand
@@ -349,14 +368,17 @@ func (p *partition) poke() {
 	}
 }
 
-func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
+// loop runs the partition until ctx ends; turned is called after its
+// first turn.
+func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup, turned func()) {
 	t := p.r.o.Clock.NewTicker(p.r.o.Interval)
 	defer t.Stop()
 	// Settling store calls outlive shutdown: a clean stop leaves nothing
 	// leased.
 	settle := context.WithoutCancel(ctx)
+	p.work(ctx, settle, wg)
+	turned()
 	for {
-		p.work(ctx, settle, wg)
 		select {
 		case <-ctx.Done():
 			p.drain(settle)
@@ -364,6 +386,7 @@ func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
 		case <-t.C():
 		case <-p.wake:
 		}
+		p.work(ctx, settle, wg)
 	}
 }
 
@@ -373,6 +396,13 @@ func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup) {
 // batches keep coming and permits remain, so a backlog drains at the
 // limiter's pace rather than Batch per Interval.
 func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
+	if p.holding() {
+		// The store failed a settling call a moment ago: no store call
+		// until the backoff has passed. Finished deliveries wait in
+		// pending meanwhile (done never fills: see partition).
+		p.collect()
+		return
+	}
 	for {
 		if p.outstanding > 0 {
 			// Let deliveries that are about to finish (started by the
@@ -393,7 +423,7 @@ func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
 			break // when n <= 0, a finishing delivery pokes the loop
 		}
 	}
-	if len(p.pending) > 0 {
+	if len(p.pending) > 0 && !p.holding() {
 		// Settlements that found no permit to ride along with, and leases
 		// the poll handed back (offline receivers, no permit, shutdown):
 		// settle them now, not at the next wake.
@@ -404,6 +434,11 @@ func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
 // drain waits, once ctx has ended, for every delivery still out, settling
 // outcomes as they come, and settles whatever the loop still holds.
 // Deliveries return soon after ctx ends (the Delivery contract).
+//
+// Shutdown does not wait out a settle backoff: each outcome is tried as it
+// comes and once more at the end. What a failing store still refuses then
+// is counted in StoreErrors and left leased; its lease expires (at once
+// when a bbolt file is reopened) and it is delivered again.
 func (p *partition) drain(ctx context.Context) {
 	for p.outstanding > 0 {
 		p.pending = append(p.pending, <-p.done)
@@ -411,6 +446,12 @@ func (p *partition) drain(ctx context.Context) {
 		p.settle(ctx) // with any others that finished meanwhile
 	}
 	p.settle(ctx)
+	if len(p.pending) > 0 {
+		p.c.storeErrors.Add(uint64(len(p.pending)))
+		clear(p.pending)
+		p.pending = p.pending[:0]
+	}
+	p.holdUntil, p.failures = time.Time{}, 0
 }
 
 // collect moves the finished deliveries' settlements to pending.
@@ -435,11 +476,12 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 	call := ctx
 	if len(p.pending) > 0 {
 		call = settle
+		p.countRetry()
 	}
 	res, msgs, err := p.r.st.SettleAndDequeue(call, p.idx, n, p.settlements()...)
 	p.settled(settle, res, err)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && len(p.pending) == 0 { // else settled counted it
 			p.c.storeErrors.Add(1)
 		}
 		return false
@@ -489,6 +531,7 @@ func (p *partition) settle(ctx context.Context) {
 	if len(p.pending) == 0 {
 		return
 	}
+	p.countRetry()
 	res, err := p.r.st.Settle(ctx, p.settlements()...)
 	p.settled(ctx, res, err)
 }
@@ -503,9 +546,20 @@ func (p *partition) settlements() []Settlement {
 	return p.batch
 }
 
-// settled counts the results of settling pending (err: the call failed,
-// so none was settled) and empties pending.
+// settled counts the results of settling pending and empties pending.
+// err means the call failed and settled none of them: unless the store is
+// closed, pending is kept to be settled again after a backoff, since the
+// deliveries happened and dropping their settlements would have them
+// delivered again once their leases run out.
 func (p *partition) settled(ctx context.Context, res []SettleResult, err error) {
+	if err != nil && len(p.pending) > 0 && retryable(err) {
+		p.c.storeErrors.Add(1)
+		p.holdOff()
+		return
+	}
+	if len(p.pending) > 0 && p.failures > 0 {
+		p.failures, p.holdUntil = 0, time.Time{}
+	}
 	for i, o := range p.pending {
 		switch {
 		case err != nil || res[i].Err != nil:
@@ -526,6 +580,39 @@ func (p *partition) settled(ctx context.Context, res []SettleResult, err error) 
 	}
 	clear(p.pending) // drop the causes' strings
 	p.pending = p.pending[:0]
+}
+
+// settleRetryCap bounds the backoff between settling calls after a store
+// error: the settlements must land well within the store's lease (30 s by
+// default), or their messages are handed out again.
+const settleRetryCap = time.Second
+
+// holding reports whether a settle backoff is in progress.
+func (p *partition) holding() bool {
+	return p.failures > 0 && p.r.o.Clock.Now().Before(p.holdUntil)
+}
+
+// holdOff starts the backoff after a failed settling call: full jitter
+// over min(settleRetryCap, Backoff.Base × 2^failures). The loop's ticker
+// (every Interval) notices its end.
+func (p *partition) holdOff() {
+	b := flow.Backoff{Base: p.r.o.Backoff.Base, Cap: settleRetryCap}
+	p.holdUntil = p.r.o.Clock.Now().Add(p.backoffWith(b, p.failures))
+	p.failures++
+}
+
+// countRetry counts a settling call that carries settlements a failed one
+// kept.
+func (p *partition) countRetry() {
+	if p.failures > 0 {
+		p.c.settleRetries.Add(1)
+	}
+}
+
+// retryable: a failed settling call is worth repeating unless the store is
+// closed for good or refused the settlements themselves.
+func retryable(err error) bool {
+	return !errors.Is(err, ErrClosed) && !errors.Is(err, ErrInvalid)
 }
 
 // deliver runs one delivery, feeds its answer to the limiter and hands the
@@ -571,9 +658,13 @@ func (p *partition) verdict(ctx context.Context, m Message, permit flow.Permit, 
 }
 
 func (p *partition) backoff(attempt int) time.Duration {
+	return p.backoffWith(p.r.o.Backoff, attempt)
+}
+
+func (p *partition) backoffWith(b flow.Backoff, attempt int) time.Duration {
 	p.rngMu.Lock()
 	defer p.rngMu.Unlock()
-	return p.r.o.Backoff.Delay(attempt, p.rng)
+	return b.Delay(attempt, p.rng)
 }
 
 // sample records the limit if it moved since the last sample.

@@ -57,11 +57,20 @@ type PartitionStats struct {
 	// Abandoned counts deliveries that failed during shutdown; their
 	// messages were handed back uncharged.
 	Abandoned uint64
-	// StoreErrors counts failed polls and Wakes, and messages whose settle
-	// failed (the lease had expired, or the whole Settle call failed). The
-	// relay keeps going; a message whose settle failed is delivered again
-	// when its lease runs out.
+	// StoreErrors counts failed store calls (polls, settling calls,
+	// Wakes) and settlements given up: refused because the lease had
+	// expired, or failed while the store is closed or the relay stopping.
+	// The relay keeps going. A settling call that failed as a whole keeps
+	// its settlements and tries again after a backoff (SettleRetries); a
+	// settlement given up has its message delivered again when its lease
+	// runs out.
 	StoreErrors uint64
+	// SettleRetries counts settling calls that carried settlements a failed
+	// call had kept: full jitter over min(1 s, Backoff.Base × 2^n) after the
+	// n-th failure in a row, so an ack lands within the store's lease and
+	// its message is not delivered again
+	// (fleetsim_outbox_relay_settle_retries_total).
+	SettleRetries uint64
 	// LimitHistory holds the limit each time a partition saw it move, oldest
 	// first, at most RelayOptions.History samples. Under concurrency two
 	// quick moves may show as one; every sample is a value the limit had.
@@ -92,6 +101,7 @@ func (s RelayStats) Total() PartitionStats {
 		t.Deferred += p.Deferred
 		t.Abandoned += p.Abandoned
 		t.StoreErrors += p.StoreErrors
+		t.SettleRetries += p.SettleRetries
 	}
 	return t
 }
@@ -103,19 +113,20 @@ func (r *Relay) Stats() RelayStats {
 	for i, p := range r.parts {
 		c := &p.c
 		out.Partitions[i] = PartitionStats{
-			Limit:        p.lim.Limit(),
-			InFlight:     p.lim.InFlight(),
-			Delivered:    c.delivered.Load(),
-			Backpressure: c.backpressure.Load(),
-			Decreases:    p.lim.Stats().Decreases,
-			Retries:      c.retries.Load(),
-			Errors:       c.errors.Load(),
-			DeadLettered: c.deadLettered.Load(),
-			OfflineSkips: c.offlineSkips.Load(),
-			Deferred:     c.deferred.Load(),
-			Abandoned:    c.abandoned.Load(),
-			StoreErrors:  c.storeErrors.Load(),
-			LimitHistory: p.hist.snapshot(),
+			Limit:         p.lim.Limit(),
+			InFlight:      p.lim.InFlight(),
+			Delivered:     c.delivered.Load(),
+			Backpressure:  c.backpressure.Load(),
+			Decreases:     p.lim.Stats().Decreases,
+			Retries:       c.retries.Load(),
+			Errors:        c.errors.Load(),
+			DeadLettered:  c.deadLettered.Load(),
+			OfflineSkips:  c.offlineSkips.Load(),
+			Deferred:      c.deferred.Load(),
+			Abandoned:     c.abandoned.Load(),
+			StoreErrors:   c.storeErrors.Load(),
+			SettleRetries: c.settleRetries.Load(),
+			LimitHistory:  p.hist.snapshot(),
 		}
 	}
 	return out
@@ -124,6 +135,7 @@ func (r *Relay) Stats() RelayStats {
 type relayCounters struct {
 	delivered, backpressure, retries, errors, deadLettered atomic.Uint64
 	offlineSkips, deferred, abandoned, storeErrors         atomic.Uint64
+	settleRetries                                          atomic.Uint64
 }
 
 // history is a ring of the newest limit samples: bounded memory however

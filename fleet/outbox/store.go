@@ -54,6 +54,9 @@ import (
 // that was away gets the newest version only, never an older version
 // after a newer one.
 type Store interface {
+	Records // named records kept beside the queue
+	Locator // where a message is now
+
 	// Enqueue adds messages atomically (all or none; a validation error or
 	// ErrFull stores nothing): when it returns nil every message is
 	// stored (and, for a bbolt store with durability sync or batch, on disk).

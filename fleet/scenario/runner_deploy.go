@@ -29,7 +29,8 @@ type deployRun struct {
 }
 
 // deployRef is one leader.Deploy call: the instance that took it, the
-// index its Deploys() reports it under, and the targets it covered.
+// index Deploy returned (its key for Progress), and the targets it
+// covered.
 type deployRef struct {
 	lr       *leaderRun
 	idx      int
@@ -163,8 +164,8 @@ func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec Deploy) {
 // waveDone reports whether the wave ref is delivered.
 func (r *Runner) waveDone(d *deployRun, ref deployRef) bool {
 	if cur, _ := r.current(); cur == ref.lr {
-		if ps := ref.lr.l.Deploys(); ref.idx < len(ps) {
-			if w := ps[ref.idx].Waves; len(w) > 0 && !w[0].Done.IsZero() {
+		if p, ok := ref.lr.l.Progress(ref.idx); ok {
+			if w := p.Waves; len(w) > 0 && !w[0].Done.IsZero() {
 				return true
 			}
 		}

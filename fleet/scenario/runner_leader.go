@@ -106,7 +106,10 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		// default (a million) allocates its ring and key map up front,
 		// half a second and a hundred megabytes at every (re)start.
 		HeartbeatSlots: max(len(r.workers), 1),
-		RetryRejects:   ls.Relay.RetryRejects,
+		// Every deploy of the run (a wait_for_wave deploy is one per
+		// wave): the result reads each one's progress at the end.
+		DeployHistory: 1 << 16,
+		RetryRejects:  ls.Relay.RetryRejects,
 		Relay: outbox.RelayOptions{
 			Interval: ls.Relay.Interval.D(), Batch: ls.Relay.Batch,
 			Limiter: flow.LimiterOptions{Initial: ls.Relay.Limit.Initial, Min: ls.Relay.Limit.Min, Max: ls.Relay.Limit.Max},
@@ -171,7 +174,8 @@ func (r *Runner) startLeader(ctx context.Context) error {
 		s.opened, s.depthStart = true, st.Stats().Depth
 	}
 	s.mu.Unlock()
-	co := transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: max(1<<16, 8*len(r.workers))}
+	co := transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: max(1<<16, 8*len(r.workers)),
+		Will: transport.LeaderWill(lc.Topics)}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	sess, err := transport.Connect(cctx, co, r.broker.Load())
 	cancel()

@@ -337,11 +337,11 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 	var start, end time.Time
 	covered := 0
 	for _, ref := range refs {
-		ps := ref.lr.l.Deploys()
-		if ref.idx >= len(ps) {
+		p, ok := ref.lr.l.Progress(ref.idx)
+		if !ok {
 			return 0, false
 		}
-		for _, w := range ps[ref.idx].Waves {
+		for _, w := range p.Waves {
 			if w.Done.IsZero() {
 				return 0, false
 			}

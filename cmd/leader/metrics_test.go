@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/leader"
+)
+
+// deploysOnly is a source with stats, no fleet and the given deploys.
+type deploysOnly []leader.DeployProgress
+
+func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3} }
+func (deploysOnly) Fleet() leader.FleetView            { return leader.FleetView{} }
+func (d deploysOnly) Deploys() []leader.DeployProgress { return d }
+
+// TestDeployMetrics: the per-deploy series are the deploys the leader
+// keeps, labelled by their index, which is stable across a restart and
+// across the deploys the leader has forgotten; the oldest forgotten
+// leave no series behind.
+func TestDeployMetrics(t *testing.T) {
+	src := deploysOnly{
+		{Index: 7, Version: "2.0.0", Targets: 3, Waves: []leader.WaveProgress{{Targets: 3, Delivered: 2, Rejected: 1}}},
+		{Index: 9, Version: "2.1.0", Targets: 1, Waves: []leader.WaveProgress{{Targets: 1, Pending: 1}}},
+	}
+	w := httptest.NewRecorder()
+	metricsHandler(src).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	b, _ := io.ReadAll(w.Body)
+	body := string(b)
+	for _, want := range []string{
+		`fleetsim_deploy_delivered{deploy="7",version="2.0.0"} 2`,
+		`fleetsim_deploy_rejected{deploy="7",version="2.0.0"} 1`,
+		`fleetsim_deploy_targets{deploy="9",version="2.1.0"} 1`,
+		`fleetsim_leader_replies_dropped_total{reason="queue_full"} 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if n := strings.Count(body, "\nfleetsim_deploy_targets{"); n != 2 {
+		t.Errorf("%d deploy_targets series, want 2 (one per deploy kept)", n)
+	}
+}

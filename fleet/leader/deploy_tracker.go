@@ -1,0 +1,293 @@
+package leader
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// deployTracker counts each deploy's targets by the fate of their updates.
+//
+// It tracks a queued update by its outbox id until its fate is known, and
+// then forgets it, so its memory is what is queued. Most fates come
+// through deliver (an ack, a refusal) or a later deploy's receipts (an
+// update replaced in place). The others happen inside the outbox, where
+// no delivery shows them: a TTL that ran out, a Nack at the attempt limit,
+// an update superseded while in flight and then handed back undelivered.
+// reconcile asks the outbox (Locate) about the updates that may have left
+// it so: those with a failed attempt since the last look, those past their
+// TTL, those superseded, and those the tracker has not yet looked up (new
+// ones, whose ack may have come before they were tracked, and those
+// carried over from an earlier leader). An update that left the queue
+// undelivered is Expired past its TTL, Superseded if a later deploy queued
+// behind it, and otherwise was acked unseen: before it was tracked, or by
+// an earlier leader after its last save (see save). (A dead letter purged
+// or replayed by 'leader dlq' before a leader saw it counts so too: the
+// outbox keeps no trace of it.)
+type deployTracker struct {
+	history int // finished deploys kept beyond the newest
+
+	mu      sync.Mutex
+	deploys []*deployState // kept, by index
+	next    int            // the next deploy's index
+	byMsg   map[uint64]*tracked
+	byRecv  map[recvKind]uint64 // newest tracked update per worker and kind
+	dropped []int               // deploys forgotten since the last save: their records go
+}
+
+type deployState struct {
+	DeployProgress
+	ttl     time.Duration
+	pending int    // tracked updates
+	ver     uint64 // changes; saved is the ver the outbox has
+	saved   uint64
+}
+
+// tracked is one queued update.
+type tracked struct {
+	d    *deployState
+	wave int
+	key  recvKind // zero for one carried over from an earlier leader
+	gen  uint32   // outcomes seen: a lookup answers for the gen it was asked at
+	// look: ask the outbox at the next reconcile.
+	look bool
+	// overtaken: a later deploy's update was queued behind it while it
+	// was in flight; handed back undelivered it is dropped.
+	overtaken bool
+}
+
+type recvKind struct {
+	receiver string
+	kind     wire.Kind
+}
+
+// fate is how a tracked update ended.
+type fate int
+
+const (
+	fateDelivered fate = iota
+	fateRejected
+	fateSuperseded
+	fateExpired
+	fateDeadLettered
+)
+
+func (t *deployTracker) init(history int) {
+	t.history = history
+	t.byMsg = make(map[uint64]*tracked)
+	t.byRecv = make(map[recvKind]uint64)
+}
+
+// add records a deploy whose first len(receipts) messages are the
+// updates, in plan order, and returns its index.
+func (t *deployTracker) add(p DeployPlan, size int, receipts []outbox.Receipt, now time.Time) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := &deployState{DeployProgress: DeployProgress{Index: t.next, Version: p.Version, Kind: p.Kind, Targets: len(p.Workers)}, ttl: p.TTL, ver: 1}
+	t.next++
+	for i, r := range receipts {
+		wave := i / size
+		if wave == len(d.Waves) {
+			d.Waves = append(d.Waves, WaveProgress{Start: now.Add(time.Duration(wave) * p.WaveInterval)})
+		}
+		w := &d.Waves[wave]
+		w.Targets++
+		key := recvKind{p.Workers[i], p.Kind}
+		switch r.Outcome {
+		case outbox.Stale:
+			w.StaleDropped++
+			continue
+		case outbox.Replaced:
+			w.Replaced++
+			if old := t.byMsg[r.ID]; old != nil { // in place: the id is ours now
+				t.resolveLocked(r.ID, old, fateSuperseded, now)
+			}
+		case outbox.Appended:
+			// Behind the update in flight: dropped if it comes back
+			// undelivered (see outbox.Store, Overwrite).
+			if oldID, ok := t.byRecv[key]; ok && !p.Queue && oldID != r.ID {
+				if old := t.byMsg[oldID]; old != nil {
+					old.overtaken = true
+				}
+			}
+		}
+		t.byMsg[r.ID] = &tracked{d: d, wave: wave, key: key, look: true}
+		t.byRecv[key] = r.ID
+		w.Pending++
+		d.pending++
+	}
+	t.deploys = append(t.deploys, d)
+	t.trimLocked()
+	return d.Index
+}
+
+// outcome counts one delivery attempt's result for the update it
+// delivered, if that is tracked.
+func (t *deployTracker) outcome(id uint64, err error, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := t.byMsg[id]
+	if m == nil {
+		return
+	}
+	m.gen++
+	switch flow.Classify(err) {
+	case flow.OK:
+		t.resolveLocked(id, m, fateDelivered, now)
+	case flow.Reject:
+		t.resolveLocked(id, m, fateRejected, now)
+	case flow.Backpressure:
+		m.d.Waves[m.wave].Full++
+		m.d.ver++
+		m.look = true // the Nack may dead-letter it, or drop it if overtaken
+	default:
+		m.look = true
+	}
+}
+
+// resolveLocked counts m's fate and forgets it.
+func (t *deployTracker) resolveLocked(id uint64, m *tracked, f fate, now time.Time) {
+	w := &m.d.Waves[m.wave]
+	switch f {
+	case fateDelivered:
+		w.Delivered++
+	case fateRejected:
+		w.Rejected++
+	case fateSuperseded:
+		w.Superseded++
+	case fateExpired:
+		w.Expired++
+	case fateDeadLettered:
+		w.DeadLettered++
+	}
+	w.Pending--
+	m.d.pending--
+	m.d.ver++
+	if w.Done.IsZero() && w.Delivered+w.Rejected+w.StaleDropped == w.Targets {
+		w.Done, w.Duration = now, now.Sub(w.Start)
+	}
+	delete(t.byMsg, id)
+	if m.key != (recvKind{}) && t.byRecv[m.key] == id {
+		delete(t.byRecv, m.key)
+	}
+}
+
+// trimLocked forgets the oldest deploys past the newest t.history that
+// have nothing queued.
+func (t *deployTracker) trimLocked() {
+	excess := len(t.deploys) - t.history
+	if excess <= 0 {
+		return
+	}
+	kept := t.deploys[:0]
+	for i, d := range t.deploys {
+		if i < excess && d.pending == 0 {
+			t.dropped = append(t.dropped, d.Index)
+			continue
+		}
+		kept = append(kept, d)
+	}
+	clear(t.deploys[len(kept):])
+	t.deploys = kept
+}
+
+// pastTTL reports whether m's update has outlived its TTL at now: the
+// outbox drops it at its next Dequeue, if it has not already.
+func (m *tracked) pastTTL(now time.Time) bool {
+	return m.d.ttl > 0 && !now.Before(m.d.Waves[m.wave].Start.Add(m.d.ttl))
+}
+
+// reconcile looks up in st the tracked updates that may have left the
+// queue unseen (see deployTracker) and counts those that did. Only
+// lookups run outside the lock.
+func (t *deployTracker) reconcile(ctx context.Context, st outbox.Locator, now time.Time) error {
+	type ask struct {
+		id  uint64
+		gen uint32
+	}
+	var asks []ask
+	t.mu.Lock()
+	for id, m := range t.byMsg {
+		if m.look || m.overtaken || m.pastTTL(now) {
+			asks = append(asks, ask{id, m.gen})
+		}
+	}
+	t.mu.Unlock()
+	if len(asks) == 0 {
+		return nil
+	}
+	ids := make([]uint64, len(asks))
+	for i, a := range asks {
+		ids[i] = a.id
+	}
+	places, err := st.Locate(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, a := range asks {
+		m := t.byMsg[a.id]
+		if m == nil || m.gen != a.gen {
+			continue // settled meanwhile, or tried again: look again next time
+		}
+		switch places[i] {
+		case outbox.Queued:
+			m.look = false // its last attempt is settled and it waits
+		case outbox.Leased:
+			// An attempt is out; its settlement may drop it still.
+		case outbox.Dead:
+			t.resolveLocked(a.id, m, fateDeadLettered, now)
+		case outbox.Gone:
+			switch {
+			case m.overtaken:
+				t.resolveLocked(a.id, m, fateSuperseded, now)
+			case m.pastTTL(now):
+				t.resolveLocked(a.id, m, fateExpired, now)
+			default:
+				t.resolveLocked(a.id, m, fateDelivered, now)
+			}
+		}
+	}
+	t.trimLocked()
+	return nil
+}
+
+func (t *deployTracker) snapshot() []DeployProgress {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]DeployProgress, len(t.deploys))
+	for i, d := range t.deploys {
+		out[i] = d.copy()
+	}
+	return out
+}
+
+func (t *deployTracker) get(index int) (DeployProgress, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i, ok := slices.BinarySearchFunc(t.deploys, index, func(d *deployState, index int) int { return d.Index - index })
+	if !ok {
+		return DeployProgress{}, false
+	}
+	return t.deploys[i].copy(), true
+}
+
+func (d *deployState) copy() DeployProgress {
+	p := d.DeployProgress
+	p.Waves = slices.Clone(p.Waves)
+	return p
+}
+
+// tracking returns how many updates the tracker holds, for tests of its
+// bound.
+func (t *deployTracker) tracking() (updates, workers int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byMsg), len(t.byRecv)
+}

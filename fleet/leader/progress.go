@@ -1,0 +1,51 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+)
+
+// loadDeploys takes up the deploys an earlier leader saved in the outbox
+// and looks up their queued updates, so Deploys shows them, up to date,
+// from New on.
+func (l *Leader) loadDeploys() error {
+	ctx := context.Background()
+	if err := l.deploys.load(ctx, l.cfg.Store, l.cfg.Logger); err != nil {
+		return fmt.Errorf("leader: read the deploys' progress from the outbox: %w", err)
+	}
+	if err := l.deploys.reconcile(ctx, l.cfg.Store, l.clk.Now()); err != nil {
+		return fmt.Errorf("leader: look up the deploys' updates in the outbox: %w", err)
+	}
+	return nil
+}
+
+// keepProgress reconciles the deploys' progress with the outbox and saves
+// it there every Config.ProgressEvery until ctx ends.
+func (l *Leader) keepProgress(ctx context.Context) {
+	t := l.clk.NewTicker(l.cfg.ProgressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			l.saveProgress(ctx)
+		}
+	}
+}
+
+// saveProgress reconciles and saves once. A failure is logged (unless the
+// store is closed: a crash, as a scenario plays it); what it did not save
+// is saved next time.
+func (l *Leader) saveProgress(ctx context.Context) {
+	err := l.deploys.reconcile(ctx, l.cfg.Store, l.clk.Now())
+	if err == nil {
+		err = l.deploys.save(ctx, l.cfg.Store)
+	}
+	if err != nil && !errors.Is(err, outbox.ErrClosed) {
+		l.cfg.Logger.Warn("deploy progress not saved in the outbox", "err", err)
+	}
+}
