@@ -55,7 +55,8 @@ func TestDeployProgressSurvivesRestart(t *testing.T) {
 		return fleettest.Unless(err == nil && len(rs) == 1, "records %v, %v", rs, err)
 	})
 	st.frozen.Store(true)
-	first.status("w-1", "online a") // wakes the relay
+	first.status("w-1", "offline a") // and back: its online wakes the relay
+	first.status("w-1", "online a2")
 	first.answer(t, first.sent, "w-1", wire.Envelope{Result: wire.ResultOK})
 	fleettest.Eventually(t, 10*time.Second, "w-1 acked", first.acked(1))
 	first.stop(t)
