@@ -46,7 +46,8 @@ import (
 //	keys   receiver 0 key -> id(8) seq(8)
 //	                                newest message queued with each key
 //	dead   id(8) -> record          dead letters
-//	fleetsim.outbox                 format version and partition count
+//	fleetsim.outbox                 format version and partition count; its
+//	                                bbolt sequence is NextSeq's counter
 //
 // Each receiver's queue is a chain (recv head, next links, recv tail)
 // rather than an index keyed receiver+id: appends for many receivers then
