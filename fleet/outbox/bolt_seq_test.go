@@ -132,3 +132,45 @@ func TestBoltSeqSurvivesKill(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkNextSeq is what a sequence number costs a sender, against its
+// natural baseline in the same run: an Enqueue of one message, the call
+// that follows it. Alone under sync, each is a transaction and an fsync;
+// from many goroutines under batch, both share group commits.
+//
+//	go test -run '^$' -bench NextSeq -benchmem -count 3 ./fleet/outbox/
+func BenchmarkNextSeq(b *testing.B) {
+	ops := map[string]func(s *outbox.Bolt, i int) error{
+		"next-seq": func(s *outbox.Bolt, _ int) error { _, err := s.NextSeq(ctx); return err },
+		"enqueue":  func(s *outbox.Bolt, i int) error { _, err := s.Enqueue(ctx, benchMsg(i)); return err },
+	}
+	for _, name := range []string{"enqueue", "next-seq"} {
+		op := ops[name]
+		b.Run("sync/"+name, func(b *testing.B) {
+			s := benchStore(b, outbox.Sync)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := op(s, i); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run("batch/parallel/"+name, func(b *testing.B) {
+			s := benchStore(b, outbox.Batch)
+			b.ReportAllocs()
+			b.SetParallelism(benchParallelism)
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if err := op(s, i); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+		})
+	}
+}
