@@ -35,17 +35,19 @@ func (w *Worker) reboot() {
 		commands++
 	}
 	w.answers = nil // acks on their way: the leader's asks time out and it redelivers
-	queued := w.st.TelemetryQueued
-	heartbeats := max(w.local.Len()-queued, 0)
-	old := w.local
-	local, err := newLocal(w.cfg)
-	if err != nil { // the options New accepted: cannot happen
-		w.cfg.Logger.Error("reboot: local outbox", "worker", w.cfg.ID, "err", err)
-		local = old
-	}
 	w.syncDue, w.syncTries = time.Time{}, 0
 	w.flushing, w.flushAfter = false, time.Time{}
 	w.timers.reboot()
+	old, queued := w.local, w.st.TelemetryQueued
+	local, err := newLocal(w.cfg)
+	if err != nil { // the options New accepted: cannot happen
+		w.cfg.Logger.Error("reboot: the local outbox is kept", "worker", w.cfg.ID, "err", err)
+		local, queued = old, 0
+	}
+	heartbeats := 0
+	if local != old {
+		heartbeats = max(old.Len()-queued, 0)
+	}
 	w.mu.Lock()
 	w.local = local
 	s := &w.st
@@ -53,7 +55,7 @@ func (w *Worker) reboot() {
 	s.Busy = false
 	s.CommandsLostInReboot += commands
 	s.TelemetryLostInReboot += telemetry + uint64(queued)
-	s.TelemetryQueued = 0
+	s.TelemetryQueued -= queued
 	s.HeartbeatsLostInReboot += uint64(heartbeats)
 	w.mu.Unlock()
 	if local != old {
