@@ -136,7 +136,8 @@ func TestBoltSeqSurvivesKill(t *testing.T) {
 // BenchmarkNextSeq is what a sequence number costs a sender, against its
 // natural baseline in the same run: an Enqueue of one message, the call
 // that follows it. Alone under sync, each is a transaction and an fsync;
-// from many goroutines under batch, both share group commits.
+// alone under batch, each also waits out the group commit's delay; from
+// many goroutines under batch, both share group commits.
 //
 //	go test -run '^$' -bench NextSeq -benchmem -count 3 ./fleet/outbox/
 func BenchmarkNextSeq(b *testing.B) {
@@ -148,6 +149,17 @@ func BenchmarkNextSeq(b *testing.B) {
 		op := ops[name]
 		b.Run("sync/"+name, func(b *testing.B) {
 			s := benchStore(b, outbox.Sync)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := op(s, i); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+		b.Run("batch/lone/"+name, func(b *testing.B) {
+			s := benchStore(b, outbox.Batch)
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
