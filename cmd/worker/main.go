@@ -63,6 +63,7 @@ type options struct {
 	seed        uint64
 	version     string
 	report      time.Duration
+	state       string
 }
 
 func (o *options) addFlags(c *cobra.Command) {
@@ -88,6 +89,7 @@ func (o *options) addFlags(c *cobra.Command) {
 	f.Uint64Var(&o.seed, "seed", 1, "seed; worker i draws from PCG(seed, i), so runs repeat")
 	f.StringVar(&o.version, "version", worker.DefaultVersion, "version every worker starts at")
 	f.DurationVar(&o.report, "report", 10*time.Second, "log a summary of the pool this often (0: only at exit)")
+	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts, duplicates, stale (created at start)")
 }
 
 // build validates the flags and returns the workers' configs and dialer.
@@ -189,13 +191,25 @@ machine or many, with disjoint ranges form one fleet.
 Each worker announces itself on its retained status topic (its MQTT last
 will says offline), takes commands into a bounded mailbox (answering ok,
 or full with a retry-after hint), spends --service on each, applies a
-config or firmware version once per idempotency key (a redelivery is a
-duplicate, not a second apply), sends heartbeats with its version, and
-reconnects after a lost connection by --reconnect.
+config or firmware version once per idempotency key and sequence number
+(a redelivery is a duplicate, an older sequence number stale: neither
+is applied), sends heartbeats with its version, and reconnects after a
+lost connection by --reconnect. A worker's applied state lives as long
+as the process.
 
 It logs a summary every --report and at exit: workers online, applied
-updates, duplicates, versions. On SIGINT/SIGTERM every worker announces
-itself offline and disconnects cleanly, and worker exits 0.
+updates, duplicates, versions. With --state FILE it also writes, at exit,
+each worker's applied state as JSON — the version it runs, each version
+it applied with how many times (more than 1 is an update applied twice),
+duplicates and stale commands it skipped — so that exactly-once can be
+checked per worker, not only in total:
+
+  {"workers": [{"id": "w-0000", "version": "2.0.0", "applied": 1,
+    "applied_versions": {"2.0.0": 1}, "duplicates": 1, "stale": 0,
+    "acked_ok": 2}, ...]}
+
+On SIGINT/SIGTERM every worker announces itself offline and disconnects
+cleanly, and worker exits 0.
 
 ` + cli.ExitCodesHelp,
 		Example: `  # 1,000 workers against a leader on this machine
@@ -207,7 +221,10 @@ itself offline and disconnects cleanly, and worker exits 0.
     --count 1000 --start 1000 --service 'uniform(1ms,9ms)' --ramp 2ms
 
   # the thundering herd: no backoff after the broker restarts
-  worker --count 5000 --reconnect immediate`,
+  worker --count 5000 --reconnect immediate
+
+  # keep each worker's applied versions for a check after the run
+  worker --count 100 --state workers.json`,
 		Args: cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			log, err := logs.Logger(stderr)
@@ -218,7 +235,13 @@ itself offline and disconnects cleanly, and worker exits 0.
 			if err != nil {
 				return err
 			}
-			return run(ctx, cfgs, dial, o, log)
+			var state *os.File
+			if o.state != "" {
+				if state, err = openState(o.state); err != nil {
+					return err
+				}
+			}
+			return run(ctx, cfgs, dial, o, log, state)
 		},
 	}
 	c.SetErr(stderr)
@@ -228,9 +251,14 @@ itself offline and disconnects cleanly, and worker exits 0.
 	return c
 }
 
-func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o options, log *slog.Logger) error {
+// run runs the pool until ctx ends; with state set, it writes the
+// workers' state there at exit.
+func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o options, log *slog.Logger, state *os.File) error {
 	pool, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Ramp: o.ramp})
 	if err != nil {
+		if state != nil {
+			state.Close()
+		}
 		return cli.Usagef("%v", err)
 	}
 	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker)
@@ -251,7 +279,10 @@ func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o op
 			summary(log, "workers", pool.Stats())
 		case <-done:
 			summary(log, "workers stopped", pool.Stats())
-			return nil
+			if state == nil {
+				return nil
+			}
+			return writeState(state, pool.Workers())
 		}
 	}
 }
@@ -259,7 +290,7 @@ func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o op
 // summary logs the pool's counts; the e2e tests read the one at exit.
 func summary(log *slog.Logger, msg string, s worker.PoolStats) {
 	log.Info(msg, "workers", s.Workers, "online", s.Online,
-		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates,
+		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates, "stale", s.Total.Stale,
 		"versions", versions(s.ByVersion), "connects", s.Total.Connects, "reconnects", s.Total.Reconnects,
 		"acked_ok", s.Total.AckedOK, "acked_full", s.Total.AckedFull)
 }

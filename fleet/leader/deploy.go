@@ -44,8 +44,10 @@ type DeployPlan struct {
 // due at the wave's start (now + i × WaveInterval). The waves live in the
 // outbox, so a leader restarted from the same file carries on with them. A
 // worker's update overwrites any older one still queued for it (key = the
-// kind, seq = the deploy's start time), so a worker that was away gets the
-// latest version only. It returns the deploy's index for Deploys.
+// kind, seq = the deploy's number from the outbox's NextSeq, one for the
+// whole deploy), so a worker that was away gets the latest version only,
+// and a worker that has applied a later deploy takes an earlier one for
+// stale. It returns the deploy's index for Deploys.
 func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	if p.Kind == "" {
 		p.Kind = wire.KindFirmware
@@ -64,9 +66,12 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	if size == 0 {
 		size = len(p.Workers)
 	}
+	seq, err := l.nextSeq(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("leader: deploy %s: %w", p.Version, err)
+	}
 	now := l.clk.Now()
 	body := wire.Body(wire.Apply{Version: p.Version})
-	seq := uint64(now.UnixNano())
 	conflict := outbox.Overwrite
 	if p.Queue {
 		conflict = outbox.Append
@@ -134,9 +139,15 @@ func downloads(p DeployPlan, updates []outbox.Message, seq uint64) []outbox.Mess
 // kind and body are the envelope's. It goes through the outbox and the
 // relay like a deploy's messages. A body Decode would refuse still goes in
 // — it is dead-lettered at its first attempt: that is how a scenario
-// injects poison messages.
+// injects poison messages. The command gets its own sequence number and a
+// key no other command has (its kind and that number), so however often
+// it is delivered the worker carries it out once.
 func (l *Leader) Send(ctx context.Context, worker string, kind wire.Kind, body []byte) (uint64, error) {
-	r, err := l.cfg.Store.Enqueue(ctx, outbox.Message{Receiver: worker, Kind: string(kind), Payload: body})
+	seq, err := l.nextSeq(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("leader: send %s to %s: %w", kind, worker, err)
+	}
+	r, err := l.cfg.Store.Enqueue(ctx, outbox.Message{Receiver: worker, Kind: string(kind), Payload: body, Key: uniqueKey(kind, seq), Seq: seq})
 	if err != nil {
 		return 0, fmt.Errorf("leader: send %s to %s: %w", kind, worker, err)
 	}

@@ -109,22 +109,19 @@ func (r *rig) progress(index int, want string) func() error {
 func TestDeployTrackerForgetsFinished(t *testing.T) {
 	r, cmds := startTracked(t, leader.Config{}, outbox.Options{MaxAttempts: 1})
 	ctx := context.Background()
-	r.status("w-1", "online a")
-	r.status("w-2", "offline b")
-	r.status("w-3", "offline c")
-	r.status("w-4", "online d")
+	for w, epoch := range map[string]string{"w-1": "a", "w-2": "b", "w-3": "c", "w-4": "d"} {
+		r.status(w, "offline "+epoch)
+	}
 	if _, err := r.l.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2", "w-3", "w-4"}, TTL: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if n, w := r.l.TrackedUpdates(); n != 4 || w != 4 {
 		t.Fatalf("tracking %d updates for %d workers, want 4 for 4", n, w)
 	}
-	// w-1 and w-4 reconnect: each one's online wakes its partition, whose
-	// relay sends their updates and parks w-2's and w-3's.
-	for w, epoch := range map[string]string{"w-1": "a", "w-4": "d"} {
-		r.status(w, "offline "+epoch)
-		r.status(w, "online "+epoch+"2")
-	}
+	// w-1 and w-4 come online: each one's online wakes its partition,
+	// whose relay sends their updates and parks w-2's and w-3's.
+	r.status("w-1", "online a2")
+	r.status("w-4", "online d2")
 	r.answerEach(t, cmds, map[string]wire.Envelope{
 		"w-1": {Result: wire.ResultOK},
 		"w-4": {Result: wire.ResultFull, RetryAfterMs: 1000}, // its one attempt

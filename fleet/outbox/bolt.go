@@ -51,7 +51,8 @@ import (
 //	                                under "leader/deploy/"); created by the
 //	                                first PutRecords, ignored by builds
 //	                                from before it
-//	fleetsim.outbox                 format version and partition count
+//	fleetsim.outbox                 format version and partition count; its
+//	                                bbolt sequence is NextSeq's counter
 //
 // Each receiver's queue is a chain (recv head, next links, recv tail)
 // rather than an index keyed receiver+id: appends for many receivers then

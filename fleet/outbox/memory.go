@@ -29,6 +29,7 @@ type Memory struct {
 	leased   map[uint64]*memEntry
 	dead     map[uint64]*Message
 	oldestID uint64 // no queued id is below this (ids only grow)
+	lastSeq  uint64 // the last number NextSeq handed out (seq.go)
 	c        Stats
 	records  map[string][]byte // Records; made on first use
 }

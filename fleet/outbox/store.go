@@ -139,6 +139,15 @@ type Store interface {
 	// Partitions is the number of partitions Dequeue divides receivers into.
 	Partitions() int
 
+	// NextSeq hands out the store's next sequence number: each number
+	// once, each above every number handed out before it (for a bbolt
+	// store, before it in the file's life: across reopens and crashes).
+	// Senders stamp a Message's Seq with it, so versions of a key are
+	// ordered by the store, never by a clock that can be wrong. A
+	// returned error hands out nothing: ErrClosed, ctx done, or a failed
+	// write.
+	NextSeq(ctx context.Context) (uint64, error)
+
 	// Stats returns the store's depth and counters.
 	Stats() Stats
 

@@ -175,13 +175,19 @@ type WorkersResult struct {
 	// AtVersion counts workers by the version they run at the end.
 	AtVersion map[string]int `expr:"at_version" json:"at_version"`
 	// Applied counts config and firmware effects applied; AppliedTwice the
-	// workers that applied one version more than once (must stay 0).
-	Applied      uint64 `expr:"applied" json:"applied"`
-	AppliedTwice int    `expr:"applied_twice" json:"applied_twice"`
-	Duplicates   uint64 `expr:"duplicates" json:"duplicates"` // redeliveries deduplicated
-	Expired      uint64 `expr:"expired" json:"expired"`       // commands past TTL when served
-	AckedOK      uint64 `expr:"acked_ok" json:"acked_ok"`
-	AckedFull    uint64 `expr:"acked_full" json:"acked_full"`
+	// workers that applied one version more than once (must stay 0), and
+	// AppliedTwiceIDs names them: the first MaxAppliedTwiceIDs in fleet
+	// order.
+	Applied         uint64   `expr:"applied" json:"applied"`
+	AppliedTwice    int      `expr:"applied_twice" json:"applied_twice"`
+	AppliedTwiceIDs []string `expr:"applied_twice_ids" json:"applied_twice_ids,omitempty"`
+	Duplicates      uint64   `expr:"duplicates" json:"duplicates"` // redeliveries deduplicated (same key and seq)
+	// Stale counts commands not applied because their seq was below the
+	// one the worker had applied under their key (an older version).
+	Stale     uint64 `expr:"stale" json:"stale"`
+	Expired   uint64 `expr:"expired" json:"expired"` // commands past TTL when served
+	AckedOK   uint64 `expr:"acked_ok" json:"acked_ok"`
+	AckedFull uint64 `expr:"acked_full" json:"acked_full"`
 	// MaxAttempt is the highest delivery attempt seen by any worker.
 	MaxAttempt      int    `expr:"max_attempt" json:"max_attempt"`
 	Connects        uint64 `expr:"connects" json:"connects"`
@@ -320,7 +326,11 @@ type CommandResult struct {
 	// mailbox's policy then dropped before they were served: counted, not
 	// lost, and never applied.
 	DroppedAfterAck uint64 `expr:"dropped_after_ack" json:"dropped_after_ack"`
-	Lost            int64  `expr:"lost" json:"lost"`
+	// LostInReboot counts commands a worker acknowledged ok and lost in a
+	// reboot before applying them (in its mailbox or in service): the
+	// mailbox is RAM. Counted, not lost, and never applied.
+	LostInReboot uint64 `expr:"lost_in_reboot" json:"lost_in_reboot"`
+	Lost         int64  `expr:"lost" json:"lost"`
 }
 
 // TelemetryRes balances the workers' telemetry.
@@ -331,8 +341,11 @@ type TelemetryRes struct {
 	Forwarded uint64 `expr:"forwarded" json:"forwarded"` // later accepted from it
 	Rejected  uint64 `expr:"rejected" json:"rejected"`
 	Dropped   uint64 `expr:"dropped" json:"dropped"` // local outbox full, counted
-	Pending   int    `expr:"pending" json:"pending"` // still stored at the end
-	Lost      int64  `expr:"lost" json:"lost"`
+	// LostInReboot: in a local outbox, or sent and unanswered, when the
+	// worker rebooted (counted).
+	LostInReboot uint64 `expr:"lost_in_reboot" json:"lost_in_reboot"`
+	Pending      int    `expr:"pending" json:"pending"` // still stored at the end
+	Lost         int64  `expr:"lost" json:"lost"`
 }
 
 // DeployRes is one deploy of the timeline.

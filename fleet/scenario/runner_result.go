@@ -155,6 +155,10 @@ func quantilesOf(s stats.HistogramSnapshot) Quantiles {
 	return Quantiles{P50: simSec(s.Quantile(0.5)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
 }
 
+// MaxAppliedTwiceIDs bounds workers.applied_twice_ids: enough to find the
+// workers in a failing run's logs, not a second copy of a large fleet.
+const MaxAppliedTwiceIDs = 100
+
 // workersResult sums the workers' own counters.
 func (r *Runner) workersResult(f *finalState) WorkersResult {
 	w := WorkersResult{AtVersion: map[string]int{}}
@@ -165,10 +169,14 @@ func (r *Runner) workersResult(f *finalState) WorkersResult {
 		for _, n := range s.AppliedVersions {
 			if n > 1 {
 				w.AppliedTwice++
+				if len(w.AppliedTwiceIDs) < MaxAppliedTwiceIDs {
+					w.AppliedTwiceIDs = append(w.AppliedTwiceIDs, r.specs[i].ID)
+				}
 				break
 			}
 		}
 		w.Duplicates += s.Duplicates
+		w.Stale += s.Stale
 		w.Expired += s.Expired
 		w.AckedOK += s.AckedOK
 		w.AckedFull += s.AckedFull
@@ -381,13 +389,15 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     Acks beyond them are commands acked that no worker took.
 //  3. The workers' ledger: every command a worker acked ok was taken to
 //     be served, dropped after its ack by its mailbox's policy, or is
-//     still in its mailbox.
+//     still in its mailbox. (A reboot takes what the mailbox holds out
+//     and loses it: those count as taken, and in LostInReboot.)
 //  4. Deploys against the workers' view: every target of a deploy must
 //     have applied its version, unless a later deploy of the same kind
 //     was sent to it (its update may have been overwritten or made
 //     stale), or the update is in the dead letters. Targets with none of
-//     these are missing; expired updates (outbox or worker TTL) and
-//     updates still queued may explain that many, no more.
+//     these are missing; expired updates (outbox or worker TTL), updates
+//     dropped after their ack or lost in a reboot, and updates still
+//     queued may explain that many, no more.
 func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
 	o := res.Outbox
 	c := CommandResult{Sent: o.Enqueued, Queued: o.Depth, Poisoned: r.poisoned.Load()}
@@ -399,8 +409,9 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 	// queue (drop-oldest, coalesce) was dropped after its ack. The rest
 	// was taken to be served or is still queued.
 	var taken, held uint64
-	for _, m := range f.mailboxes {
+	for i, m := range f.mailboxes {
 		c.DroppedAfterAck += m.DroppedOldest + m.DroppedCoalesced
+		c.LostInReboot += f.workers[i].CommandsLostInReboot
 		taken += m.Taken
 		held += uint64(m.Depth)
 	}
@@ -422,7 +433,7 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 			}
 		}
 	}
-	explained := int64(o.Expired+res.Workers.Expired+c.DroppedAfterAck) + int64(o.Depth)
+	explained := int64(o.Expired+res.Workers.Expired+c.DroppedAfterAck+c.LostInReboot) + int64(o.Depth)
 	deployLost := max(missing-explained, 0)
 	if ledger < 0 {
 		c.Lost = ledger
@@ -436,9 +447,10 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 // stopped (no ask in flight: a stopping worker keeps what it had in flight
 // locally) every message generated was accepted by the leader directly or
 // from the local outbox (forwarded), rejected, dropped for a full local
-// outbox (counted loss), or is still queued locally:
+// outbox (counted loss), lost in a reboot (counted: in the local outbox
+// or unanswered then), or is still queued locally:
 //
-//	generated = direct + forwarded + rejected + dropped + pending
+//	generated = direct + forwarded + rejected + dropped + lost_in_reboot + pending
 //
 // Lost is the remainder; and the leader must have received at least what
 // the workers were told it accepted (a worker counts direct and forwarded
@@ -452,9 +464,10 @@ func telemetryBalance(ws []worker.Stats, received uint64) TelemetryRes {
 		t.Forwarded += s.TelemetryForwarded
 		t.Rejected += s.TelemetryRejected
 		t.Dropped += s.TelemetryDropped
+		t.LostInReboot += s.TelemetryLostInReboot
 		t.Pending += s.TelemetryQueued
 	}
-	balance := int64(t.Generated) - int64(t.Direct+t.Forwarded+t.Rejected+t.Dropped) - int64(t.Pending)
+	balance := int64(t.Generated) - int64(t.Direct+t.Forwarded+t.Rejected+t.Dropped+t.LostInReboot) - int64(t.Pending)
 	if balance < 0 {
 		t.Lost = balance
 	} else {

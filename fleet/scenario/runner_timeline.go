@@ -32,7 +32,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		where := fmt.Sprintf("scenario %s: timeline[%d] (at %v)", r.sc.Name, i, ev.At)
 		sel, n := eventSelector(&ev)
 		if n != 1 {
-			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, disconnect, reconnect, crash, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
+			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
 		}
 		if sel != nil {
 			idx, err := sel.Select(r.specs)
@@ -68,7 +68,7 @@ func eventSelector(e *Event) (*Selector, int) {
 			sel = s
 		}
 	}
-	for _, t := range []*Targets{e.Partition, e.Heal, e.Disconnect, e.Reconnect, e.Crash} {
+	for _, t := range []*Targets{e.Partition, e.Heal, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
 		if t != nil {
 			pick(true, &t.Workers)
 		}
@@ -107,6 +107,8 @@ func eventText(e *Event, workers int) string {
 		return "reconnect " + ws
 	case e.Crash != nil:
 		return "crash " + ws
+	case e.Reboot != nil:
+		return "reboot " + ws
 	case e.LeaderCrash != nil:
 		return fmt.Sprintf("leader crash (restart after %v)", e.LeaderCrash.RestartAfter)
 	case e.Deploy != nil:
@@ -270,6 +272,8 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 		return each(func(i int) { r.disc[i].Store(false); r.workers[i].Reconnect() })
 	case ev.Crash != nil:
 		return each(func(i int) { r.workers[i].Crash() })
+	case ev.Reboot != nil:
+		return each(func(i int) { r.workers[i].Reboot() })
 	case ev.LeaderCrash != nil:
 		after := ev.LeaderCrash.RestartAfter.D()
 		return func(_ context.Context, push func(*timelineAction)) {

@@ -112,7 +112,7 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 // selectors returns the event's selectors, to change them in place.
 func (ev *Event) selectors() []*Selector {
 	var out []*Selector
-	for _, t := range []*Targets{ev.Partition, ev.Heal, ev.Disconnect, ev.Reconnect, ev.Crash} {
+	for _, t := range []*Targets{ev.Partition, ev.Heal, ev.Disconnect, ev.Reconnect, ev.Crash, ev.Reboot} {
 		if t != nil {
 			out = append(out, &t.Workers)
 		}

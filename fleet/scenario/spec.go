@@ -251,6 +251,12 @@ type Event struct {
 	// Crash kills the workers' sessions abruptly; they reconnect by their
 	// policy.
 	Crash *Targets `yaml:"crash"`
+	// Reboot restarts the workers' devices: what they keep in RAM (the
+	// mailbox, asks in flight, the local outbox) is lost and counted,
+	// what they keep in flash (the applied version, the dedupe state) is
+	// kept; the session drops as in a crash and they reconnect by their
+	// policy.
+	Reboot *Targets `yaml:"reboot"`
 	// LeaderCrash kills the leader (no goodbye, outbox file closed under
 	// it) and restarts it from the same bbolt file after RestartAfter.
 	LeaderCrash *LeaderCrash `yaml:"leader_crash"`

@@ -340,7 +340,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	for _, t := range []struct {
 		action string
 		t      *Targets
-	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}} {
+	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}, {"reboot", ev.Reboot}} {
 		if t.t != nil {
 			sel(t.action, &t.t.Workers)
 		}

@@ -112,6 +112,9 @@ func (e *Envelope) check() error {
 	if e.Result != "" || e.Ref != "" {
 		return fmt.Errorf("%s: \"result\" and \"ref\" belong on ack and reply only", e.Kind)
 	}
+	if e.Seq > MaxSeq {
+		return fmt.Errorf("%s: \"seq\" = %d, must be at most 2^53-1 (%d), which every JSON reader holds exactly", e.Kind, e.Seq, uint64(MaxSeq))
+	}
 	if e.TTLMs < 0 || e.Attempt < 0 {
 		return fmt.Errorf("%s: \"ttl_ms\" and \"attempt\" must be >= 0", e.Kind)
 	}

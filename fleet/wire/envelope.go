@@ -11,6 +11,13 @@ const Version = 1
 // DefaultMaxSize is the largest payload Decode accepts by default (64 KiB).
 const DefaultMaxSize = 64 << 10
 
+// MaxSeq is the highest "seq" an envelope may carry: 2^53-1, the largest
+// integer that a JSON reader holding numbers as IEEE doubles (JavaScript,
+// many others) still reads exactly. Above it two different sequence
+// numbers can read as one, and a new version as a repeat. Decode refuses
+// more, and Encode never sends it.
+const MaxSeq = 1<<53 - 1
+
 // Kind names what an envelope carries.
 type Kind string
 
@@ -80,7 +87,7 @@ type Envelope struct {
 	// Key is the idempotency key: a receiver applies a key's effect once.
 	Key string `json:"key,omitempty"`
 	// Seq orders versions of one key; a lower Seq than one already applied
-	// is stale.
+	// is stale. At most MaxSeq.
 	Seq uint64 `json:"seq,omitempty"`
 	// TTLMs, if positive, is how long after SentMs the envelope is worth
 	// acting on.

@@ -19,6 +19,8 @@ func TestDecodeAccepts(t *testing.T) {
 	}{
 		{"config", down, `{"v":1,"id":"c-1","kind":"config","key":"config","seq":3,"body":{"version":"2.1.0"}}`, wire.Down,
 			func(e wire.Envelope) bool { return e.Seq == 3 && e.Key == "config" }},
+		{"highest seq", down, `{"v":1,"id":"f-1","kind":"firmware","key":"firmware","seq":9007199254740991,"body":{"version":"2.1.0"}}`, wire.Down,
+			func(e wire.Envelope) bool { return e.Seq == wire.MaxSeq }},
 		{"ping without body", down, `{"v":1,"id":"p-1","kind":"ping"}`, wire.Down, nil},
 		{"ack ok", up, `{"v":1,"kind":"ack","ref":"c-1","result":"ok"}`, wire.Up,
 			func(e wire.Envelope) bool { return e.Ref == "c-1" && e.Result == wire.ResultOK }},
@@ -64,6 +66,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"config without version", `{"v":1,"kind":"config","id":"c","body":{}}`, wire.Down, wire.ErrMalformed, `"version" is required`},
 		{"config body unknown field", `{"v":1,"kind":"config","id":"c","body":{"version":"1","x":2}}`, wire.Down, wire.ErrMalformed, `unknown field "x"`},
 		{"config without body", `{"v":1,"kind":"config","id":"c"}`, wire.Down, wire.ErrMalformed, `"body" is required`},
+		{"seq past 2^53", `{"v":1,"kind":"firmware","id":"f","key":"firmware","seq":9007199254740992,"body":{"version":"1"}}`, wire.Down, wire.ErrMalformed, `"seq" = 9007199254740992, must be at most 2^53-1`},
+		{"seq of a wall clock", `{"v":1,"kind":"heartbeat","id":"h","key":"hb","seq":1764633600000000000}`, wire.Up, wire.ErrMalformed, `"seq"`},
 		{"negative ttl", `{"v":1,"kind":"ping","id":"p","ttl_ms":-1}`, wire.Down, wire.ErrMalformed, "ttl_ms"},
 		{"too large", `{"v":1,"kind":"ping","id":"` + strings.Repeat("x", 100) + `"}`, wire.Down, wire.ErrTooLarge, "limit 64"},
 	}

@@ -202,7 +202,9 @@ func jobWork(env wire.Envelope) time.Duration {
 }
 
 // apply carries out a command's effect — once per idempotency key and
-// sequence number, however many times it was delivered.
+// sequence number, however many times it was delivered, and never for a
+// seq below one applied under its key (stale). What it remembers is the
+// flash: a Reboot keeps it.
 func (w *Worker) apply(env wire.Envelope) {
 	now := w.clk.Now()
 	if env.TTLMs > 0 && env.SentMs > 0 && now.UnixMilli() > env.SentMs+env.TTLMs {
@@ -211,7 +213,11 @@ func (w *Worker) apply(env wire.Envelope) {
 	}
 	if env.Key != "" {
 		if seq, ok := w.applied[env.Key]; ok && env.Seq <= seq {
-			w.update(func(s *Stats) { s.Duplicates++ })
+			if env.Seq == seq {
+				w.update(func(s *Stats) { s.Duplicates++ })
+			} else {
+				w.update(func(s *Stats) { s.Stale++ })
+			}
 			return
 		}
 		w.applied[env.Key] = env.Seq

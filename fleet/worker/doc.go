@@ -12,7 +12,10 @@
 //
 // Going away: Disconnect (clean, status offline), Partition (the connection
 // goes silent; the broker's keepalive and the last will tell the leader),
-// Crash (the connection drops without a word). Coming back: reconnect with
+// Crash (the connection drops without a word), Reboot (a crash that also
+// loses the RAM — mailbox, asks, local outbox — and keeps the flash: the
+// applied version and what was applied per key, so a redelivery after
+// the reboot is not applied twice). Coming back: reconnect with
 // exponential backoff and full jitter, or immediately (to show the herd).
 // A scenario can also change a running worker's heartbeat interval
 // (SetHeartbeat: a heartbeat storm) and mailbox capacity

@@ -129,6 +129,8 @@ func (w *Worker) onControl(c control) {
 				w.scheduleReconnect(w.attempt)
 			}
 		}
+	case ctlReboot:
+		w.reboot()
 	case ctlReconnect:
 		w.down = false
 		if w.sess == nil {

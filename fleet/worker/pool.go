@@ -105,6 +105,11 @@ func (p *Pool) Stats() PoolStats {
 		t.Refused += s.Refused
 		t.Applied += s.Applied
 		t.Duplicates += s.Duplicates
+		t.Stale += s.Stale
+		t.Reboots += s.Reboots
+		t.CommandsLostInReboot += s.CommandsLostInReboot
+		t.TelemetryLostInReboot += s.TelemetryLostInReboot
+		t.HeartbeatsLostInReboot += s.HeartbeatsLostInReboot
 		t.Expired += s.Expired
 		t.Jobs += s.Jobs
 		t.Pings += s.Pings

@@ -24,8 +24,11 @@ type Stats struct {
 	Applied         uint64 // config/firmware effects applied
 	AppliedVersions map[string]int
 	Duplicates      uint64 // deliveries of an already-applied key and seq
-	Expired         uint64 // commands past their TTL when served
-	Jobs, Pings     uint64
+	// Stale counts commands whose seq was below the one applied under
+	// their key (an older version): not applied.
+	Stale       uint64
+	Expired     uint64 // commands past their TTL when served
+	Jobs, Pings uint64
 	// MaxAttempt is the highest delivery attempt number seen on a command:
 	// 1 means every command arrived on the leader's first try.
 	MaxAttempt int
@@ -44,15 +47,24 @@ type Stats struct {
 	// With no ask in flight (a stopped worker has none):
 	//
 	//	TelemetryGenerated == TelemetryDirect + TelemetryForwarded +
-	//		TelemetryRejected + TelemetryDropped + TelemetryQueued
+	//		TelemetryRejected + TelemetryDropped + TelemetryLostInReboot +
+	//		TelemetryQueued
 	TelemetryQueued int
+
+	// Reboots counts Reboot calls. What each lost with the RAM is counted
+	// by kind: commands acked ok and not yet applied (in the mailbox,
+	// which counts them as taken, or in service), telemetry in the local
+	// outbox or sent and unanswered, the heartbeat waiting in the local
+	// outbox.
+	Reboots, CommandsLostInReboot, TelemetryLostInReboot, HeartbeatsLostInReboot uint64
 
 	LateReplies, SendErrors uint64
 
 	// MailboxDepth is the commands queued now. The mailbox's wait times go
 	// to the histogram in Config.Mailbox.Wait (a pool shares one per group).
 	MailboxDepth int
-	Local        outbox.Stats
+	// Local is the local outbox's; its counters start again at a reboot.
+	Local outbox.Stats
 }
 
 // Stats returns the worker's counters.
@@ -60,9 +72,10 @@ func (w *Worker) Stats() Stats {
 	w.mu.Lock()
 	s := w.st
 	s.AppliedVersions = maps.Clone(w.st.AppliedVersions)
+	local := w.local
 	w.mu.Unlock()
 	s.MailboxDepth = w.mb.Len()
-	s.Local = w.local.Stats()
+	s.Local = local.Stats()
 	return s
 }
 
@@ -87,7 +100,8 @@ type State struct {
 func (w *Worker) State() State {
 	w.mu.Lock()
 	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
+	local := w.local
 	w.mu.Unlock()
-	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), w.local.Len()
+	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), local.Len()
 	return s
 }

@@ -16,6 +16,9 @@ type timers struct {
 	wake      clock.Timer // the earliest of: ask deadlines, sync retry, outbox flush
 	wakeAt    time.Time
 	hb, tel   clock.Ticker
+	// hbEvery and telEvery are the tickers' intervals (0: off), to start
+	// them afresh after a reboot.
+	hbEvery, telEvery time.Duration
 }
 
 func (t *timers) init(c clock.Clock, hb, tel time.Duration) {
@@ -23,6 +26,7 @@ func (t *timers) init(c clock.Clock, hb, tel time.Duration) {
 	t.reconnect = stopped(c)
 	t.service = stopped(c)
 	t.wake = stopped(c)
+	t.hbEvery, t.telEvery = hb, tel
 	if hb > 0 {
 		t.hb = c.NewTicker(hb)
 	}
@@ -52,10 +56,20 @@ func (t *timers) telemetry() <-chan time.Time {
 }
 
 // setHeartbeat changes the heartbeat interval; 0 stops heartbeats.
-func (t *timers) setHeartbeat(d time.Duration) { t.hb = t.retick(t.hb, d) }
+func (t *timers) setHeartbeat(d time.Duration) { t.hb, t.hbEvery = t.retick(t.hb, d), max(d, 0) }
 
 // setTelemetry changes the telemetry interval; 0 stops telemetry.
-func (t *timers) setTelemetry(d time.Duration) { t.tel = t.retick(t.tel, d) }
+func (t *timers) setTelemetry(d time.Duration) { t.tel, t.telEvery = t.retick(t.tel, d), max(d, 0) }
+
+// reboot stops the one-shot timers (a reboot loses what they were for)
+// and starts the tickers afresh, a full interval from now.
+func (t *timers) reboot() {
+	t.service.Stop()
+	t.wake.Stop()
+	t.wakeAt = time.Time{}
+	t.setHeartbeat(t.hbEvery)
+	t.setTelemetry(t.telEvery)
+}
 
 // retick returns tk changed to tick every d: stopped and nil for 0, new if
 // it was off.

@@ -14,15 +14,25 @@ import (
 )
 
 // Worker is one simulated worker. Create it with New and start it with
-// Run; the control methods (Disconnect, Partition, Heal, Crash, Reconnect)
-// and Stats are safe from any goroutine.
+// Run; the control methods (Disconnect, Partition, Heal, Crash, Reboot,
+// Reconnect) and Stats are safe from any goroutine.
+//
+// A worker's memory is in two parts, as a device's is. Its flash — the
+// applied state (version, the highest seq applied per idempotency key,
+// the applied counts in Stats) and its own counters (heartbeat seq,
+// envelope ids) — survives a Reboot. Everything else is RAM, which a
+// Reboot loses: the mailbox, the command in service, asks in flight,
+// acks on their way back, the local outbox, its timers.
 type Worker struct {
-	cfg   Config
-	clk   clock.Clock
-	rnd   *rand.Rand // owned by the loop
-	dial  Dialer
-	mb    *mailbox.Mailbox[command]
-	local *outbox.Memory // store-and-forward while the leader cannot take it
+	cfg  Config
+	clk  clock.Clock
+	rnd  *rand.Rand // owned by the loop
+	dial Dialer
+	mb   *mailbox.Mailbox[command]
+	// local is store-and-forward while the leader cannot take it. The loop
+	// reads it freely; it replaces it (Reboot) only under mu, and other
+	// goroutines read it under mu.
+	local *outbox.Memory
 
 	incoming chan incoming
 	control  chan control
@@ -35,19 +45,21 @@ type Worker struct {
 	partition  bool // the network is cut: dials fail until Heal
 	attempt    int  // reconnect attempts since the last success
 	busy       bool
-	current    wire.Envelope     // the command being served while busy
-	due        time.Time         // when current's service time is up
-	applied    map[string]uint64 // idempotency key -> highest seq applied
-	version    string
-	nextID     uint64
+	current    wire.Envelope // the command being served while busy
+	due        time.Time     // when current's service time is up
 	asks       map[string]*ask
 	syncDue    time.Time // zero: no sync to send
 	syncTries  int
 	flushing   bool // one local-outbox message in flight
 	flushAfter time.Time
-	hbSeq      uint64
 	epoch      string          // of sess, in its "online" and its will's "offline"
 	answers    []delayedAnswer // acks on their way back, by due time (Config.RTT)
+
+	// Flash, owned by the loop: kept across a Reboot.
+	applied map[string]uint64 // idempotency key -> highest seq applied
+	version string
+	hbSeq   uint64 // the leader ignores a heartbeat seq not above the last
+	nextID  uint64 // envelope ids stay unique across reboots
 
 	timers timers
 
@@ -81,6 +93,7 @@ const (
 	ctlPartition
 	ctlHeal
 	ctlCrash
+	ctlReboot
 	ctlReconnect
 	ctlHeartbeat
 	ctlTelemetry
@@ -105,7 +118,7 @@ func New(cfg Config, dial Dialer) (*Worker, error) {
 	if w.mb, err = mailbox.New[command](cfg.Mailbox); err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
 	}
-	if w.local, err = outbox.NewMemory(outbox.Options{Clock: cfg.Clock, MaxDepth: cfg.LocalOutbox, MaxAttempts: 1 << 30}); err != nil {
+	if w.local, err = newLocal(cfg); err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
 	}
 	w.st.Version = cfg.Version
@@ -164,6 +177,15 @@ func (w *Worker) Heal() { w.send(control{op: ctlHeal}) }
 // Crash drops the connection without a word; the worker reconnects by its
 // policy.
 func (w *Worker) Crash() { w.send(control{op: ctlCrash}) }
+
+// Reboot restarts the device: its RAM is lost, its flash kept (see
+// Worker). The session drops without a word, as in Crash, whatever was
+// queued or in flight is dropped and counted (Stats.CommandsLostInReboot,
+// TelemetryLostInReboot, HeartbeatsLostInReboot), and the worker
+// reconnects by its policy — unless it is disconnected (Disconnect), when
+// it stays away until Reconnect. A command redelivered after the reboot
+// is deduplicated by what the flash remembers.
+func (w *Worker) Reboot() { w.send(control{op: ctlReboot}) }
 
 // Reconnect ends a Disconnect (or a wait between attempts): the worker
 // connects at once.

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// TestStateFile: three worker processes' worth of workers against a
+// broker on TCP; a stand-in leader delivers an update twice to one worker
+// (a lost ack), a newer and then an older version to another, nothing to
+// the third. At exit --state names, per worker, what each applied and
+// how often, and what it skipped.
+func TestStateFile(t *testing.T) {
+	b, err := transport.StartBroker(transport.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = b.Close(ctx)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lead, err := transport.Connect(ctx, transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true}, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lead.Close(true)
+	var tp wire.Topics
+	var mu sync.Mutex
+	online, acks := map[string]bool{}, map[string]int{}
+	if err := lead.Subscribe(ctx, tp.Status("+"), 1, func(topic string, payload []byte) {
+		if st, err := wire.ParseStatus(topic, payload); err == nil {
+			id, _, _ := tp.Parse(topic)
+			mu.Lock()
+			online[id] = st.Online
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lead.Subscribe(ctx, tp.Up("+"), 1, func(topic string, payload []byte) {
+		if env, err := wire.Decode(topic, payload, wire.Up, 0); err == nil && env.Kind == wire.KindAck && env.Result == wire.ResultOK {
+			id, _, _ := tp.Parse(topic)
+			mu.Lock()
+			acks[id]++
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	path := filepath.Join(t.TempDir(), "state.json")
+	runCtx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(runCtx, []string{"--broker", "tcp://" + b.Addr(), "--count", "3", "--service", "100us",
+			"--heartbeat", "0", "--report", "0", "--state", path}, &stderr)
+	}()
+	ids := []string{"w-0000", "w-0001", "w-0002"}
+	fleettest.Eventually(t, 20*time.Second, "three workers online", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fleettest.Unless(online[ids[0]] && online[ids[1]] && online[ids[2]], "online: %v", online)
+	})
+	send := func(worker, id string, seq uint64, version string) {
+		t.Helper()
+		p, err := wire.Encode(wire.Envelope{ID: id, Kind: wire.KindFirmware, Key: "firmware", Seq: seq, Body: wire.Body(wire.Apply{Version: version})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := lead.Publish(ctx, tp.Down(worker), 1, false, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(ids[0], "c1", 1, "2.0.0")
+	send(ids[0], "c2", 1, "2.0.0") // the leader never got the first ack
+	send(ids[1], "c3", 2, "2.1.0")
+	send(ids[1], "c4", 1, "2.0.0") // older than what it runs
+	fleettest.Eventually(t, 20*time.Second, "every command acked", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return fleettest.Unless(acks[ids[0]] == 2 && acks[ids[1]] == 2, "acks: %v", acks)
+	})
+	stop()
+	if c := <-code; c != cli.ExitOK {
+		t.Fatalf("worker exited %d:\n%s", c, stderr.String())
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got stateFile
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatalf("%s: %v\n%s", path, err, data)
+	}
+	want := []workerState{
+		{ID: ids[0], Version: "2.0.0", Applied: 1, AppliedVersions: map[string]int{"2.0.0": 1}, Duplicates: 1, AckedOK: 2},
+		{ID: ids[1], Version: "2.1.0", Applied: 1, AppliedVersions: map[string]int{"2.1.0": 1}, Stale: 1, AckedOK: 2},
+		{ID: ids[2], Version: "1.0.0", AppliedVersions: map[string]int{}},
+	}
+	if len(got.Workers) != len(want) {
+		t.Fatalf("%d workers in %s, want 3:\n%s", len(got.Workers), path, data)
+	}
+	for i, w := range want {
+		g := got.Workers[i]
+		if g.ID != w.ID || g.Version != w.Version || g.Applied != w.Applied || g.Duplicates != w.Duplicates || g.Stale != w.Stale ||
+			g.AckedOK != w.AckedOK || len(g.AppliedVersions) != len(w.AppliedVersions) {
+			t.Errorf("worker %d: %+v, want %+v", i, g, w)
+			continue
+		}
+		for v, n := range w.AppliedVersions {
+			if g.AppliedVersions[v] != n {
+				t.Errorf("%s applied %s %d times, want %d", g.ID, v, g.AppliedVersions[v], n)
+			}
+		}
+	}
+}
+
+// TestStateFileUnwritable: a --state path that cannot be created is a
+// usage error naming the flag, before any worker runs.
+func TestStateFileUnwritable(t *testing.T) {
+	var errb bytes.Buffer
+	bad := filepath.Join(t.TempDir(), "missing", "state.json")
+	code := Main(context.Background(), []string{"--state", bad}, &errb)
+	if code != cli.ExitUsage || !strings.Contains(errb.String(), "--state "+bad) {
+		t.Fatalf("exit %d, output:\n%s\nwant exit %d naming --state", code, errb.String(), cli.ExitUsage)
+	}
+}

@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// newLocal is a worker's local outbox, empty: at New and after a reboot.
+func newLocal(cfg Config) (*outbox.Memory, error) {
+	return outbox.NewMemory(outbox.Options{Clock: cfg.Clock, MaxDepth: cfg.LocalOutbox, MaxAttempts: 1 << 30})
+}
+
+// reboot loses the worker's RAM and keeps its flash (see Worker). What
+// was lost is counted, by kind: a command the worker had acked ok (in its
+// mailbox or in service) is gone for good — the leader settled it as
+// delivered — while telemetry and heartbeats were the worker's own.
+func (w *Worker) reboot() {
+	var telemetry uint64
+	for id, a := range w.asks {
+		if a.kind == wire.KindTelemetry && a.storeID == 0 {
+			telemetry++ // sent directly, unanswered: it was only in RAM
+		}
+		delete(w.asks, id) // a stored one goes with the local outbox
+	}
+	w.closeSession(false) // no goodbye: the broker publishes the will
+	var commands uint64
+	if w.busy {
+		commands++
+		w.busy, w.current = false, wire.Envelope{}
+	}
+	// The mailbox counts these as taken: taken out by the reboot.
+	for _, ok := w.mb.TryTake(); ok; _, ok = w.mb.TryTake() {
+		commands++
+	}
+	w.answers = nil // acks on their way: the leader's asks time out and it redelivers
+	w.syncDue, w.syncTries = time.Time{}, 0
+	w.flushing, w.flushAfter = false, time.Time{}
+	w.timers.reboot()
+	old, queued := w.local, w.st.TelemetryQueued
+	local, err := newLocal(w.cfg)
+	if err != nil { // the options New accepted: cannot happen
+		w.cfg.Logger.Error("reboot: the local outbox is kept", "worker", w.cfg.ID, "err", err)
+		local, queued = old, 0
+	}
+	heartbeats := 0
+	if local != old {
+		heartbeats = max(old.Len()-queued, 0)
+	}
+	w.mu.Lock()
+	w.local = local
+	s := &w.st
+	s.Reboots++
+	s.Busy = false
+	s.CommandsLostInReboot += commands
+	s.TelemetryLostInReboot += telemetry + uint64(queued)
+	s.TelemetryQueued -= queued
+	s.HeartbeatsLostInReboot += uint64(heartbeats)
+	w.mu.Unlock()
+	if local != old {
+		_ = old.Close()
+	}
+	if !w.down {
+		w.attempt = 1
+		w.scheduleReconnect(w.attempt)
+	}
+}
