@@ -253,7 +253,7 @@ func TestCaptureThenCompare(t *testing.T) {
 	r2.Result.Deploys = append(r2.Result.Deploys, scenario.DeployRes{Version: "2.2.0", Targets: 4, Delivered: 4, Duration: 3})
 	r2.Result.Run.Seed = 43
 	c = Compare(b, r2)
-	if !slices.Equal(c.New, []string{"deploys[1].delivered", "deploys[1].rejected", "deploys[1].duration"}) {
+	if !slices.Equal(c.New, []string{"deploys[1].delivered", "deploys[1].rejected", "deploys[1].early", "deploys[1].duration"}) {
 		t.Errorf("New = %v", c.New)
 	}
 	if !slices.Equal(c.Notes, []string{"baseline seed 42, run seed 43"}) {

@@ -246,6 +246,7 @@ var rules = map[string]spec{
 
 	"deploys[*].delivered": exact(Higher),
 	"deploys[*].rejected":  exact(None),
+	"deploys[*].early":     exact(Lower),
 	"deploys[*].duration":  timing(Lower),
 
 	"windows[*].leader.mailbox.offered":   count(None),

@@ -354,6 +354,9 @@ type DeployRes struct {
 	Targets   int    `expr:"targets" json:"targets"`
 	Delivered int    `expr:"delivered" json:"delivered"`
 	Rejected  int    `expr:"rejected" json:"rejected"`
+	// Early counts targets that applied the version before their wave was
+	// due (a rollout that lost its pacing: must stay 0).
+	Early int `expr:"early" json:"early"`
 	// Duration is from the first wave's start to the last target's
 	// delivery (0 if it did not finish).
 	Duration Seconds `expr:"duration" json:"duration"`

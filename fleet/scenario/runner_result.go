@@ -313,6 +313,7 @@ func (r *Runner) deployResults(ds []*deployRun, f *finalState) []DeployRes {
 		r.mu.Lock()
 		refs, done, doneAt := append([]deployRef(nil), d.refs...), d.done, d.doneAt
 		r.mu.Unlock()
+		res.Early = earlyTargets(d, refs, f.workers)
 		if dur, ok := leaderDuration(refs, len(d.targets)); ok {
 			res.Duration = simSec(dur)
 		} else if done {
@@ -336,6 +337,28 @@ func deadFor(dead []outbox.Message, d *deployRun) map[string]bool {
 		}
 	}
 	return out
+}
+
+// earlyTargets counts d's targets whose worker first applied d's version
+// before its wave was due, the waves as the leader deploys that carried d
+// planned them.
+func earlyTargets(d *deployRun, refs []deployRef, ws []worker.Stats) int {
+	n := 0
+	for _, ref := range refs {
+		p, ok := ref.lr.l.Progress(ref.idx)
+		if !ok {
+			continue
+		}
+		j := ref.from
+		for _, w := range p.Waves {
+			for k := 0; k < w.Targets && j < ref.to; k, j = k+1, j+1 {
+				if at, ok := ws[d.targets[j]].FirstApplied[d.version]; ok && at.Before(w.Start) {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
 
 // leaderDuration is the deploy's duration by its leaders' progress: from

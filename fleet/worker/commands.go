@@ -234,6 +234,12 @@ func (w *Worker) apply(env wire.Envelope) {
 				s.AppliedVersions = map[string]int{}
 			}
 			s.AppliedVersions[a.Version]++
+			if s.FirstApplied == nil {
+				s.FirstApplied = map[string]time.Time{}
+			}
+			if _, ok := s.FirstApplied[a.Version]; !ok {
+				s.FirstApplied[a.Version] = w.clk.Now()
+			}
 		})
 	case wire.KindJob:
 		w.update(func(s *Stats) { s.Jobs++ })

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"maps"
+	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
@@ -23,7 +24,10 @@ type Stats struct {
 	Refused         uint64
 	Applied         uint64 // config/firmware effects applied
 	AppliedVersions map[string]int
-	Duplicates      uint64 // deliveries of an already-applied key and seq
+	// FirstApplied is when each version was first applied, on the
+	// worker's clock: a rollout's pacing is checked against it.
+	FirstApplied map[string]time.Time
+	Duplicates   uint64 // deliveries of an already-applied key and seq
 	// Stale counts commands whose seq was below the one applied under
 	// their key (an older version): not applied.
 	Stale       uint64
@@ -72,6 +76,7 @@ func (w *Worker) Stats() Stats {
 	w.mu.Lock()
 	s := w.st
 	s.AppliedVersions = maps.Clone(w.st.AppliedVersions)
+	s.FirstApplied = maps.Clone(w.st.FirstApplied)
 	local := w.local
 	w.mu.Unlock()
 	s.MailboxDepth = w.mb.Len()
