@@ -25,8 +25,9 @@ type Baseline struct {
 	Variant  string `json:"variant,omitempty"`
 	// Seed, FleetCount and KeptUp describe the runs the baseline was
 	// captured from: a run at another fleet size is not compared, and a
-	// run that fell behind gives no timings to compare with (KeptUp is
-	// false when any of the runs fell behind).
+	// run that fell behind gives no timings to compare with. The timings
+	// are measured from the runs that kept up; KeptUp is false, and the
+	// timings are never compared, unless at least half of the runs did.
 	Seed       uint64    `json:"seed"`
 	FleetCount int       `json:"fleet_count"`
 	KeptUp     bool      `json:"kept_up"`
@@ -146,13 +147,15 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 		Variant:    r0.Variant,
 		Seed:       r0.Result.Run.Seed,
 		FleetCount: r0.Result.Fleet.Count,
-		KeptUp:     true,
 		Captured:   r0.Started,
 		Help:       slices.Insert(slices.Clone(help), 4, helpRuns(len(reps))),
 		Metrics:    []Metric{},
 	}
+	keptUp := 0
 	for i, r := range reps {
-		b.KeptUp = b.KeptUp && r.Result.Run.KeptUp
+		if r.Result.Run.KeptUp {
+			keptUp++
+		}
 		if r.Err != "" && b.Err == "" {
 			b.Err = r.Err
 			if len(reps) > 1 {
@@ -160,8 +163,12 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 			}
 		}
 	}
+	b.KeptUp = 2*keptUp >= len(reps)
 	// A metric some run lacks (a map key no worker ended at) would be
 	// absent from a later run as often: only what every run has is kept.
+	// A timing is measured from the runs that kept up, when enough did: a
+	// run that fell behind distorts it, and a later run that does is not
+	// compared on it either.
 	byPath := make([]map[string]float64, len(reps))
 	for i, r := range reps {
 		byPath[i] = map[string]float64{}
@@ -176,14 +183,19 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 			continue
 		}
 		m := measured{leaf: l, spec: s, vals: make([]float64, 0, len(reps))}
-		for _, vs := range byPath {
+		complete := true
+		for i, vs := range byPath {
 			v, ok := vs[l.Path]
 			if !ok {
+				complete = false
 				break
+			}
+			if l.Timing && b.KeptUp && !reps[i].Result.Run.KeptUp {
+				continue
 			}
 			m.vals = append(m.vals, v)
 		}
-		if len(m.vals) < len(reps) {
+		if !complete {
 			continue
 		}
 		ms = append(ms, m)
@@ -253,7 +265,7 @@ func UpdateBaseline(path string, reps ...*scenario.Report) error {
 func (b Baseline) Warnings() []string {
 	var out []string
 	if !b.KeptUp && b.Err == "" {
-		out = append(out, "a captured run fell behind its schedule, so this baseline's timings are never compared: capture it again on a machine that keeps up")
+		out = append(out, "more than half of the captured runs fell behind their schedule, so this baseline's timings are never compared: capture it again on a machine that keeps up")
 	}
 	for _, m := range b.Metrics {
 		if m.Runs < 2 {
