@@ -89,7 +89,7 @@ func (o *options) addFlags(c *cobra.Command) {
 	f.Uint64Var(&o.seed, "seed", 1, "seed; worker i draws from PCG(seed, i), so runs repeat")
 	f.StringVar(&o.version, "version", worker.DefaultVersion, "version every worker starts at")
 	f.DurationVar(&o.report, "report", 10*time.Second, "log a summary of the pool this often (0: only at exit)")
-	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts, duplicates, stale (created at start)")
+	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts and first-applied times, duplicates, stale (created at start)")
 }
 
 // build validates the flags and returns the workers' configs and dialer.
@@ -201,12 +201,14 @@ It logs a summary every --report and at exit: workers online, applied
 updates, duplicates, versions. With --state FILE it also writes, at exit,
 each worker's applied state as JSON — the version it runs, each version
 it applied with how many times (more than 1 is an update applied twice),
-duplicates and stale commands it skipped — so that exactly-once can be
-checked per worker, not only in total:
+the wall time it first applied each (RFC 3339, UTC, milliseconds),
+duplicates and stale commands it skipped — so that exactly-once, and a
+rollout's pacing, can be checked per worker, not only in total:
 
   {"workers": [{"id": "w-0000", "version": "2.0.0", "applied": 1,
-    "applied_versions": {"2.0.0": 1}, "duplicates": 1, "stale": 0,
-    "acked_ok": 2}, ...]}
+    "applied_versions": {"2.0.0": 1},
+    "applied_at": {"2.0.0": "2026-01-02T15:04:05.123Z"},
+    "duplicates": 1, "stale": 0, "acked_ok": 2}, ...]}
 
 On SIGINT/SIGTERM every worker announces itself offline and disconnects
 cleanly, and worker exits 0.

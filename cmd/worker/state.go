@@ -25,6 +25,10 @@ type workerState struct {
 	// is a version applied twice.
 	Applied         uint64         `json:"applied"`
 	AppliedVersions map[string]int `json:"applied_versions"`
+	// AppliedAt is the wall time each version was first applied, in
+	// RFC 3339 with milliseconds (TimeFormat): a rollout's pacing can be
+	// checked against the waves' due times.
+	AppliedAt map[string]string `json:"applied_at"`
 	// Duplicates counts redeliveries it recognised (same key and seq);
 	// Stale the commands older than one it applied under their key.
 	Duplicates uint64 `json:"duplicates"`
@@ -32,6 +36,10 @@ type workerState struct {
 	// AckedOK counts commands it acknowledged ok.
 	AckedOK uint64 `json:"acked_ok"`
 }
+
+// TimeFormat is how the state file writes times: RFC 3339, UTC, with
+// milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // openState creates (or empties) the --state file at start, so that a
 // path that cannot be written fails before the workers run, not after.
@@ -51,8 +59,12 @@ func writeState(f *os.File, ws []*worker.Worker) error {
 		if s.AppliedVersions == nil {
 			s.AppliedVersions = map[string]int{}
 		}
+		at := make(map[string]string, len(s.FirstApplied))
+		for v, t := range s.FirstApplied {
+			at[v] = t.UTC().Format(TimeFormat)
+		}
 		out.Workers[i] = workerState{
-			ID: w.ID(), Version: s.Version, Applied: s.Applied, AppliedVersions: s.AppliedVersions,
+			ID: w.ID(), Version: s.Version, Applied: s.Applied, AppliedVersions: s.AppliedVersions, AppliedAt: at,
 			Duplicates: s.Duplicates, Stale: s.Stale, AckedOK: s.AckedOK,
 		}
 	}

@@ -88,6 +88,7 @@ func TestStateFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	sent := time.Now().Truncate(time.Millisecond) // applied_at has ms
 	send(ids[0], "c1", 1, "2.0.0")
 	send(ids[0], "c2", 1, "2.0.0") // the leader never got the first ack
 	send(ids[1], "c3", 2, "2.1.0")
@@ -101,6 +102,7 @@ func TestStateFile(t *testing.T) {
 	if c := <-code; c != cli.ExitOK {
 		t.Fatalf("worker exited %d:\n%s", c, stderr.String())
 	}
+	exited := time.Now()
 
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -128,6 +130,20 @@ func TestStateFile(t *testing.T) {
 		for v, n := range w.AppliedVersions {
 			if g.AppliedVersions[v] != n {
 				t.Errorf("%s applied %s %d times, want %d", g.ID, v, g.AppliedVersions[v], n)
+			}
+		}
+		if len(g.AppliedAt) != len(w.AppliedVersions) {
+			t.Errorf("%s: applied_at %v, want a time for each of %v", g.ID, g.AppliedAt, w.AppliedVersions)
+		}
+		for v, s := range g.AppliedAt {
+			at, err := time.Parse(time.RFC3339, s)
+			if err != nil || !strings.HasSuffix(s, "Z") || len(s) != len("2006-01-02T15:04:05.000Z") {
+				t.Errorf("%s: applied_at[%s] = %q, want RFC 3339 in UTC with milliseconds (%v)", g.ID, v, s, err)
+				continue
+			}
+			if at.Before(sent) || at.After(exited) {
+				t.Errorf("%s: applied_at[%s] = %s, want between the send (%s) and the worker's exit (%s)",
+					g.ID, v, s, sent.UTC().Format(TimeFormat), exited.UTC().Format(TimeFormat))
 			}
 		}
 	}

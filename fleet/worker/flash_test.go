@@ -181,3 +181,19 @@ func TestRebootLosesTelemetry(t *testing.T) {
 	}
 	identity(s)
 }
+
+// TestFirstApplied: the worker records when it first applied
+// each version, on its clock; a redelivery later does not move it.
+func TestFirstApplied(t *testing.T) {
+	r := startRig(t, instant)
+	t0 := r.clk.Now()
+	r.apply(t, firmware("c1", 5, "2.0.0"), "2.0.0 applied", func(s worker.Stats) bool { return s.Applied == 1 })
+	r.clk.Advance(3 * time.Second)
+	r.apply(t, firmware("c2", 5, "2.0.0"), "redelivery deduplicated", func(s worker.Stats) bool { return s.Duplicates == 1 })
+	r.clk.Advance(4 * time.Second)
+	s := r.apply(t, firmware("c3", 6, "2.1.0"), "2.1.0 applied", func(s worker.Stats) bool { return s.Applied == 2 })
+	want := map[string]time.Time{"2.0.0": t0, "2.1.0": t0.Add(7 * time.Second)}
+	if len(s.FirstApplied) != len(want) || !s.FirstApplied["2.0.0"].Equal(want["2.0.0"]) || !s.FirstApplied["2.1.0"].Equal(want["2.1.0"]) {
+		t.Fatalf("applied at %v, want %v", s.FirstApplied, want)
+	}
+}
