@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,19 +14,35 @@ import (
 
 // Session is a connected MQTT client with the few calls fleetsim's leader
 // and workers make: publish (waiting for the broker or not), subscribe,
-// close cleanly or abruptly, go silent, and a channel that says the
-// connection is gone. It satisfies leader.Link and worker.Session. Safe for
+// close cleanly or abruptly, go silent, a channel that says the
+// connection is gone, and Redial to connect again. It satisfies
+// leader.Link (and leader.Redialer) and worker.Session. Safe for
 // concurrent use.
 type Session struct {
-	c        paho.Client
-	conn     atomic.Pointer[silentConn]
-	lost     chan struct{}
-	lostOnce sync.Once
-	lostErr  atomic.Pointer[error]
+	c    paho.Client
+	conn atomic.Pointer[silentConn]
+
+	mu         sync.Mutex
+	lost       chan struct{} // the current connection's
+	lostClosed bool
+	lostErr    error
+	closed     bool           // Close was called: no Redial
+	subs       []subscription // made through Subscribe, in order, for Redial
+	redial     sync.Mutex     // one Redial at a time
+}
+
+// subscription is one Subscribe call, as Redial repeats it.
+type subscription struct {
+	filter string
+	qos    byte
+	h      paho.MessageHandler
 }
 
 // ErrSubscribeRefused: the broker refused a subscription (its ACL).
 var ErrSubscribeRefused = errors.New("transport: subscription refused by the broker")
+
+// ErrClosed: Redial on a session that Close has ended.
+var ErrClosed = errors.New("transport: session closed")
 
 // Connect opens a session. opts.OnConnectionLost is wrapped, not replaced.
 // It returns when the broker has accepted the CONNECT, or with an error
@@ -60,13 +77,18 @@ func Connect(ctx context.Context, opts ClientOptions, mem *Broker) (*Session, er
 	return s, nil
 }
 
+// markLost closes the current connection's Lost channel, once.
 func (s *Session) markLost(err error) {
-	s.lostOnce.Do(func() {
-		if err != nil {
-			s.lostErr.Store(&err)
-		}
-		close(s.lost)
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lostClosed {
+		return
+	}
+	s.lostClosed = true
+	if err != nil {
+		s.lostErr = err
+	}
+	close(s.lost)
 }
 
 // wait waits for a paho token or ctx.
@@ -100,9 +122,22 @@ func (s *Session) Send(topic string, qos byte, payload []byte) error {
 
 // Subscribe subscribes and waits for the broker's answer; a refusal is
 // ErrSubscribeRefused. h runs on the client's one delivery goroutine: it
-// must not block for long and must not wait for a publish.
+// must not block for long and must not wait for a publish. A subscription
+// the broker accepted is made again by Redial.
 func (s *Session) Subscribe(ctx context.Context, filter string, qos byte, h func(topic string, payload []byte)) error {
-	t := s.c.Subscribe(filter, qos, func(_ paho.Client, m paho.Message) { h(m.Topic(), m.Payload()) })
+	sub := subscription{filter: filter, qos: qos, h: func(_ paho.Client, m paho.Message) { h(m.Topic(), m.Payload()) }}
+	if err := s.subscribe(ctx, sub); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.subs = append(s.subs, sub)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Session) subscribe(ctx context.Context, sub subscription) error {
+	filter := sub.filter
+	t := s.c.Subscribe(filter, sub.qos, sub.h)
 	if err := wait(ctx, t); err != nil {
 		return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 	}
@@ -125,6 +160,9 @@ func (s *Session) Close(clean bool) {
 			_ = c.Conn.Close()
 		}
 	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.c.Disconnect(100)
 	s.markLost(nil)
 }
@@ -141,12 +179,78 @@ func (s *Session) Silence() {
 }
 
 // Lost is closed when the connection is lost or the session closed.
-func (s *Session) Lost() <-chan struct{} { return s.lost }
+// After a successful Redial it returns a new channel, for the new
+// connection.
+func (s *Session) Lost() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
+}
 
 // Err returns why the connection was lost, if it was lost with an error.
 func (s *Session) Err() error {
-	if p := s.lostErr.Load(); p != nil {
-		return *p
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lostErr
+}
+
+// Closed reports whether Close has been called: Redial cannot succeed.
+func (s *Session) Closed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Connected reports whether the connection is up now. It turns false as
+// soon as the client sees the connection fail, before Lost is closed
+// (paho first fails what was waiting on the connection, then reports the
+// loss).
+func (s *Session) Connected() bool { return s.c.IsConnectionOpen() }
+
+// Redial connects the session's client again after Lost, with the same
+// options (client id, credentials, last will), and makes every
+// subscription of Subscribe again, in the order they were made: with a
+// clean session the broker has forgotten them. It returns nil once all
+// are in place, and Lost then returns a channel for the new connection.
+// On a failure the session stays lost: call Redial again (with a
+// backoff). After Close it returns ErrClosed (see Closed). paho's own
+// auto-reconnect is off (NewClient): it re-subscribes only for a
+// persistent session, and its waits are neither jittered nor on the
+// caller's clock.
+//
+// Messages published to the session's topics while it was down are lost
+// (clean session) unless retained; the retained ones arrive again with
+// the subscriptions.
+func (s *Session) Redial(ctx context.Context) error {
+	s.redial.Lock()
+	defer s.redial.Unlock()
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return ErrClosed
+	case !s.lostClosed:
+		s.mu.Unlock()
+		return nil // connected: nothing to do
+	}
+	// The new channel before the CONNECT: a connection that fails at once
+	// closes this one, not the old.
+	s.lost, s.lostClosed, s.lostErr = make(chan struct{}), false, nil
+	subs := slices.Clone(s.subs)
+	s.mu.Unlock()
+	if err := wait(ctx, s.c.Connect()); err != nil {
+		s.c.Disconnect(0) // stop an attempt still under way
+		s.markLost(err)
+		return fmt.Errorf("transport: reconnect: %w", err)
+	}
+	for _, sub := range subs {
+		if err := s.subscribe(ctx, sub); err != nil {
+			// Half subscribed is not connected: drop it and let the caller
+			// try again from the start.
+			s.c.Disconnect(0)
+			s.markLost(err)
+			return fmt.Errorf("transport: reconnect: %w", err)
+		}
 	}
 	return nil
 }
