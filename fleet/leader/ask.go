@@ -106,6 +106,12 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 		}
 		start := l.clk.Mono()
 		if err := l.cfg.Link.Publish(pubCtx, l.cfg.Topics.Down(m.Receiver), 1, false, payload); err != nil {
+			if l.sessionLost() {
+				<-pubCtx.Done() // the relay pauses, handing this back uncharged (runRelay)
+				if ctx.Err() != nil {
+					return flow.Transient(ctx.Err())
+				}
+			}
 			l.c.asksFailed.Add(1)
 			if pubCtx.Err() != nil && ctx.Err() == nil {
 				return flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, ErrAskTimeout))

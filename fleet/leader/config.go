@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/stats"
@@ -55,6 +56,11 @@ type Config struct {
 	// leader's, and AssumeOffline is always on: a leader that has just
 	// (re)started sends nothing to a worker before its "online" arrives.
 	Relay outbox.RelayOptions
+	// Reconnect spaces the attempts to dial the broker again when the
+	// session is lost (Link must be a Redialer): full jitter over windows
+	// doubling from Base to Cap, drawn from Seed. Zero fields take
+	// DefaultReconnect's.
+	Reconnect flow.Backoff
 	// AskTimeout is how long a delivery waits for the worker's ack before
 	// it counts as a transient failure. Default 5 s.
 	AskTimeout time.Duration
@@ -103,6 +109,12 @@ type Config struct {
 	ServiceLag, DeliveryLag *stats.Histogram
 }
 
+// DefaultReconnect is the leader's backoff between attempts to dial its
+// broker again: windows from 100 ms doubling to 5 s. One leader makes no
+// herd, so the cap is short: a restarted broker is back in service within
+// seconds.
+var DefaultReconnect = flow.Backoff{Base: 100 * time.Millisecond, Cap: 5 * time.Second}
+
 // Defaults for Config.
 const (
 	DefaultMailboxCapacity   = 1000
@@ -143,6 +155,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.AskTimeout == 0 {
 		c.AskTimeout = DefaultAskTimeout
 	}
+	if c.Reconnect.Base == 0 {
+		c.Reconnect.Base = DefaultReconnect.Base
+	}
+	if c.Reconnect.Cap == 0 {
+		c.Reconnect.Cap = max(DefaultReconnect.Cap, c.Reconnect.Base)
+	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = wire.DefaultMaxSize
 	}
@@ -177,6 +195,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("leader: heartbeat interval %v: must be positive", c.HeartbeatInterval)
 	case c.AskTimeout < 0:
 		return c, fmt.Errorf("leader: ask timeout %v: must be positive", c.AskTimeout)
+	case c.Reconnect.Base < 0 || c.Reconnect.Cap < c.Reconnect.Base:
+		return c, fmt.Errorf("leader: reconnect backoff base %v, cap %v: want 0 < base <= cap", c.Reconnect.Base, c.Reconnect.Cap)
 	case c.HeartbeatSlots < 0 || c.ReplyQueue < 0 || c.MaxPayload < 0 || c.DeployHistory < 0:
 		return c, errors.New("leader: heartbeat slots, reply queue, max payload and deploy history must be positive")
 	case c.ProgressEvery < 0:

@@ -34,6 +34,7 @@ type Leader struct {
 	resends    resends // asks to publish again when their worker reconnects
 	wakes      wakes   // parked commands to release, off the delivery goroutine
 	fleet      fleetView
+	link       linkState // the session with the broker
 	deploys    deployTracker
 	askRTT     *stats.Histogram // publish to ack, answered asks only
 	service    atomic.Pointer[dist.Dist]
@@ -72,6 +73,7 @@ func New(cfg Config) (*Leader, error) {
 	l.resends.init()
 	l.wakes.init()
 	l.fleet.init()
+	l.link.init()
 	l.deploys.init(cfg.DeployHistory)
 	if err := l.loadDeploys(); err != nil {
 		return nil, err
@@ -114,6 +116,12 @@ var ErrStopped = errors.New("leader: stopped")
 // A leader that dies without the goodbye leaves its retained "online"
 // behind, unless its session carries a last will saying "offline"
 // (transport.LeaderWill): give it one.
+//
+// If Link is a Redialer, a lost session does not end Run: the relay
+// pauses (deliveries in flight are handed back uncharged, nothing new is
+// sent), the leader dials again with Config.Reconnect's backoff until it
+// is back, says "online" again and resumes. Stats.Broker counts the
+// outages.
 func (l *Leader) Run(ctx context.Context) error {
 	tp := l.cfg.Topics
 	// Up first, status last: subscribing to the statuses brings every
@@ -133,11 +141,14 @@ func (l *Leader) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	errc := make(chan error, 2)
 	wg.Go(func() {
-		if err := l.relay.Run(runCtx); err != nil {
+		if err := l.runRelay(runCtx); err != nil {
 			errc <- err
 			stop()
 		}
 	})
+	if rd, ok := l.cfg.Link.(Redialer); ok {
+		wg.Go(func() { l.keepLink(runCtx, rd) })
+	}
 	wg.Go(func() { l.serveRequests(runCtx) })
 	wg.Go(func() { l.processHeartbeats(runCtx) })
 	wg.Go(func() { l.publishReplies(runCtx) })
@@ -148,7 +159,8 @@ func (l *Leader) Run(ctx context.Context) error {
 		case <-runCtx.Done():
 			return
 		}
-		if err := l.cfg.Link.Publish(runCtx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil && runCtx.Err() == nil {
+		// A session lost meanwhile says it again once back (keepLink).
+		if err := l.cfg.Link.Publish(runCtx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil && runCtx.Err() == nil && !l.sessionLost() {
 			errc <- fmt.Errorf("leader: announce online: %w", err)
 			stop()
 		}

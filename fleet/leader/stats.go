@@ -34,6 +34,7 @@ type Stats struct {
 	Heartbeats mailbox.Stats
 	Relay      outbox.RelayStats
 	Outbox     outbox.Stats
+	Broker     BrokerStats // the session with the broker
 
 	Malformed         uint64 // payloads refused (bad topic, envelope or status)
 	RejectedMalformed uint64 // of those, answered with a reject
@@ -74,7 +75,7 @@ func (l *Leader) Stats() Stats {
 	c := &l.c
 	return Stats{
 		Mailbox: l.inbox.Stats(), Heartbeats: l.heartbeats.Stats(),
-		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(),
+		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(), Broker: l.link.stats(l.clk),
 		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
 		Reconnects: c.reconnects.Load(), StatusStale: c.statusStale.Load(),
 		RequestsReceived: c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
