@@ -80,6 +80,12 @@ var (
 	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets.", "deploy", "version")
 	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
 	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
+
+	// The leader's session with its broker: while it is down, deliveries
+	// pause and the leader dials again.
+	dBrokerUp         = desc("leader_broker_connected", "1 while the leader's session with its broker is up, 0 while it is lost and being dialed again.")
+	dBrokerReconnects = desc("leader_broker_reconnects_total", "Sessions with the broker lost and dialed again.")
+	dBrokerDown       = desc("leader_broker_disconnected_seconds_total", "Time the leader spent without a session with its broker, the outage in progress included.")
 )
 
 var allDescs = []*prometheus.Desc{
@@ -88,6 +94,7 @@ var allDescs = []*prometheus.Desc{
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
 	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
+	dBrokerUp, dBrokerReconnects, dBrokerDown,
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
@@ -148,6 +155,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dReconnects, s.Reconnects)
 	counter(dRepDropped, s.RepliesDroppedFull, "queue_full")
 	counter(dRepDropped, s.RepliesDroppedStopping, "stopping")
+	up := 0.0
+	if s.Broker.Connected {
+		up = 1
+	}
+	gauge(dBrokerUp, up)
+	counter(dBrokerReconnects, s.Broker.Reconnects)
+	ch <- prometheus.MustNewConstMetric(dBrokerDown, prometheus.CounterValue, s.Broker.Downtime.Seconds())
 
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))

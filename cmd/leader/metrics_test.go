@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
 )
@@ -41,5 +42,31 @@ func TestDeployMetrics(t *testing.T) {
 	}
 	if n := strings.Count(body, "\nfleetsim_deploy_targets{"); n != 2 {
 		t.Errorf("%d deploy_targets series, want 2 (one per deploy kept)", n)
+	}
+}
+
+// brokerDown is a source whose leader has lost its broker twice, and is
+// without it now.
+type brokerDown struct{ deploysOnly }
+
+func (brokerDown) Stats() leader.Stats {
+	return leader.Stats{Broker: leader.BrokerStats{Connected: false, Disconnects: 3, Reconnects: 2, Downtime: 1500 * time.Millisecond}}
+}
+
+// TestBrokerMetrics: /metrics says whether the leader's session with its
+// broker is up, how often it was dialed again and how long the leader
+// went without it.
+func TestBrokerMetrics(t *testing.T) {
+	w := httptest.NewRecorder()
+	metricsHandler(brokerDown{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	b, _ := io.ReadAll(w.Body)
+	for _, want := range []string{
+		"fleetsim_leader_broker_connected 0",
+		"fleetsim_leader_broker_reconnects_total 2",
+		"fleetsim_leader_broker_disconnected_seconds_total 1.5",
+	} {
+		if !strings.Contains(string(b), "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }

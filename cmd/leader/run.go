@@ -72,7 +72,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.DurationVar(&o.askTimeout, "ask-timeout", leader.DefaultAskTimeout, "how long a delivery waits for the worker's ack before it is retried")
 	f.IntVar(&o.mailbox, "mailbox", leader.DefaultMailboxCapacity, "capacity of the leader's mailbox for worker requests and telemetry (full: answered \"full, retry after\")")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 5*time.Second, "the leader's cadence for processing heartbeats (in between, a worker's newer heartbeat replaces its waiting one)")
-	f.Uint64Var(&o.seed, "seed", 1, "seed for the relay's jitter and the leader's service times")
+	f.Uint64Var(&o.seed, "seed", 1, "seed for the relay's and the reconnects' jitter and the leader's service times")
 
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus /metrics on this host:port, e.g. 127.0.0.1:9464 (empty: off)")
 	f.DurationVar(&o.statsEvery, "stats-interval", 2*time.Second, "publish the leader's stats as JSON on <prefix>/_leader/stats this often (0: off)")
@@ -230,10 +230,18 @@ It says "online" (retained) on <prefix>/_leader/status once it serves;
 its session's last will says "offline" for it if it dies without a
 goodbye.
 
+If its session with the broker is lost (an external broker restarts, the
+network drops), it keeps running: deliveries pause (those in flight are
+handed back with no attempt charged, so an outage sends nothing to the
+dead letters), it dials again with exponential backoff and full jitter
+(windows from 100 ms doubling to 5 s; the --seed draws the jitter),
+subscribes again, says "online" again and resumes from the outbox. Each
+loss and each reconnect is logged once; fleetsim_leader_broker_* on
+/metrics and Broker in the stats count them.
+
 On SIGINT/SIGTERM it stops the relay (deliveries in flight settle or are
 handed back uncharged), announces itself offline, closes the outbox and
-the broker, and exits 0. If its session with an external broker is lost,
-it exits 1; restart it (the outbox keeps every command).
+the broker, and exits 0.
 
 ` + cli.ExitCodesHelp,
 		Example: `  # a leader for workers on this machine, metrics on :9464
@@ -345,20 +353,12 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		return cli.Usagef("%v", err) // every field comes from a flag
 	}
 
-	// runCtx ends on a signal or when the session is lost.
+	// runCtx ends on a signal. A lost session does not end it: the leader
+	// pauses its relay and dials again (leader.Redialer).
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	var lost error
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() {
-		select {
-		case <-runCtx.Done():
-		case <-sess.Lost():
-			lost = fmt.Errorf("lost the session with the broker %s: %v; restart the leader (the outbox keeps every command)", co.Broker, sess.Err())
-			stopRun()
-		}
-	})
 	ctl := &control{l: l, link: sess, topics: topics, log: log}
 	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.onRequest); err != nil {
 		stopRun()
@@ -391,9 +391,6 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	log.Info("leader stopped", "outbox_depth", s.Depth, "dead_letters", s.DeadLetters, "acked", s.Acked)
 	if err != nil {
 		return cli.Runtime(err)
-	}
-	if lost != nil {
-		return cli.Runtime(lost)
 	}
 	return nil
 }
