@@ -137,27 +137,8 @@ func checkStatsTopic(t *testing.T, broker string, n int) {
 
 // TestFleetOverMosquitto: the same fleet with Mosquitto as the broker.
 func TestFleetOverMosquitto(t *testing.T) {
-	mosq, err := exec.LookPath("mosquitto")
-	if err != nil {
-		t.Skip("mosquitto not installed: apt-get install -y mosquitto")
-	}
-	port := freePort(t)
-	conf := filepath.Join(t.TempDir(), "mosquitto.conf")
-	if err := os.WriteFile(conf, fmt.Appendf(nil, "listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if mosq, err = filepath.Abs(mosq); err != nil {
-		t.Fatal(err)
-	}
-	m := start(t, mosq, "-c", conf)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	fleettest.Eventually(t, 10*time.Second, "mosquitto accepts connections on "+addr, func() error {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err
-	})
+	conf, addr := mosquittoConf(t)
+	m := startMosquitto(t, conf, addr)
 	broker := "tcp://" + addr
 	l, maddr := startLeader(t, "--outbox", filepath.Join(t.TempDir(), "leader.db"), "--broker", broker, "--durability", "batch")
 	w1 := startWorkers(t, broker, 50, 0)
@@ -173,6 +154,44 @@ func TestFleetOverMosquitto(t *testing.T) {
 		t.Errorf("leader exit code %d, want 0", code)
 	}
 	m.stop(t, syscall.SIGTERM)
+}
+
+// mosquittoConf writes a Mosquitto configuration for a listener on a
+// free loopback port, anonymous, without persistence, and returns it
+// with the address. It skips the test if Mosquitto is not installed.
+func mosquittoConf(t *testing.T) (conf, addr string) {
+	t.Helper()
+	if _, err := exec.LookPath("mosquitto"); err != nil {
+		t.Skip("mosquitto not installed: apt-get install -y mosquitto")
+	}
+	port := freePort(t)
+	conf = filepath.Join(t.TempDir(), "mosquitto.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "listener %d 127.0.0.1\nallow_anonymous true\npersistence false\n", port), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return conf, fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+// startMosquitto starts Mosquitto with conf and waits until it accepts
+// connections on addr.
+func startMosquitto(t *testing.T, conf, addr string) *proc {
+	t.Helper()
+	mosq, err := exec.LookPath("mosquitto")
+	if err == nil {
+		mosq, err = filepath.Abs(mosq)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := start(t, mosq, "-c", conf)
+	fleettest.Eventually(t, 10*time.Second, "mosquitto accepts connections on "+addr, func() error {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	return m
 }
 
 // TestLeaderKilledMidDeploy: SIGKILL the leader while a deploy's waves are
