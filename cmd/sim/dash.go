@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,6 +49,12 @@ It is read-only: the keys that steer a run (pause, speed, partition, kill,
 deploy) need the in-process runner of 'sim run' and are disabled. A worker
 shows online or offline only: its status says no more (the leader's count of
 workers per version is shown against the latest deploy).
+
+If the connection to the broker is lost (the broker restarts, the network
+drops), the dashboard stays: it shows the leader down, says so in the
+header and the event log, and dials again with exponential backoff and
+full jitter (windows from 100 ms doubling to 5 s) until the broker takes
+it back.
 
 On a broker with fleetsim's login policy (the leader's --secret-file), only
 the leader's login may read these topics: pass --password-file with the
@@ -118,7 +123,7 @@ func (f *dashFlags) options() (dash.RemoteOptions, error) {
 }
 
 // runDash connects, shows the dashboard until the user quits or ctx ends
-// (nil), and fails if the connection is lost meanwhile.
+// (nil). A connection lost meanwhile is shown and dialed again.
 func runDash(ctx context.Context, o dash.RemoteOptions, refresh time.Duration, log *slog.Logger) error {
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	r, err := dash.DialRemote(dctx, o)
@@ -132,29 +137,14 @@ func runDash(ctx context.Context, o dash.RemoteOptions, refresh time.Duration, l
 	defer r.Close()
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	lost := make(chan struct{})
-	watched := make(chan struct{})
+	kept := make(chan struct{})
 	go func() {
-		defer close(watched)
-		select {
-		case <-r.Lost():
-			close(lost)
-			stop()
-		case <-runCtx.Done():
-		}
+		defer close(kept)
+		r.Keep(runCtx) // a lost connection is shown, and dialed again
 	}()
 	err = dash.Run(runCtx, r, nil, dash.Options{Refresh: refresh})
 	stop()
-	<-watched
-	select {
-	case <-lost:
-		msg := "lost the connection to " + o.Broker
-		if e := r.Err(); e != nil {
-			msg += ": " + e.Error()
-		}
-		return cli.Runtime(errors.New(msg))
-	default:
-	}
+	<-kept
 	if err != nil && ctx.Err() == nil {
 		log.Warn("dashboard", "err", err)
 		return cli.Runtime(err)

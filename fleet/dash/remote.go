@@ -2,16 +2,19 @@ package dash
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -42,7 +45,15 @@ type RemoteOptions struct {
 	StaleAfter time.Duration
 	// Logger receives the connection's logs. Default: discard.
 	Logger *slog.Logger
+	// Reconnect spaces the attempts to dial the broker again after the
+	// connection is lost (Keep): full jitter over windows doubling from
+	// Base to Cap, on Clock. Zero fields take DefaultRemoteReconnect's.
+	Reconnect flowctl.Backoff
 }
+
+// DefaultRemoteReconnect is a Remote's backoff between attempts to dial
+// its broker again: windows from 100 ms doubling to 5 s.
+var DefaultRemoteReconnect = flowctl.Backoff{Base: 100 * time.Millisecond, Cap: 5 * time.Second}
 
 // remoteHistory is how many reports the charts keep: ten minutes at the
 // leader's default interval of 2 s.
@@ -67,6 +78,7 @@ type Remote struct {
 	sess remoteConn
 	id   string
 	t0   time.Time
+	rng  *rand.Rand // Keep's jitter
 
 	mu        sync.Mutex
 	reports   int // reports received
@@ -90,6 +102,8 @@ type remoteConn interface {
 	Lost() <-chan struct{}
 	Err() error
 	Close(clean bool)
+	Redial(ctx context.Context) error
+	Closed() bool
 }
 
 // DialRemote connects to o.Broker and subscribes to the leader's status
@@ -97,7 +111,7 @@ type remoteConn interface {
 // accepted the subscriptions, or an error that names the broker.
 func DialRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 	var b [6]byte
-	_, _ = rand.Read(b[:])
+	_, _ = crand.Read(b[:])
 	id := "sim-dash-" + hex.EncodeToString(b[:])
 	sess, err := transport.Connect(ctx, transport.ClientOptions{
 		ID: id, Username: o.Username, Password: o.Password, Broker: o.Broker, CleanSession: true,
@@ -139,14 +153,77 @@ func newRemote(o RemoteOptions, conn remoteConn, id string) *Remote {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := &Remote{o: o, sess: conn, id: id, t0: o.Clock.Now(), leaderOn: true, workers: map[string]bool{}}
+	if o.Reconnect.Base <= 0 {
+		o.Reconnect.Base = DefaultRemoteReconnect.Base
+	}
+	if o.Reconnect.Cap < o.Reconnect.Base {
+		o.Reconnect.Cap = max(DefaultRemoteReconnect.Cap, o.Reconnect.Base)
+	}
+	// A dashboard's jitter need not repeat: seeded from the system's
+	// randomness, so that dashboards that lost one broker do not come back
+	// in step.
+	var seed [16]byte
+	_, _ = crand.Read(seed[:])
+	rng := rand.New(rand.NewPCG(binary.LittleEndian.Uint64(seed[:8]), binary.LittleEndian.Uint64(seed[8:])))
+	r := &Remote{o: o, sess: conn, id: id, t0: o.Clock.Now(), rng: rng, leaderOn: true, workers: map[string]bool{}}
 	r.record("event", fmt.Sprintf("attached to %s as %s (read-only)", o.Broker, id))
 	return r
 }
 
 // Lost is closed when the connection to the broker is lost or Close has
-// been called.
+// been called; after Keep has dialed again, a new channel.
 func (r *Remote) Lost() <-chan struct{} { return r.sess.Lost() }
+
+// Keep keeps the connection to the broker until ctx ends or Close is
+// called. When it is lost, the event log says so at once and Snapshot
+// shows the leader down; Keep dials again with RemoteOptions.Reconnect's
+// backoff until the broker takes the dashboard back, subscriptions and
+// all (the retained statuses then arrive again), and logs that too.
+func (r *Remote) Keep(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.sess.Lost():
+		}
+		if r.sess.Closed() {
+			return
+		}
+		r.noteLost()
+		err := r.o.Reconnect.Retry(ctx, r.o.Clock, r.rng, func(ctx context.Context) error {
+			err := r.sess.Redial(ctx)
+			if err != nil && r.sess.Closed() {
+				return flowctl.Permanent(err)
+			}
+			return err
+		})
+		if err != nil {
+			return // ctx ended, or Close
+		}
+		now := r.since()
+		r.mu.Lock()
+		r.lostSeen = false
+		r.recordLocked(now, "event", "reconnected to the broker")
+		r.mu.Unlock()
+		r.o.Logger.Info("dashboard reconnected", "broker", r.o.Broker)
+	}
+}
+
+// noteLost records, once per outage, that the connection is lost.
+func (r *Remote) noteLost() {
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lostSeen {
+		return
+	}
+	r.lostSeen = true
+	msg := "lost the connection to the broker"
+	if err := r.sess.Err(); err != nil {
+		msg += ": " + err.Error()
+	}
+	r.recordLocked(now, "warning", msg+"; reconnecting")
+}
 
 // Err says why the connection was lost, if it was.
 func (r *Remote) Err() error { return r.sess.Err() }
@@ -299,32 +376,30 @@ func (r *Remote) recordLocked(now time.Duration, kind, text string) {
 
 // Snapshot returns the leader as the latest report showed it and the
 // workers as their statuses say now. Latest.LeaderUp is false when the
-// leader's status is offline or no report came for StaleAfter.
+// leader's status is offline, no report came for StaleAfter, or the
+// connection to the broker is lost (Scenario then says so too).
 func (r *Remote) Snapshot() scenario.Live {
-	now := r.since()
 	lost := false
 	select {
 	case <-r.sess.Lost():
 		lost = true
+		r.noteLost()
 	default:
 	}
+	now := r.since()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if lost && !r.lostSeen {
-		r.lostSeen = true
-		msg := "lost the connection to the broker"
-		if err := r.sess.Err(); err != nil {
-			msg += ": " + err.Error()
-		}
-		r.recordLocked(now, "warning", msg)
-	}
 	silent := r.reports > 0 && now-r.lastAt > r.o.StaleAfter
 	if silent && !r.stale {
 		r.stale = true
 		r.recordLocked(now, "warning", fmt.Sprintf("no stats from the leader for %s", fmtSec(simSec(r.o.StaleAfter))))
 	}
+	name := "remote: " + r.o.Broker
+	if lost {
+		name += " (connection lost, reconnecting)"
+	}
 	lv := scenario.Live{
-		Scenario: "remote: " + r.o.Broker,
+		Scenario: name,
 		Speed:    1,
 		Now:      simSec(now),
 		Phase:    PhaseRemote,

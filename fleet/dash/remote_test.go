@@ -126,9 +126,11 @@ func hasRecord(recs []scenario.Record, text string) bool {
 // fakeConn is a connection that stays up.
 type fakeConn struct{ lost chan struct{} }
 
-func (c fakeConn) Lost() <-chan struct{} { return c.lost }
-func (fakeConn) Err() error              { return nil }
-func (fakeConn) Close(bool)              {}
+func (c fakeConn) Lost() <-chan struct{}      { return c.lost }
+func (fakeConn) Err() error                   { return nil }
+func (fakeConn) Close(bool)                   {}
+func (fakeConn) Redial(context.Context) error { return nil }
+func (fakeConn) Closed() bool                 { return false }
 
 // remoteFixture is a Remote fed by hand, on a fake clock: 60 workers (a
 // tenth offline), the leader online, a report every 2 s for a minute with
