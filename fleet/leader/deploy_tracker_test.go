@@ -188,7 +188,22 @@ func TestDeployTrackerForgetsOvertaken(t *testing.T) {
 	// the newer version.
 	r.status("w-1", "offline a1")
 	r.status("w-1", "online a2")
-	r.answer(t, cmds, "w-1", wire.Envelope{Result: wire.ResultOK})
+	// The first update may have gone out twice (its ask was published as
+	// w-1's "online a1" arrived, and that online also resends the asks
+	// waiting on w-1): a copy of it can still be queued here. Answer the
+	// newer command, not that stale copy.
+	for {
+		c2 := fleettest.Receive(t, 10*time.Second, "the second update", cmds, r.seen)
+		if c2.env.ID == c.env.ID {
+			continue
+		}
+		b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: c2.env.ID, Result: wire.ResultOK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.link.handler(r.tp.AllUp())(r.tp.Up("w-1"), b)
+		break
+	}
 	fleettest.Eventually(t, 10*time.Second, "the second deploy delivered", r.progress(1,
 		"targets 1: delivered 1, full 0, rejected 0, superseded 0, expired 0, dead-lettered 0, pending 0"))
 	if n, w := r.l.TrackedUpdates(); n != 0 || w != 0 {
