@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -88,15 +89,26 @@ func (h *hook) Provides(b byte) bool {
 const takeoverWait = 2 * time.Second
 
 // OnConnect runs before mochi looks for an existing session with the new
-// connection's client id. mochi (v2.7.9) has a race there: the goroutine of
-// an old clean session checks "taken over?" and then unsubscribes and
-// deletes by client id, without a lock between the two; a new connection
-// with the same id arriving in between — a worker reconnecting at once
-// after a crash, a restarted leader — has its subscriptions and its client
-// entry deleted, and silently receives nothing. So when a clean session
-// with the same id is still registered, stop it and wait (bounded) until
-// its goroutine has cleaned up, then let mochi carry on as for a new id.
+// connection's client id, and before OnConnectAuthenticate. It decides the
+// login here, first: what follows touches the session already registered
+// under the same client id, and a connection whose login is refused must
+// never touch it (mochi calls OnConnect before authenticating, so a check
+// left to OnConnectAuthenticate would come after the wait below has
+// stopped the old session: anyone who knew a client id could knock its
+// owner off without a password).
+//
+// Then it works around a race in mochi (v2.7.9): the goroutine of an old
+// clean session checks "taken over?" and then unsubscribes and deletes by
+// client id, without a lock between the two; a new connection with the
+// same id arriving in between — a worker reconnecting at once after a
+// crash, a restarted leader — has its subscriptions and its client entry
+// deleted, and silently receives nothing. So when a clean session with the
+// same id is still registered, stop it and wait (bounded) until its
+// goroutine has cleaned up, then let mochi carry on as for a new id.
 func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	if err := h.authenticate(cl, pk); err != nil {
+		return err
+	}
 	if h.srv == nil {
 		return nil
 	}
@@ -121,9 +133,14 @@ func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	}
 }
 
-func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+// authenticate checks cl's login against the policy. A refused login is
+// answered here with CONNACK "bad user name or password" (mochi sends an
+// MQTT 3.1.1 client "not authorized", 5), counted and logged, and its
+// error ends the connection: mochi returns an OnConnect error at once,
+// before it looks at any session.
+func (h *hook) authenticate(cl *mqtt.Client, pk packets.Packet) error {
 	if h.policy == nil {
-		return true
+		return nil
 	}
 	l := login{clientID: cl.ID, username: string(pk.Connect.Username), password: pk.Connect.Password}
 	if pk.Connect.WillFlag {
@@ -131,12 +148,22 @@ func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	}
 	reason := h.policy.check(l)
 	if reason == "" {
-		return true
+		return nil
 	}
 	h.authDenied.Add(1)
 	h.log.Warn("login refused", "client", cl.ID, "username", l.username, "remote", cl.Net.Remote, "reason", reason)
-	return false
+	if h.srv != nil {
+		if err := h.srv.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil); err != nil {
+			return fmt.Errorf("login refused (%s); CONNACK not sent: %w", reason, err)
+		}
+	}
+	return packets.ErrBadUsernameOrPassword
 }
+
+// OnConnectAuthenticate lets every connection that reached it in: OnConnect
+// has already refused the rest. (mochi refuses a login that no hook
+// accepts, so the hook must still provide it.)
+func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool { return true }
 
 func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if h.policy == nil || h.policy.allowed(string(cl.Properties.Username), cl.ID, topic, write) {
