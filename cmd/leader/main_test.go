@@ -76,6 +76,8 @@ func TestRunFlags(t *testing.T) {
 		{"broker no port", []string{"--broker", "tcp://x"}, `--broker "tcp://x"`},
 		{"broker with secret", []string{"--broker", "tcp://x:1", "--secret-file", secret}, "--secret-file: only for the embedded broker"},
 		{"prefix", []string{"--topic-prefix", "a/b"}, `--topic-prefix "a/b"`},
+		{"client id", []string{"--client-id", "_leader-eu1"}, ""},
+		{"client id of a worker", []string{"--client-id", "w-1"}, `--client-id "w-1": want 1 to 128 characters`},
 		{"outbox empty", []string{"--outbox", ""}, "--outbox: want a file path"},
 		{"not a duration", []string{"--ask-timeout", "soon"}, `invalid argument "soon" for "--ask-timeout"`},
 	}

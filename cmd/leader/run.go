@@ -31,6 +31,7 @@ type runOptions struct {
 	leaderPasswordFile string
 	insecureNoAuth     bool
 	prefix             string
+	clientID           string
 
 	outboxPath   string
 	durability   string
@@ -59,6 +60,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
+	f.StringVar(&o.clientID, "client-id", "", "the leader's MQTT client id: starts with _, A-Z a-z 0-9 . _ - (default: a random _leader-<hex> per process, so several leaders can share a broker; the leader's rights come from its login, not from this id)")
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
 	f.StringVar(&o.durability, "durability", "sync", "when an enqueue is on disk: sync (fsync each), batch (group commit), none (no fsync: survives kill -9, not power loss)")
@@ -125,6 +127,11 @@ func (o runOptions) validate() (runConfig, error) {
 	}
 	if err := validPrefix(o.prefix); err != nil {
 		return rc, err
+	}
+	if o.clientID != "" {
+		if err := validClientID(o.clientID); err != nil {
+			return rc, err
+		}
 	}
 	if o.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
@@ -226,6 +233,12 @@ Every --stats-interval it publishes its stats as JSON on
 newest --deploy-history deploys in the outbox file, so a restarted leader
 shows them (fleetsim_deploy_*) and goes on counting them.
 
+Its MQTT client id is its own (--client-id; by default a random
+_leader-<hex> per process), so several leaders, each with its own
+--topic-prefix, can share one broker. Its rights at the embedded broker
+come from its login (username leader), not from its client id, and a
+connection whose login is refused never touches the leader's session.
+
 It says "online" (retained) on <prefix>/_leader/status once it serves;
 its session's last will says "offline" for it if it dies without a
 goodbye.
@@ -292,7 +305,12 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	}
 
 	// The will says offline for a leader that dies without its goodbye.
-	co := transport.ClientOptions{ID: "_leader", CleanSession: true, Will: transport.LeaderWill(topics)}
+	// A client id of its own: a fixed one would let a second leader (or
+	// anyone who may log in) take this one's session over at the broker.
+	if o.clientID == "" {
+		o.clientID = newClientID()
+	}
+	co := transport.ClientOptions{ID: o.clientID, CleanSession: true, Will: transport.LeaderWill(topics)}
 	var broker *transport.Broker
 	if o.broker == "" {
 		broker, err = transport.StartBroker(transport.BrokerOptions{
@@ -383,7 +401,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix)
+	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix, "client_id", co.ID)
 	err = l.Run(runCtx)
 	stopRun()
 	wg.Wait()
