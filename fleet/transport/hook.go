@@ -3,12 +3,16 @@ package transport
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetsim/fleetsim/fleet/ratelog"
 )
 
 // Stats is a point-in-time view of a Broker's counters. Each count is
@@ -27,6 +31,10 @@ type Stats struct {
 	// AuthDenied counts refused logins (bad credentials, client id not the
 	// username, will topic not allowed).
 	AuthDenied uint64
+	// PacketTooLarge counts TCP connections closed for announcing a packet
+	// longer than BrokerOptions.MaxPacketSize (MaxConnectSize for the
+	// CONNECT), refused from its fixed header before its body was read.
+	PacketTooLarge uint64
 	// ACLDenied counts refused publishes, subscriptions and deliveries. A
 	// refused QoS 0 publish is dropped; a refused QoS 1/2 publish from an
 	// MQTT 3.1.1 client makes mochi disconnect the client; a refused
@@ -46,15 +54,17 @@ type Stats struct {
 }
 
 // hook is the fleetsim broker hook: login and topic policy (or allow-all
-// when there is no Auth) and the Stats counters.
+// when there is no Auth), the Stats counters, and the refusal log.
 type hook struct {
 	mqtt.HookBase
 	srv    *mqtt.Server // set by StartBroker before the server starts
 	policy *policy      // nil: everyone may do anything
 	log    *slog.Logger
+	lim    *ratelog.Limiter // refusal lines: one per client (or remote host) per interval
 
 	connects, disconnects      atomic.Uint64
 	authDenied, aclDenied      atomic.Uint64
+	packetTooLarge             atomic.Uint64
 	publishDropped, qosDropped atomic.Uint64
 	mu                         sync.Mutex
 	warned                     map[*mqtt.Client]warnKind // first of each kind logged
@@ -64,13 +74,12 @@ type hook struct {
 type warnKind uint8
 
 const (
-	warnACL warnKind = 1 << iota
-	warnPublishDropped
+	warnPublishDropped warnKind = 1 << iota
 	warnQosDropped
 )
 
-func newHook(p *policy, log *slog.Logger) *hook {
-	return &hook{policy: p, log: log, warned: make(map[*mqtt.Client]warnKind)}
+func newHook(p *policy, log *slog.Logger, lim *ratelog.Limiter) *hook {
+	return &hook{policy: p, log: log, lim: lim, warned: make(map[*mqtt.Client]warnKind)}
 }
 
 func (h *hook) ID() string { return "fleetsim" }
@@ -151,7 +160,10 @@ func (h *hook) authenticate(cl *mqtt.Client, pk packets.Packet) error {
 		return nil
 	}
 	h.authDenied.Add(1)
-	h.log.Warn("login refused", "client", cl.ID, "username", l.username, "remote", cl.Net.Remote, "reason", reason)
+	// Keyed by remote host: the client id and username are whatever the
+	// refused party chose to send.
+	h.lim.Warn(h.log, "host "+remoteHost(cl.Net.Remote), "login refused", "reason", brief(reason, 200),
+		"client", brief(cl.ID, 64), "username", brief(l.username, 64), "remote", cl.Net.Remote)
 	if h.srv != nil {
 		if err := h.srv.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil); err != nil {
 			return fmt.Errorf("login refused (%s); CONNACK not sent: %w", reason, err)
@@ -170,18 +182,35 @@ func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		return true
 	}
 	h.aclDenied.Add(1)
-	if h.first(cl, warnACL) {
-		op := "subscribe to or receive"
-		if write {
-			op = "publish to"
-		}
-		h.log.Warn("topic refused; further refusals for this connection are counted, not logged",
-			"client", cl.ID, "username", string(cl.Properties.Username), "op", op, "topic", topic)
+	op := "subscribe to or receive"
+	if write {
+		op = "publish to"
 	}
+	h.lim.Warn(h.log, "client "+cl.ID, "topic refused", "client", cl.ID, "username", string(cl.Properties.Username),
+		"op", op, "topic", brief(topic, 128))
 	return false
 }
 
-func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) { h.connects.Add(1) }
+// packetRefused counts and logs a packet refused by a limitConn for its
+// size; it runs on the connection's goroutine, before the broker sees the
+// packet.
+func (h *hook) packetRefused(c *limitConn, e *PacketTooLargeError) {
+	h.packetTooLarge.Add(1)
+	remote := c.RemoteAddr().String()
+	key, args := "host "+remoteHost(remote), []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit, "remote", remote}
+	if id := c.client.Load(); id != nil {
+		key, args = "client "+*id, append(args, "client", *id)
+	}
+	h.lim.Warn(h.log, key, "packet too large; connection closed", args...)
+}
+
+func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
+	h.connects.Add(1)
+	if c := limitConnOf(cl.Net.Conn); c != nil {
+		id := cl.ID
+		c.client.Store(&id) // its refusals are logged by client from now on
+	}
+}
 
 func (h *hook) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
 	h.disconnects.Add(1)
@@ -229,9 +258,28 @@ func (h *hook) stats(info *mqtt.Server) Stats {
 	s.Connects = h.connects.Load()
 	s.ClientsConnected = int64(s.Connects - s.Disconnects)
 	s.AuthDenied = h.authDenied.Load()
+	s.PacketTooLarge = h.packetTooLarge.Load()
 	s.ACLDenied = h.aclDenied.Load()
 	s.PublishDropped = h.publishDropped.Load()
 	s.QosDropped = h.qosDropped.Load()
 	s.InflightDropped = uint64(atomic.LoadInt64(&info.Info.InflightDropped))
 	return s
+}
+
+// remoteHost is addr without its port (addr itself if it has none): the
+// key of a refusal before a login has passed.
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
+}
+
+// brief returns s cut to at most n bytes of valid UTF-8, saying how long
+// it was: a log line carries what a refused party sent only that briefly.
+func brief(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:n], "\uFFFD"), len(s))
 }
