@@ -2,7 +2,9 @@ package ratelog
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,4 +116,13 @@ func (l *Limiter) Log(log *slog.Logger, level slog.Level, key, msg string, args 
 // Warn is Log at slog.LevelWarn.
 func (l *Limiter) Warn(log *slog.Logger, key, msg string, args ...any) bool {
 	return l.Log(log, slog.LevelWarn, key, msg, args...)
+}
+
+// Brief returns s cut to at most n bytes, as valid UTF-8, saying how long
+// it was: a log line carries what an outside party sent only that briefly.
+func Brief(s string, n int) string {
+	if len(s) <= n {
+		return strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:n], "\uFFFD"), len(s))
 }

@@ -85,3 +85,20 @@ func TestLog(t *testing.T) {
 		t.Error("a line not logged (level) used up w-2's interval")
 	}
 }
+
+func TestBrief(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"0123456789abc", 10, "0123456789… (13 bytes)"},
+		{"ab\xffc", 10, "ab\uFFFDc"},
+		{"aé", 2, "a\uFFFD… (3 bytes)"}, // a character cut in two is replaced
+	} {
+		if got := Brief(tc.s, tc.n); got != tc.want {
+			t.Errorf("Brief(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -162,8 +161,8 @@ func (h *hook) authenticate(cl *mqtt.Client, pk packets.Packet) error {
 	h.authDenied.Add(1)
 	// Keyed by remote host: the client id and username are whatever the
 	// refused party chose to send.
-	h.lim.Warn(h.log, "host "+remoteHost(cl.Net.Remote), "login refused", "reason", brief(reason, 200),
-		"client", brief(cl.ID, 64), "username", brief(l.username, 64), "remote", cl.Net.Remote)
+	h.lim.Warn(h.log, "host "+remoteHost(cl.Net.Remote), "login refused", "reason", ratelog.Brief(reason, 200),
+		"client", ratelog.Brief(cl.ID, 64), "username", ratelog.Brief(l.username, 64), "remote", cl.Net.Remote)
 	if h.srv != nil {
 		if err := h.srv.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil); err != nil {
 			return fmt.Errorf("login refused (%s); CONNACK not sent: %w", reason, err)
@@ -187,7 +186,7 @@ func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		op = "publish to"
 	}
 	h.lim.Warn(h.log, "client "+cl.ID, "topic refused", "client", cl.ID, "username", string(cl.Properties.Username),
-		"op", op, "topic", brief(topic, 128))
+		"op", op, "topic", ratelog.Brief(topic, 128))
 	return false
 }
 
@@ -273,13 +272,4 @@ func remoteHost(addr string) string {
 		return host
 	}
 	return addr
-}
-
-// brief returns s cut to at most n bytes of valid UTF-8, saying how long
-// it was: a log line carries what a refused party sent only that briefly.
-func brief(s string, n int) string {
-	if len(s) <= n {
-		return strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(s[:n], "\uFFFD"), len(s))
 }

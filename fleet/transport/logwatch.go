@@ -111,7 +111,7 @@ func (h watchHandler) packetError(r slog.Record) (slog.Record, bool) {
 		case "pk":
 			if pk, ok := a.Value.Any().(packets.Packet); ok {
 				out.AddAttrs(slog.String("packet", packetName(pk.FixedHeader.Type)),
-					slog.String("topic", brief(pk.TopicName, 128)), slog.Int("payload_bytes", len(pk.Payload)))
+					slog.String("topic", ratelog.Brief(pk.TopicName, 128)), slog.Int("payload_bytes", len(pk.Payload)))
 			}
 			return true
 		}
