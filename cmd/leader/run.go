@@ -32,6 +32,7 @@ type runOptions struct {
 	insecureNoAuth     bool
 	prefix             string
 	clientID           string
+	maxPacketSize      int
 
 	outboxPath   string
 	durability   string
@@ -60,6 +61,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
+	f.IntVar(&o.maxPacketSize, "max-packet-size", transport.DefaultMaxPacketSize, "longest MQTT packet in bytes a TCP client may send to the embedded broker (at least 66560: a message may be 64 KiB); a longer one is refused from its header, unread, and the client disconnected; a CONNECT is bounded to 4 KiB before the login")
 	f.StringVar(&o.clientID, "client-id", "", "the leader's MQTT client id: starts with _, A-Z a-z 0-9 . _ - (default: a random _leader-<hex> per process, so several leaders can share a broker; the leader's rights come from its login, not from this id)")
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
@@ -132,6 +134,9 @@ func (o runOptions) validate() (runConfig, error) {
 		if err := validClientID(o.clientID); err != nil {
 			return rc, err
 		}
+	}
+	if err := validMaxPacketSize(o.maxPacketSize, o.broker != ""); err != nil {
+		return rc, err
 	}
 	if o.metricsAddr != "" {
 		if _, _, err := net.SplitHostPort(o.metricsAddr); err != nil {
@@ -239,6 +244,15 @@ _leader-<hex> per process), so several leaders, each with its own
 come from its login (username leader), not from its client id, and a
 connection whose login is refused never touches the leader's session.
 
+The embedded broker refuses a packet from a TCP client longer than
+--max-packet-size (1 MiB; a CONNECT, read before the login, over 4 KiB)
+from its header, without reading it, and disconnects the client. Every
+refusal on the way to the leader is counted by reason
+(fleetsim_refused_total{reason} on /metrics, stats.Refused in the stats
+JSON: auth, topic, packet_too_large, payload_too_large, malformed) and
+logged at warn with its size, never its payload, at most once per client
+and reason every 10 s.
+
 It says "online" (retained) on <prefix>/_leader/status once it serves;
 its session's last will says "offline" for it if it dies without a
 goodbye.
@@ -315,6 +329,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	if o.broker == "" {
 		broker, err = transport.StartBroker(transport.BrokerOptions{
 			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
+			MaxPacketSize: o.maxPacketSize,
 		})
 		if err != nil {
 			return cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
@@ -354,6 +369,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
 		DeployHistory:     o.deployHistory,
+		BrokerRefusals:    brokerRefusals(broker),
 		Relay: outbox.RelayOptions{
 			Interval: o.relayIntv, Batch: o.relayBatch,
 			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},

@@ -69,8 +69,8 @@ type Config struct {
 	// (Stats.PayloadTooLarge) and logged with its size.
 	MaxPayload int
 	// RefusalLogInterval limits the log of refused worker messages to one
-	// line per worker per interval, which says how many were held back
-	// since the last (all are counted). Default 10 s.
+	// line per worker and reason per interval, which says how many were
+	// held back since the last (all are counted). Default 10 s.
 	RefusalLogInterval time.Duration
 	// BrokerRefusals, if set, returns the counts of what the broker in
 	// front of the leader refused (logins, topics, packets too large),

@@ -61,7 +61,7 @@ func (l *Leader) refusals(s *Stats) Refusals {
 }
 
 // refuse counts a worker message the leader refused (err: why, from the
-// wire package) and logs it at most once per sender per
+// wire package) and logs it at most once per sender and reason per
 // Config.RefusalLogInterval: the reason, the kind of error and the size.
 // Never the payload, nor the error's detail, which quotes from it (the
 // worker gets the detail in its reject). from is the worker, or the topic
@@ -77,6 +77,6 @@ func (l *Leader) refuse(from string, size int, err error) {
 	if de := (*wire.DecodeError)(nil); errors.As(err, &de) {
 		what = de.Kind.Error()
 	}
-	l.refusalLog.Warn(l.cfg.Logger, from, "refused a worker message", "from", ratelog.Brief(from, 128),
+	l.refusalLog.Warn(l.cfg.Logger, from+" "+reason, "refused a worker message", "from", ratelog.Brief(from, 128),
 		"reason", reason, "error", what, "size", size)
 }

@@ -32,8 +32,8 @@ func (l *lockedBuffer) String() string {
 
 // Each refused worker message is counted under one reason (too large,
 // malformed), the broker's refusals are added from Config.BrokerRefusals,
-// and the log says each sender's refusals at most once per interval, with
-// the reason and size and none of the payload.
+// and the log says each sender's refusals at most once per reason per
+// interval, with the reason and size and none of the payload.
 func TestRefusalsCountedAndLoggedBriefly(t *testing.T) {
 	var logs lockedBuffer
 	r := startLeader(t, leader.Config{
@@ -70,16 +70,19 @@ func TestRefusalsCountedAndLoggedBriefly(t *testing.T) {
 			t.Fatalf("payload bytes (%s) in the log:\n%s", leak, l)
 		}
 	}
-	// One line per sender within the interval: w-1 (its first), w-2, w-3.
-	if n := strings.Count(l, "refused a worker message"); n != 3 ||
+	// One line per sender and reason within the interval: w-1's first
+	// oversize message and its malformed one, w-2's, w-3's.
+	if n := strings.Count(l, "refused a worker message"); n != 4 ||
 		!strings.Contains(l, fmt.Sprintf(`from=w-1 reason=payload_too_large error="payload too large" size=%d`, len(big))) ||
 		!strings.Contains(l, `from=w-2 reason=malformed error="malformed envelope" size=15`) ||
 		!strings.Contains(l, `from=w-3 reason=malformed error="malformed status" size=21`) {
-		t.Fatalf("%d lines, want 3 (w-1 too large, w-2 and w-3 malformed):\n%s", n, l)
+		t.Fatalf("%d lines, want 4 (w-1 too large and malformed, w-2 and w-3 malformed):\n%s", n, l)
 	}
 	r.clk.Advance(time.Minute)
 	up("w-1", `{}`)
-	if l := logs.String(); !strings.Contains(l, `from=w-1 reason=malformed error="unsupported envelope version" size=2`) || !strings.Contains(l, "suppressed=2") {
-		t.Fatalf("after the interval, want w-1's next line with suppressed=2:\n%s", l)
+	up("w-1", big)
+	if l := logs.String(); !strings.Contains(l, `from=w-1 reason=malformed error="unsupported envelope version" size=2`) ||
+		!strings.Contains(l, fmt.Sprintf("from=w-1 reason=payload_too_large error=\"payload too large\" size=%d suppressed=1", len(big))) {
+		t.Fatalf("after the interval, want w-1's next lines, the oversize one with suppressed=1:\n%s", l)
 	}
 }

@@ -59,7 +59,7 @@ type hook struct {
 	srv    *mqtt.Server // set by StartBroker before the server starts
 	policy *policy      // nil: everyone may do anything
 	log    *slog.Logger
-	lim    *ratelog.Limiter // refusal lines: one per client (or remote host) per interval
+	lim    *ratelog.Limiter // refusal lines: one per client (or remote host) and kind per interval
 
 	connects, disconnects      atomic.Uint64
 	authDenied, aclDenied      atomic.Uint64
@@ -161,7 +161,7 @@ func (h *hook) authenticate(cl *mqtt.Client, pk packets.Packet) error {
 	h.authDenied.Add(1)
 	// Keyed by remote host: the client id and username are whatever the
 	// refused party chose to send.
-	h.lim.Warn(h.log, "host "+remoteHost(cl.Net.Remote), "login refused", "reason", ratelog.Brief(reason, 200),
+	h.lim.Warn(h.log, "login from "+remoteHost(cl.Net.Remote), "login refused", "reason", ratelog.Brief(reason, 200),
 		"client", ratelog.Brief(cl.ID, 64), "username", ratelog.Brief(l.username, 64), "remote", cl.Net.Remote)
 	if h.srv != nil {
 		if err := h.srv.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil); err != nil {
@@ -185,7 +185,7 @@ func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
 		op = "publish to"
 	}
-	h.lim.Warn(h.log, "client "+cl.ID, "topic refused", "client", cl.ID, "username", string(cl.Properties.Username),
+	h.lim.Warn(h.log, "topic by "+cl.ID, "topic refused", "client", cl.ID, "username", string(cl.Properties.Username),
 		"op", op, "topic", ratelog.Brief(topic, 128))
 	return false
 }
@@ -196,9 +196,9 @@ func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 func (h *hook) packetRefused(c *limitConn, e *PacketTooLargeError) {
 	h.packetTooLarge.Add(1)
 	remote := c.RemoteAddr().String()
-	key, args := "host "+remoteHost(remote), []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit, "remote", remote}
+	key, args := "packet from host "+remoteHost(remote), []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit, "remote", remote}
 	if id := c.client.Load(); id != nil {
-		key, args = "client "+*id, append(args, "client", *id)
+		key, args = "packet from "+*id, append(args, "client", *id)
 	}
 	h.lim.Warn(h.log, key, "packet too large; connection closed", args...)
 }

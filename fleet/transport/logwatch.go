@@ -121,7 +121,7 @@ func (h watchHandler) packetError(r slog.Record) (slog.Record, bool) {
 	if drop {
 		return out, false
 	}
-	if ok, n := h.lim.Allow("client " + client); !ok {
+	if ok, n := h.lim.Allow("packet error of " + client); !ok {
 		return out, false
 	} else if n > 0 {
 		out.AddAttrs(slog.Uint64("suppressed", n))

@@ -39,8 +39,8 @@ type BrokerOptions struct {
 	AllowInsecure bool
 	// Logger receives mochi's and the broker's logs (nil: discarded).
 	// Refusals (logins, topics, packets too large) are logged at Warn, at
-	// most one line per client per LogInterval, with their reason and
-	// size, never a payload; so is the first drop for each connection.
+	// most one line per client and kind per LogInterval, with their reason
+	// and size, never a payload; so is the first drop for each connection.
 	Logger *slog.Logger
 
 	// MaxWritesPending is how many outbound packets the broker may queue
@@ -112,9 +112,9 @@ type BrokerOptions struct {
 	// Clock times the refusal log's rate limit. Default: the wall clock.
 	Clock clock.Clock
 	// LogInterval is the rate limit of the refusal log: at most one line
-	// per client (per remote host before a login passed) per interval,
-	// saying how many it held back since the last. Every refusal is
-	// counted all the same (Stats). Default 10 s.
+	// per client (per remote host before a login passed) and kind of
+	// refusal per interval, saying how many it held back since the last.
+	// Every refusal is counted all the same (Stats). Default 10 s.
 	LogInterval time.Duration
 }
 
