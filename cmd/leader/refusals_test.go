@@ -156,3 +156,30 @@ func grep(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// A deploy request over the embedded broker's packet limit gets the
+// 'leader deploy' client disconnected; it says why and what to do.
+func TestDeployRequestOverPacketLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var logs syncWriter
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"run", "--listen", "127.0.0.1:0", "--outbox", t.TempDir() + "/leader.db", "--durability", "none"}, io.Discard, &logs)
+	}()
+	var addr string
+	fleettest.Eventually(t, 10*time.Second, "the leader's listener", func() error {
+		m := regexp.MustCompile(`msg="broker listening" addr=(\S+)`).FindStringSubmatch(logs.String())
+		if m == nil {
+			return fmt.Errorf("logs:\n%s", logs.String())
+		}
+		addr = m[1]
+		return nil
+	})
+	code, _, errs := leaderMain(t, "deploy", "--version", "2", "--workers", "w-000000..w-099999", "--broker", "tcp://"+addr, "--timeout", "10s")
+	if code != 1 || !strings.Contains(errs, "publish the deploy request") || !strings.Contains(errs, "--max-packet-size") {
+		t.Errorf("deploy of 100,000 named workers: exit %d\n%s\nwant exit 1 naming --max-packet-size", code, errs)
+	}
+	cancel()
+	<-done
+}
