@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // ErrPacketTooLarge: a client announced an MQTT packet longer than the
 // broker accepts (BrokerOptions.MaxPacketSize, or MaxConnectSize for its
 // CONNECT). The broker closes the connection without reading the packet.
-var ErrPacketTooLarge = fmt.Errorf("transport: packet too large")
+var ErrPacketTooLarge = errors.New("transport: packet too large")
 
 // PacketTooLargeError is the error a limitConn's Read returns; it matches
 // ErrPacketTooLarge.
