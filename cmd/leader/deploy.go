@@ -222,6 +222,9 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 		return cli.Runtime(err)
 	}
 	if err := sess.Publish(ctx, topics.LeaderDeploy(), 1, false, b); err != nil {
+		if len(b) > transport.DefaultMaxPacketSize-1024 {
+			err = fmt.Errorf("%w (the request is %d bytes: a broker refuses packets over its limit, the embedded one over 'leader run --max-packet-size', 1 MiB by default; use --all, fewer workers per deploy, or a higher limit)", err, len(b))
+		}
 		return cli.Runtime(fmt.Errorf("publish the deploy request: %w", err))
 	}
 	var ans deployAnswer

@@ -76,6 +76,11 @@ func TestRunFlags(t *testing.T) {
 		{"broker no port", []string{"--broker", "tcp://x"}, `--broker "tcp://x"`},
 		{"broker with secret", []string{"--broker", "tcp://x:1", "--secret-file", secret}, "--secret-file: only for the embedded broker"},
 		{"prefix", []string{"--topic-prefix", "a/b"}, `--topic-prefix "a/b"`},
+		{"client id", []string{"--client-id", "_leader-eu1"}, ""},
+		{"client id of a worker", []string{"--client-id", "w-1"}, `--client-id "w-1": want 1 to 128 characters`},
+		{"max packet size", []string{"--max-packet-size", "4194304"}, ""},
+		{"max packet size too small", []string{"--max-packet-size", "1000"}, "--max-packet-size 1000: want 66560 (64 KiB + 1 KiB) to 268435460 bytes"},
+		{"max packet size with broker", []string{"--broker", "tcp://x:1", "--max-packet-size", "4194304"}, "--max-packet-size: only for the embedded broker"},
 		{"outbox empty", []string{"--outbox", ""}, "--outbox: want a file path"},
 		{"not a duration", []string{"--ask-timeout", "soon"}, `invalid argument "soon" for "--ask-timeout"`},
 	}

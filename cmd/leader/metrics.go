@@ -68,6 +68,7 @@ var (
 	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
 	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
 	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
+	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large (at the embedded broker), payload_too_large, malformed (at the leader).", "reason")
 
 	// The fleet as the leader sees it.
 	dOnline    = desc("workers_online", "Workers whose last status is online.")
@@ -92,7 +93,7 @@ var allDescs = []*prometheus.Desc{
 	dLimit, dInFlight, dDelivered, dBackpressure, dRetries, dErrors, dDeadLettered, dOffline, dSettleRetry,
 	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
-	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped,
+	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dRefused,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
 }
@@ -162,6 +163,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dBrokerUp, up)
 	counter(dBrokerReconnects, s.Broker.Reconnects)
 	ch <- prometheus.MustNewConstMetric(dBrokerDown, prometheus.CounterValue, s.Broker.Downtime.Seconds())
+	for _, r := range s.Refused.ByReason() { // a fixed set of labels
+		counter(dRefused, r.Count, r.Reason)
+	}
 
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))

@@ -31,6 +31,8 @@ type runOptions struct {
 	leaderPasswordFile string
 	insecureNoAuth     bool
 	prefix             string
+	clientID           string
+	maxPacketSize      int
 
 	outboxPath   string
 	durability   string
@@ -59,6 +61,8 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
+	f.IntVar(&o.maxPacketSize, "max-packet-size", transport.DefaultMaxPacketSize, "longest MQTT packet in bytes a TCP client may send to the embedded broker (at least 66560: a message may be 64 KiB); a longer one is refused from its header, unread, and the client disconnected; a CONNECT is bounded to 4 KiB before the login")
+	f.StringVar(&o.clientID, "client-id", "", "the leader's MQTT client id: starts with _, A-Z a-z 0-9 . _ - (default: a random _leader-<hex> per process, so several leaders can share a broker; the leader's rights come from its login, not from this id)")
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
 	f.StringVar(&o.durability, "durability", "sync", "when an enqueue is on disk: sync (fsync each), batch (group commit), none (no fsync: survives kill -9, not power loss)")
@@ -124,6 +128,14 @@ func (o runOptions) validate() (runConfig, error) {
 		return rc, cli.Usagef("--deploy-history %d: want at least 1", o.deployHistory)
 	}
 	if err := validPrefix(o.prefix); err != nil {
+		return rc, err
+	}
+	if o.clientID != "" {
+		if err := validClientID(o.clientID); err != nil {
+			return rc, err
+		}
+	}
+	if err := validMaxPacketSize(o.maxPacketSize, o.broker != ""); err != nil {
 		return rc, err
 	}
 	if o.metricsAddr != "" {
@@ -226,6 +238,21 @@ Every --stats-interval it publishes its stats as JSON on
 newest --deploy-history deploys in the outbox file, so a restarted leader
 shows them (fleetsim_deploy_*) and goes on counting them.
 
+Its MQTT client id is its own (--client-id; by default a random
+_leader-<hex> per process), so several leaders, each with its own
+--topic-prefix, can share one broker. Its rights at the embedded broker
+come from its login (username leader), not from its client id, and a
+connection whose login is refused never touches the leader's session.
+
+The embedded broker refuses a packet from a TCP client longer than
+--max-packet-size (1 MiB; a CONNECT, read before the login, over 4 KiB)
+from its header, without reading it, and disconnects the client. Every
+refusal on the way to the leader is counted by reason
+(fleetsim_refused_total{reason} on /metrics, stats.Refused in the stats
+JSON: auth, topic, packet_too_large, payload_too_large, malformed) and
+logged at warn with its size, never its payload, at most once per client
+and reason every 10 s.
+
 It says "online" (retained) on <prefix>/_leader/status once it serves;
 its session's last will says "offline" for it if it dies without a
 goodbye.
@@ -300,11 +327,17 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	}
 
 	// The will says offline for a leader that dies without its goodbye.
-	co := transport.ClientOptions{ID: "_leader", CleanSession: true, Will: transport.LeaderWill(topics)}
+	// A client id of its own: a fixed one would let a second leader (or
+	// anyone who may log in) take this one's session over at the broker.
+	if o.clientID == "" {
+		o.clientID = newClientID()
+	}
+	co := transport.ClientOptions{ID: o.clientID, CleanSession: true, Will: transport.LeaderWill(topics)}
 	var broker *transport.Broker
 	if o.broker == "" {
 		broker, err = transport.StartBroker(transport.BrokerOptions{
 			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
+			MaxPacketSize: o.maxPacketSize,
 		})
 		if err != nil {
 			return cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
@@ -344,6 +377,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
 		DeployHistory:     o.deployHistory,
+		BrokerRefusals:    brokerRefusals(broker),
 		Relay: outbox.RelayOptions{
 			Interval: o.relayIntv, Batch: o.relayBatch,
 			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},
@@ -383,7 +417,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 			_ = srv.Shutdown(sctx)
 		})
 	}
-	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix)
+	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix, "client_id", co.ID)
 	err = l.Run(runCtx)
 	stopRun()
 	wg.Wait()

@@ -71,7 +71,18 @@ type Config struct {
 	// commands queued behind it.
 	RetryRejects bool
 	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
+	// A longer one is refused before it is parsed, counted
+	// (Stats.PayloadTooLarge) and logged with its size.
 	MaxPayload int
+	// RefusalLogInterval limits the log of refused worker messages to one
+	// line per worker and reason per interval, which says how many were
+	// held back since the last (all are counted). Default 10 s.
+	RefusalLogInterval time.Duration
+	// BrokerRefusals, if set, returns the counts of what the broker in
+	// front of the leader refused (logins, topics, packets too large),
+	// for Stats.Refused. A leader on the embedded broker passes the
+	// broker's Stats; an external broker keeps its own.
+	BrokerRefusals func() BrokerRefusals
 	// ReplyQueue bounds answers waiting to be published. The MQTT
 	// delivery goroutine never waits for room: an answer that does not fit
 	// is dropped and counted (Stats.RepliesDroppedFull), and the worker
@@ -166,6 +177,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ReplyQueue == 0 {
 		c.ReplyQueue = DefaultReplyQueue
+	}
+	if c.RefusalLogInterval <= 0 {
+		c.RefusalLogInterval = 10 * time.Second
 	}
 	if c.DeployHistory == 0 {
 		c.DeployHistory = DefaultDeployHistory

@@ -27,7 +27,7 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 	}
 	worker, _, err := l.cfg.Topics.Parse(topic)
 	if err != nil {
-		l.c.malformed.Add(1)
+		l.refuse(topic, len(payload), err)
 		return
 	}
 	if len(payload) == 0 {
@@ -35,8 +35,7 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 	}
 	st, err := wire.ParseStatus(topic, payload)
 	if err != nil {
-		l.c.malformed.Add(1)
-		l.cfg.Logger.Debug("refused status", "err", err)
+		l.refuse(worker, len(payload), err)
 		return
 	}
 	now := l.clk.Now()
@@ -82,13 +81,12 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 func (l *Leader) onUp(topic string, payload []byte) {
 	worker, _, err := l.cfg.Topics.Parse(topic)
 	if err != nil {
-		l.c.malformed.Add(1)
+		l.refuse(topic, len(payload), err)
 		return
 	}
 	env, err := wire.Decode(topic, payload, wire.Up, l.cfg.MaxPayload)
 	if err != nil {
-		l.c.malformed.Add(1)
-		l.cfg.Logger.Debug("refused payload", "err", err)
+		l.refuse(worker, len(payload), err)
 		if id := wire.PeekID(payload, l.cfg.MaxPayload); id != "" {
 			l.c.rejectedMalformed.Add(1)
 			l.queueReply(worker, wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: id, Result: wire.ResultReject, Reason: err.Error()})

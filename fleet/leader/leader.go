@@ -13,6 +13,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/ratelog"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -39,6 +40,7 @@ type Leader struct {
 	askRTT     *stats.Histogram // publish to ack, answered asks only
 	service    atomic.Pointer[dist.Dist]
 	c          counters
+	refusalLog *ratelog.Limiter // refused worker messages: a line per worker per interval
 }
 
 // inbound is a request or telemetry message waiting for the leader.
@@ -69,6 +71,7 @@ func New(cfg Config) (*Leader, error) {
 	}
 	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), relayUp: make(chan struct{}), askRTT: cfg.AskRTT}
 	l.service.Store(&cfg.Service)
+	l.refusalLog = ratelog.New(ratelog.Options{Clock: cfg.Clock, Every: cfg.RefusalLogInterval})
 	l.asks.init()
 	l.resends.init()
 	l.wakes.init()

@@ -21,6 +21,8 @@ type counters struct {
 	heartbeatRounds                                atomic.Uint64
 	asksSent, asksFailed, asksTimedOut             atomic.Uint64
 	acksOK, acksFull, acksReject, lateAcks, poison atomic.Uint64
+
+	payloadTooLarge atomic.Uint64 // also counted in malformed
 }
 
 // Stats is everything the leader counts, for the dashboard, the reports and
@@ -67,13 +69,22 @@ type Stats struct {
 	// AskRTT is the time from publishing a command to its ack, for asks
 	// that were answered.
 	AskRTT stats.HistogramSnapshot
+
+	// PayloadTooLarge counts the Malformed payloads that were over
+	// Config.MaxPayload (refused unparsed).
+	PayloadTooLarge uint64
+	// Refused counts what was refused on its way to the leader, by
+	// reason: the broker's refusals (Config.BrokerRefusals) and the
+	// Malformed payloads, split by size.
+	Refused Refusals
 }
 
 // Stats returns a snapshot of the leader's counters and its mechanisms'
 // stats.
 func (l *Leader) Stats() Stats {
 	c := &l.c
-	return Stats{
+	tooLarge := c.payloadTooLarge.Load() // before malformed, which counts it too
+	s := Stats{
 		Mailbox: l.inbox.Stats(), Heartbeats: l.heartbeats.Stats(),
 		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(), Broker: l.link.stats(l.clk),
 		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
@@ -91,4 +102,7 @@ func (l *Leader) Stats() Stats {
 		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(),
 		AskRTT: l.askRTT.Snapshot(),
 	}
+	s.PayloadTooLarge = tooLarge
+	s.Refused = l.refusals(&s)
+	return s
 }

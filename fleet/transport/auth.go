@@ -22,7 +22,9 @@ const MinSecretLen = 16
 // Auth is the broker's login and topic policy for one fleet.
 //
 // The leader logs in as LeaderUsername with LeaderPassword and may publish
-// and subscribe to anything under the fleet's prefix.
+// and subscribe to anything under the fleet's prefix. Its rights come from
+// that login, whatever its client id ('leader run' picks a random one per
+// process, starting with "_", which no worker id does).
 //
 // A worker logs in with its id as both MQTT client id and username (the id
 // must pass wire.ValidWorkerID) and WorkerPassword(Secret, id) as password,
@@ -34,7 +36,9 @@ const MinSecretLen = 16
 //
 // Nothing else logs in: not other usernames, not a worker whose username
 // differs from its client id. Topics outside the prefix (including $SYS)
-// are closed to everyone.
+// are closed to everyone. A login is decided before the broker looks at
+// the session already connected with the same client id: a refused one
+// leaves it alone, an accepted one takes it over (MQTT's rule).
 type Auth struct {
 	// LeaderPassword is the leader's password; required.
 	LeaderPassword string

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strings"
 	"sync"
 	"testing"
 
@@ -162,23 +161,6 @@ func TestRefusedQoS1PublishDisconnects(t *testing.T) {
 	}
 	if got := b.Stats().ACLDenied; got != 1 {
 		t.Errorf("ACLDenied = %d", got)
-	}
-}
-
-// Refusals are logged once per connection, not per packet.
-func TestRefusalsLoggedOncePerConnection(t *testing.T) {
-	var logs syncBuffer
-	b := startBroker(t, BrokerOptions{Auth: testAuth(), Logger: slogTo(&logs)})
-	a := connect(t, b, workerOpts("w-a"))
-	for range 5 {
-		publish(t, a, testTopics.Up("w-b"), 0, "forged")
-	}
-	publish(t, a, testTopics.Up("w-a"), 1, "fence") // the broker has seen the five
-	if got := b.Stats().ACLDenied; got != 5 {
-		t.Errorf("ACLDenied = %d, want 5", got)
-	}
-	if n := strings.Count(logs.String(), "topic refused"); n != 1 {
-		t.Errorf("%d refusal log lines for 5 refusals, want 1:\n%s", n, logs.String())
 	}
 }
 

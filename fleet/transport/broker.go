@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
+
+	"github.com/fleetsim/fleetsim/fleet/ratelog"
 )
 
 // Broker is an embedded mochi MQTT broker with an in-memory listener, an
@@ -33,7 +35,8 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	wh, st := newWatchHandler(o.Logger.Handler())
+	lim := ratelog.New(ratelog.Options{Clock: o.Clock, Every: o.LogInterval})
+	wh, st := newWatchHandler(o.Logger.Handler(), lim)
 	log := slog.New(wh)
 
 	caps := mqtt.NewDefaultServerCapabilities()
@@ -57,7 +60,7 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	if o.Auth != nil {
 		p = newPolicy(o.Auth)
 	}
-	b := &Broker{srv: srv, hook: newHook(p, log), logs: st, done: make(chan struct{})}
+	b := &Broker{srv: srv, hook: newHook(p, log, lim), logs: st, done: make(chan struct{})}
 	b.hook.srv = srv
 	if err := srv.AddHook(b.hook, nil); err != nil {
 		return nil, fmt.Errorf("transport: add hook: %w", err)
@@ -70,6 +73,9 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	}
 	if o.TCPAddr != "" {
 		b.tcp = newTCPListener("tcp", o.TCPAddr, o.TLS, o.HandshakeTimeout)
+		b.tcp.limit = func(c net.Conn) net.Conn {
+			return newLimitConn(c, o.MaxConnectSize, o.MaxPacketSize, b.hook.packetRefused)
+		}
 		b.tcp.set.queues = queues
 		if err := srv.AddListener(b.tcp); err != nil {
 			return nil, err

@@ -33,6 +33,12 @@
 // What the callers must handle (mochi 2.7.9, paho 1.5.1):
 //   - a message the broker cannot queue for a slow subscriber is dropped
 //     and counted (Stats.PublishDropped), whatever its QoS;
+//   - a login is checked before anything touches the session connected
+//     with the same client id: a refused one leaves it up, an accepted one
+//     takes it over, so every process needs a client id of its own;
+//   - a TCP client that announces a packet over BrokerOptions.MaxPacketSize
+//     (its CONNECT: MaxConnectSize) is disconnected before the packet is
+//     read (Stats.PacketTooLarge); in-memory clients are not limited;
 //   - a refused QoS 0 publish vanishes; a refused QoS 1/2 publish gets the
 //     MQTT 3.1.1 client disconnected; a refused subscription completes
 //     paho's token without error (Wait reports it);

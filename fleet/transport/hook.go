@@ -1,13 +1,17 @@
 package transport
 
 import (
+	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/fleetsim/fleetsim/fleet/ratelog"
 )
 
 // Stats is a point-in-time view of a Broker's counters. Each count is
@@ -26,6 +30,10 @@ type Stats struct {
 	// AuthDenied counts refused logins (bad credentials, client id not the
 	// username, will topic not allowed).
 	AuthDenied uint64
+	// PacketTooLarge counts TCP connections closed for announcing a packet
+	// longer than BrokerOptions.MaxPacketSize (MaxConnectSize for the
+	// CONNECT), refused from its fixed header before its body was read.
+	PacketTooLarge uint64
 	// ACLDenied counts refused publishes, subscriptions and deliveries. A
 	// refused QoS 0 publish is dropped; a refused QoS 1/2 publish from an
 	// MQTT 3.1.1 client makes mochi disconnect the client; a refused
@@ -45,15 +53,17 @@ type Stats struct {
 }
 
 // hook is the fleetsim broker hook: login and topic policy (or allow-all
-// when there is no Auth) and the Stats counters.
+// when there is no Auth), the Stats counters, and the refusal log.
 type hook struct {
 	mqtt.HookBase
 	srv    *mqtt.Server // set by StartBroker before the server starts
 	policy *policy      // nil: everyone may do anything
 	log    *slog.Logger
+	lim    *ratelog.Limiter // refusal lines: one per client (or remote host) and kind per interval
 
 	connects, disconnects      atomic.Uint64
 	authDenied, aclDenied      atomic.Uint64
+	packetTooLarge             atomic.Uint64
 	publishDropped, qosDropped atomic.Uint64
 	mu                         sync.Mutex
 	warned                     map[*mqtt.Client]warnKind // first of each kind logged
@@ -63,13 +73,12 @@ type hook struct {
 type warnKind uint8
 
 const (
-	warnACL warnKind = 1 << iota
-	warnPublishDropped
+	warnPublishDropped warnKind = 1 << iota
 	warnQosDropped
 )
 
-func newHook(p *policy, log *slog.Logger) *hook {
-	return &hook{policy: p, log: log, warned: make(map[*mqtt.Client]warnKind)}
+func newHook(p *policy, log *slog.Logger, lim *ratelog.Limiter) *hook {
+	return &hook{policy: p, log: log, lim: lim, warned: make(map[*mqtt.Client]warnKind)}
 }
 
 func (h *hook) ID() string { return "fleetsim" }
@@ -88,15 +97,26 @@ func (h *hook) Provides(b byte) bool {
 const takeoverWait = 2 * time.Second
 
 // OnConnect runs before mochi looks for an existing session with the new
-// connection's client id. mochi (v2.7.9) has a race there: the goroutine of
-// an old clean session checks "taken over?" and then unsubscribes and
-// deletes by client id, without a lock between the two; a new connection
-// with the same id arriving in between — a worker reconnecting at once
-// after a crash, a restarted leader — has its subscriptions and its client
-// entry deleted, and silently receives nothing. So when a clean session
-// with the same id is still registered, stop it and wait (bounded) until
-// its goroutine has cleaned up, then let mochi carry on as for a new id.
+// connection's client id, and before OnConnectAuthenticate. It decides the
+// login here, first: what follows touches the session already registered
+// under the same client id, and a connection whose login is refused must
+// never touch it (mochi calls OnConnect before authenticating, so a check
+// left to OnConnectAuthenticate would come after the wait below has
+// stopped the old session: anyone who knew a client id could knock its
+// owner off without a password).
+//
+// Then it works around a race in mochi (v2.7.9): the goroutine of an old
+// clean session checks "taken over?" and then unsubscribes and deletes by
+// client id, without a lock between the two; a new connection with the
+// same id arriving in between — a worker reconnecting at once after a
+// crash, a restarted leader — has its subscriptions and its client entry
+// deleted, and silently receives nothing. So when a clean session with the
+// same id is still registered, stop it and wait (bounded) until its
+// goroutine has cleaned up, then let mochi carry on as for a new id.
 func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	if err := h.authenticate(cl, pk); err != nil {
+		return err
+	}
 	if h.srv == nil {
 		return nil
 	}
@@ -121,9 +141,14 @@ func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	}
 }
 
-func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+// authenticate checks cl's login against the policy. A refused login is
+// answered here with CONNACK "bad user name or password" (mochi sends an
+// MQTT 3.1.1 client "not authorized", 5), counted and logged, and its
+// error ends the connection: mochi returns an OnConnect error at once,
+// before it looks at any session.
+func (h *hook) authenticate(cl *mqtt.Client, pk packets.Packet) error {
 	if h.policy == nil {
-		return true
+		return nil
 	}
 	l := login{clientID: cl.ID, username: string(pk.Connect.Username), password: pk.Connect.Password}
 	if pk.Connect.WillFlag {
@@ -131,30 +156,60 @@ func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	}
 	reason := h.policy.check(l)
 	if reason == "" {
-		return true
+		return nil
 	}
 	h.authDenied.Add(1)
-	h.log.Warn("login refused", "client", cl.ID, "username", l.username, "remote", cl.Net.Remote, "reason", reason)
-	return false
+	// Keyed by remote host: the client id and username are whatever the
+	// refused party chose to send.
+	h.lim.Warn(h.log, "login from "+remoteHost(cl.Net.Remote), "login refused", "reason", ratelog.Brief(reason, 200),
+		"client", ratelog.Brief(cl.ID, 64), "username", ratelog.Brief(l.username, 64), "remote", cl.Net.Remote)
+	if h.srv != nil {
+		if err := h.srv.SendConnack(cl, packets.ErrBadUsernameOrPassword, false, nil); err != nil {
+			return fmt.Errorf("login refused (%s); CONNACK not sent: %w", reason, err)
+		}
+	}
+	return packets.ErrBadUsernameOrPassword
 }
+
+// OnConnectAuthenticate lets every connection that reached it in: OnConnect
+// has already refused the rest. (mochi refuses a login that no hook
+// accepts, so the hook must still provide it.)
+func (h *hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool { return true }
 
 func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if h.policy == nil || h.policy.allowed(string(cl.Properties.Username), cl.ID, topic, write) {
 		return true
 	}
 	h.aclDenied.Add(1)
-	if h.first(cl, warnACL) {
-		op := "subscribe to or receive"
-		if write {
-			op = "publish to"
-		}
-		h.log.Warn("topic refused; further refusals for this connection are counted, not logged",
-			"client", cl.ID, "username", string(cl.Properties.Username), "op", op, "topic", topic)
+	op := "subscribe to or receive"
+	if write {
+		op = "publish to"
 	}
+	h.lim.Warn(h.log, "topic by "+cl.ID, "topic refused", "client", cl.ID, "username", string(cl.Properties.Username),
+		"op", op, "topic", ratelog.Brief(topic, 128))
 	return false
 }
 
-func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) { h.connects.Add(1) }
+// packetRefused counts and logs a packet refused by a limitConn for its
+// size; it runs on the connection's goroutine, before the broker sees the
+// packet.
+func (h *hook) packetRefused(c *limitConn, e *PacketTooLargeError) {
+	h.packetTooLarge.Add(1)
+	remote := c.RemoteAddr().String()
+	key, args := "packet from host "+remoteHost(remote), []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit, "remote", remote}
+	if id := c.client.Load(); id != nil {
+		key, args = "packet from "+*id, append(args, "client", *id)
+	}
+	h.lim.Warn(h.log, key, "packet too large; connection closed", args...)
+}
+
+func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
+	h.connects.Add(1)
+	if c := limitConnOf(cl.Net.Conn); c != nil {
+		id := cl.ID
+		c.client.Store(&id) // its refusals are logged by client from now on
+	}
+}
 
 func (h *hook) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
 	h.disconnects.Add(1)
@@ -202,9 +257,19 @@ func (h *hook) stats(info *mqtt.Server) Stats {
 	s.Connects = h.connects.Load()
 	s.ClientsConnected = int64(s.Connects - s.Disconnects)
 	s.AuthDenied = h.authDenied.Load()
+	s.PacketTooLarge = h.packetTooLarge.Load()
 	s.ACLDenied = h.aclDenied.Load()
 	s.PublishDropped = h.publishDropped.Load()
 	s.QosDropped = h.qosDropped.Load()
 	s.InflightDropped = uint64(atomic.LoadInt64(&info.Info.InflightDropped))
 	return s
+}
+
+// remoteHost is addr without its port (addr itself if it has none): the
+// key of a refusal before a login has passed.
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

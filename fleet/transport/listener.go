@@ -199,6 +199,7 @@ type tcpListener struct {
 	id, addr  string
 	tls       *tls.Config
 	handshake time.Duration
+	limit     func(net.Conn) net.Conn // bounds what a connection may send, or nil
 	set       connSet
 
 	ln      net.Listener
@@ -274,6 +275,9 @@ func (l *tcpListener) Serve(establish listeners.EstablishFn) {
 		// mochi resets the deadline from the client's keepalive once the
 		// CONNECT is read.
 		c.SetReadDeadline(time.Now().Add(l.handshake))
+		if l.limit != nil {
+			c = l.limit(c)
+		}
 		l.set.serve(l.id, c, 0, establish, l.log)
 	}
 }

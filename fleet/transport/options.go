@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/netip"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // DefaultTCPAddr is the address the fleetsim binaries listen on by
@@ -36,8 +38,9 @@ type BrokerOptions struct {
 	// can reach the port can then command the fleet.
 	AllowInsecure bool
 	// Logger receives mochi's and the broker's logs (nil: discarded).
-	// Refused logins and topics, and the first drop for each connection,
-	// are logged at Warn.
+	// Refusals (logins, topics, packets too large) are logged at Warn, at
+	// most one line per client and kind per LogInterval, with their reason
+	// and size, never a payload; so is the first drop for each connection.
 	Logger *slog.Logger
 
 	// MaxWritesPending is how many outbound packets the broker may queue
@@ -90,7 +93,41 @@ type BrokerOptions struct {
 	// HandshakeTimeout is how long a TCP client has to send its CONNECT.
 	// Default 10 s. mochi 2.7.9 alone waits forever.
 	HandshakeTimeout time.Duration
+
+	// MaxPacketSize is the longest MQTT packet, fixed header included, a
+	// TCP client may send. Default DefaultMaxPacketSize (1 MiB): a
+	// fleetsim message is at most a 64 KiB envelope, and a deploy request
+	// of 1 MiB names some 80,000 workers. A packet announcing more is
+	// refused from its fixed header, before its body is read or any
+	// buffer is allocated for it: the connection is closed and counted
+	// (Stats.PacketTooLarge). In-memory clients (the simulator's workers
+	// and the leader in the same process, whose stats reports grow with
+	// its deploys) are not limited.
+	MaxPacketSize int
+	// MaxConnectSize bounds a TCP client's first packet, its CONNECT,
+	// which the broker reads from anyone, before the login is checked.
+	// Default DefaultMaxConnectSize (4 KiB; a fleetsim CONNECT, will
+	// included, is under 500 bytes), and never more than MaxPacketSize.
+	MaxConnectSize int
+	// Clock times the refusal log's rate limit. Default: the wall clock.
+	Clock clock.Clock
+	// LogInterval is the rate limit of the refusal log: at most one line
+	// per client (per remote host before a login passed) and kind of
+	// refusal per interval, saying how many it held back since the last.
+	// Every refusal is counted all the same (Stats). Default 10 s.
+	LogInterval time.Duration
 }
+
+// DefaultMaxPacketSize and DefaultMaxConnectSize are the defaults of
+// BrokerOptions.MaxPacketSize and MaxConnectSize.
+const (
+	DefaultMaxPacketSize  = 1 << 20
+	DefaultMaxConnectSize = 4 << 10
+)
+
+// maxMQTTPacket is the longest packet MQTT can frame: a remaining length
+// of 268,435,455 bytes, plus a 5-byte fixed header.
+const maxMQTTPacket = 268_435_455 + 5
 
 // withDefaults returns o with zero tuning fields set to their defaults.
 func (o BrokerOptions) withDefaults() BrokerOptions {
@@ -111,6 +148,15 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 	if o.SysInterval <= 0 {
 		o.SysInterval = time.Minute
 	}
+	def(&o.MaxPacketSize, DefaultMaxPacketSize)
+	def(&o.MaxConnectSize, DefaultMaxConnectSize)
+	o.MaxConnectSize = min(o.MaxConnectSize, o.MaxPacketSize)
+	if o.Clock == nil {
+		o.Clock = clock.NewReal()
+	}
+	if o.LogInterval <= 0 {
+		o.LogInterval = 10 * time.Second
+	}
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = 10 * time.Second
 	}
@@ -128,6 +174,9 @@ func (o BrokerOptions) validate() error {
 	}
 	if o.MaxWritesPending > math.MaxInt32 {
 		return fmt.Errorf("transport: MaxWritesPending %d: must be at most %d", o.MaxWritesPending, math.MaxInt32)
+	}
+	if o.MaxPacketSize > maxMQTTPacket {
+		return fmt.Errorf("transport: MaxPacketSize %d: must be at most %d, the longest packet MQTT can frame", o.MaxPacketSize, maxMQTTPacket)
 	}
 	if o.SessionExpiry > math.MaxUint32*time.Second {
 		return fmt.Errorf("transport: SessionExpiry %v: must be at most %v", o.SessionExpiry, math.MaxUint32*time.Second)
