@@ -67,6 +67,7 @@ var (
 	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
 	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
 	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
 	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
 
 	// The fleet as the leader sees it.
@@ -86,7 +87,7 @@ var allDescs = []*prometheus.Desc{
 	dLimit, dInFlight, dDelivered, dBackpressure, dRetries, dErrors, dDeadLettered, dOffline, dSettleRetry,
 	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
-	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped,
+	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dForged,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 }
 
@@ -143,6 +144,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dAcks, s.AcksOK, "ok")
 	counter(dAcks, s.AcksFull, "full")
 	counter(dAcks, s.AcksReject, "reject")
+	counter(dForged, s.AcksForged)
 	counter(dTimeouts, s.AsksTimedOut)
 	counter(dMalformed, s.Malformed)
 	counter(dReconnects, s.Reconnects)

@@ -12,7 +12,7 @@ import (
 // deploysOnly is a source with stats, no fleet and the given deploys.
 type deploysOnly []leader.DeployProgress
 
-func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3} }
+func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3, AcksForged: 2} }
 func (deploysOnly) Fleet() leader.FleetView            { return leader.FleetView{} }
 func (d deploysOnly) Deploys() []leader.DeployProgress { return d }
 
@@ -34,6 +34,7 @@ func TestDeployMetrics(t *testing.T) {
 		`fleetsim_deploy_rejected{deploy="7",version="2.0.0"} 1`,
 		`fleetsim_deploy_targets{deploy="9",version="2.1.0"} 1`,
 		`fleetsim_leader_replies_dropped_total{reason="queue_full"} 3`,
+		`fleetsim_leader_acks_forged_total 2`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -96,8 +96,11 @@ func (l *Leader) onUp(topic string, payload []byte) {
 		return
 	}
 	if env.Kind == wire.KindAck {
-		if !l.asks.complete(env.Ref, env) {
+		switch l.asks.complete(env.Ref, worker, env) {
+		case ackLate:
 			l.c.lateAcks.Add(1) // its ask timed out; the worker has it all the same
+		case ackForged:
+			l.forgedAck(worker)
 		}
 		return
 	}
@@ -118,6 +121,18 @@ func (l *Leader) onUp(topic string, payload []byte) {
 		}
 	case wire.KindRequest, wire.KindTelemetry:
 		l.admit(worker, env, now)
+	}
+}
+
+// forgedAck counts an ack from a worker other than the one its command
+// went to. The topic names the sender, and the broker lets a worker
+// publish on its own up topic only, so the ack answers nothing: the ask
+// waits on for its receiver. The log line names the worker and the
+// reason, never the payload, once a minute per worker at most.
+func (l *Leader) forgedAck(worker string) {
+	l.c.acksForged.Add(1)
+	if ok, held := l.forgedLog.allow(worker, l.clk.Now()); ok {
+		l.cfg.Logger.Warn("ack ignored: its command went to another worker", "worker", worker, "held_back", held)
 	}
 }
 

@@ -38,6 +38,7 @@ type Leader struct {
 	askRTT     *stats.Histogram // publish to ack, answered asks only
 	service    atomic.Pointer[dist.Dist]
 	c          counters
+	forgedLog  logLimit
 }
 
 // inbound is a request or telemetry message waiting for the leader.
@@ -69,6 +70,7 @@ func New(cfg Config) (*Leader, error) {
 	l := &Leader{cfg: cfg, clk: cfg.Clock, replies: make(chan reply, cfg.ReplyQueue), stopped: make(chan struct{}), relayUp: make(chan struct{}), askRTT: cfg.AskRTT}
 	l.service.Store(&cfg.Service)
 	l.asks.init()
+	l.forgedLog.every = forgedLogEvery
 	l.resends.init()
 	l.wakes.init()
 	l.fleet.init()
