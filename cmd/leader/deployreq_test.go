@@ -130,7 +130,7 @@ func (r *recLink) answer(t *testing.T, id string) (deployAnswer, bool) {
 // TestServeAnswersEveryRefusal: a request with a wrong-typed version, or
 // an unknown field, is answered on its answer topic with the reason, and
 // a request that has no valid id is counted as unanswered; a valid one
-// starts its deploy.
+// starts its deploy. Each lands in /metrics' result.
 func TestServeAnswersEveryRefusal(t *testing.T) {
 	link := &recLink{pub: map[string][]byte{}}
 	st, err := outbox.NewMemory(outbox.Options{})
@@ -166,5 +166,9 @@ func TestServeAnswersEveryRefusal(t *testing.T) {
 	n := &c.counts
 	if got := fmt.Sprint(n.started.Load(), n.refused.Load(), n.unanswered.Load()); got != "1 2 1" {
 		t.Errorf("started, refused, unanswered: %s, want 1 2 1", got)
+	}
+	body := scrape(t, deploysOnly{}, c, 20)
+	if !strings.Contains(body, `fleetsim_leader_deploy_requests_total{result="refused"} 2`) {
+		t.Errorf("/metrics lacks the refused requests:\n%s", grepLines(body, "deploy_requests"))
 	}
 }

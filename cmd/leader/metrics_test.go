@@ -26,7 +26,7 @@ func TestDeployMetrics(t *testing.T) {
 		{Index: 9, Version: "2.1.0", Targets: 1, Waves: []leader.WaveProgress{{Targets: 1, Pending: 1}}},
 	}
 	w := httptest.NewRecorder()
-	metricsHandler(src).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(src, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	body := string(b)
 	for _, want := range []string{

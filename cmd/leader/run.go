@@ -369,7 +369,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
 	if metricsLn != nil {
-		srv := &http.Server{Handler: metricsHandler(l), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: metricsHandler(l, ctl, o.deployHistory), ReadHeaderTimeout: 5 * time.Second}
 		log.Info("metrics listening", "addr", metricsLn.Addr().String(), "path", "/metrics")
 		wg.Go(func() {
 			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
