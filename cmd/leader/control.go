@@ -4,27 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
-
-// deployRequest is what 'leader deploy' publishes on <prefix>/_leader/deploy
-// (docs/PROTOCOL.md, "Operating a running leader").
-type deployRequest struct {
-	ID             string   `json:"id"`                // request id; the answer goes to <prefix>/_leader/deploy/<id>
-	Kind           string   `json:"kind,omitempty"`    // firmware (default) or config
-	Version        string   `json:"version"`           // required
-	Workers        []string `json:"workers,omitempty"` // in wave order; empty with all
-	All            bool     `json:"all,omitempty"`     // every worker the leader has seen, sorted by id
-	WaveSize       int      `json:"wave_size,omitempty"`
-	WaveIntervalMs int64    `json:"wave_interval_ms,omitempty"`
-	TTLMs          int64    `json:"ttl_ms,omitempty"`
-}
 
 // deployAnswer is the leader's answer: the deploy is in the outbox (durable)
 // when OK is true.
@@ -37,9 +24,6 @@ type deployAnswer struct {
 	Waves   int    `json:"waves"`
 }
 
-// maxRequestSize bounds a deploy request (a million worker ids fit).
-const maxRequestSize = 32 << 20
-
 // control serves deploy requests for a running leader.
 type control struct {
 	l      *leader.Leader
@@ -47,6 +31,15 @@ type control struct {
 	topics wire.Topics
 	log    *slog.Logger
 	reqs   chan []byte
+	counts requestCounts
+}
+
+// requestCounts counts deploy requests by what became of them.
+type requestCounts struct {
+	started    atomic.Uint64 // in the outbox, answered ok
+	refused    atomic.Uint64 // answered with the reason
+	unanswered atomic.Uint64 // no valid id (or too large to look): logged only
+	dropped    atomic.Uint64 // too many waiting: the requester times out
 }
 
 // onRequest runs on the MQTT delivery goroutine: it must not block or
@@ -56,6 +49,7 @@ func (c *control) onRequest(_ string, payload []byte) {
 	select {
 	case c.reqs <- payload:
 	default:
+		c.counts.dropped.Add(1)
 		c.log.Warn("deploy request dropped: too many waiting")
 	}
 }
@@ -76,31 +70,36 @@ func (c *control) start(ctx context.Context, wg *sync.WaitGroup) {
 	})
 }
 
+// serve answers one deploy request on its answer topic: with the deploy
+// it started, or with why it was refused. A request without a valid id
+// has no answer topic: it is counted and logged, briefly (the reason,
+// never the request).
 func (c *control) serve(ctx context.Context, payload []byte) {
-	var req deployRequest
-	if len(payload) > maxRequestSize {
-		c.log.Warn("deploy request refused: too large", "bytes", len(payload))
+	var ans deployAnswer
+	req, err := parseDeployRequest(payload)
+	var re *requestError
+	switch {
+	case errors.As(err, &re) && re.ID == "":
+		c.counts.unanswered.Add(1)
+		c.log.Warn("deploy request refused, not answered (no valid id)", "reason", re.Reason, "bytes", len(payload))
 		return
+	case err != nil:
+		ans = deployAnswer{ID: re.ID, Error: re.Reason}
+	default:
+		ans = c.deploy(ctx, req)
 	}
-	if err := json.Unmarshal(payload, &req); err != nil {
-		c.log.Warn("deploy request refused: not JSON", "err", err)
-		return
-	}
-	if err := wire.ValidWorkerID(req.ID); err != nil { // it becomes a topic level
-		c.log.Warn("deploy request refused: bad id", "err", err)
-		return
-	}
-	ans := c.deploy(ctx, req)
 	if ans.OK {
+		c.counts.started.Add(1)
 		c.log.Info("deploy started", "id", req.ID, "version", req.Version, "targets", ans.Targets, "waves", ans.Waves)
 	} else {
-		c.log.Warn("deploy refused", "id", req.ID, "err", ans.Error)
+		c.counts.refused.Add(1)
+		c.log.Warn("deploy refused", "id", ans.ID, "err", ans.Error)
 	}
 	b, _ := json.Marshal(ans)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := c.link.Publish(pctx, c.topics.LeaderDeployReply(req.ID), 1, false, b); err != nil {
-		c.log.Warn("deploy answer not published", "id", req.ID, "err", err)
+	if err := c.link.Publish(pctx, c.topics.LeaderDeployReply(ans.ID), 1, false, b); err != nil {
+		c.log.Warn("deploy answer not published", "id", ans.ID, "err", err)
 	}
 }
 
@@ -141,10 +140,8 @@ func (r deployRequest) plan(l *leader.Leader) (leader.DeployPlan, error) {
 			return p, errors.New("all: the leader has not seen any worker yet")
 		}
 	}
-	for _, w := range p.Workers {
-		if err := wire.ValidWorkerID(w); err != nil {
-			return p, fmt.Errorf("workers: %w", err)
-		}
-	}
-	return p, nil
+	// The workers given were checked with the request; those the leader
+	// has seen are ids it accepted on its topics. How long the waves
+	// take to start depends on how many there are.
+	return p, checkSpan(len(p.Workers), r.WaveSize, r.WaveIntervalMs)
 }

@@ -37,7 +37,7 @@ func (o *deployOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.broker, "broker", "tcp://"+transport.DefaultTCPAddr, "the broker the running leader is connected to")
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "the leader's MQTT password (needed when the broker checks credentials)")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
-	f.StringVar(&o.version, "version", "", "version to deploy (required)")
+	f.StringVar(&o.version, "version", "", "version to deploy (required): 1 to 64 letters, digits or . _ + -, e.g. 2.1.0-rc.1")
 	f.StringVar(&o.kind, "kind", "firmware", "what to deploy: firmware or config")
 	f.StringVar(&o.workers, "workers", "", "workers to update, in wave order: ids and ranges, comma-separated, e.g. w-0000..w-0999,w-2000")
 	f.BoolVar(&o.all, "all", false, "update every worker the leader has seen (sorted by id)")
@@ -54,6 +54,8 @@ func (o deployOptions) request() (deployRequest, string, error) {
 	switch {
 	case o.version == "":
 		return req, "", cli.Usagef("--version is required, e.g. --version 2.0.0")
+	case wire.ValidVersion(o.version) != nil:
+		return req, "", cli.Usagef("--%v", wire.ValidVersion(o.version))
 	case o.kind != "firmware" && o.kind != "config":
 		return req, "", cli.Usagef("--kind %q: want firmware or config", o.kind)
 	case o.all == (o.workers != ""):

@@ -23,6 +23,11 @@ type source interface {
 // same numbers as the stats topic (one source of numbers).
 type collector struct {
 	src source
+	// ctl counts the deploy requests; nil: no deploy requests taken.
+	ctl *control
+	// deploySeries bounds the deploys fleetsim_deploy_* export, newest
+	// first.
+	deploySeries int
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -67,18 +72,20 @@ var (
 	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
 	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
 	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
+	dDeployReqs = desc("leader_deploy_requests_total", "Deploy requests on <prefix>/_leader/deploy, by result: started, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
 	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
-	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large (at the embedded broker), payload_too_large, malformed (at the leader).", "reason")
+	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
 
 	// The fleet as the leader sees it.
 	dOnline    = desc("workers_online", "Workers whose last status is online.")
 	dOfflineW  = desc("workers_offline", "Workers whose last status is offline.")
-	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat.", "version")
+	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat: the 32 versions with the most workers, the other valid ones summed as (other), versions that are not 1 to 64 letters, digits or . _ + - as (invalid).", "version")
 
 	// The deploys the leader keeps: its newest --deploy-history ones, and
 	// any older one with updates queued; from the outbox file, so they
 	// outlive a restart. deploy is the index 'leader deploy' answered.
-	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets.", "deploy", "version")
+	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets (the newest --deploy-history + 100 deploys kept at most; a version not 1 to 64 letters, digits or . _ + - as (invalid)).", "deploy", "version")
 	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
 	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
 
@@ -94,6 +101,7 @@ var allDescs = []*prometheus.Desc{
 	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
 	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dRefused,
+	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dForged, dDeployReqs,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
 }
@@ -151,6 +159,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dAcks, s.AcksOK, "ok")
 	counter(dAcks, s.AcksFull, "full")
 	counter(dAcks, s.AcksReject, "reject")
+	counter(dForged, s.AcksForged)
 	counter(dTimeouts, s.AsksTimedOut)
 	counter(dMalformed, s.Malformed)
 	counter(dReconnects, s.Reconnects)
@@ -170,24 +179,37 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))
 	gauge(dOfflineW, float64(f.Offline))
-	for v, n := range f.ByVersion {
-		gauge(dByVersion, float64(n), v)
+	for _, v := range versionSeries(f.ByVersion, maxVersionSeries) {
+		gauge(dByVersion, float64(v.n), v.label)
 	}
 	// Bounded: the leader keeps its newest deploys (and those still in
-	// flight), not every deploy it ever made.
-	for _, d := range c.src.Deploys() {
-		idx := strconv.Itoa(d.Index)
-		gauge(dDeployTargets, float64(d.Targets), idx, d.Version)
-		gauge(dDeployDelivered, float64(d.Delivered()), idx, d.Version)
-		gauge(dDeployRejected, float64(d.Rejected()), idx, d.Version)
+	// flight), not every deploy it ever made; of those, the newest
+	// deploySeries.
+	deploys := c.src.Deploys()
+	if c.deploySeries > 0 && len(deploys) > c.deploySeries {
+		deploys = deploys[len(deploys)-c.deploySeries:]
+	}
+	for _, d := range deploys {
+		idx, ver := strconv.Itoa(d.Index), versionLabel(d.Version)
+		gauge(dDeployTargets, float64(d.Targets), idx, ver)
+		gauge(dDeployDelivered, float64(d.Delivered()), idx, ver)
+		gauge(dDeployRejected, float64(d.Rejected()), idx, ver)
+	}
+	if c.ctl != nil {
+		n := &c.ctl.counts
+		counter(dDeployReqs, n.started.Load(), "started")
+		counter(dDeployReqs, n.refused.Load(), "refused")
+		counter(dDeployReqs, n.unanswered.Load(), "unanswered")
+		counter(dDeployReqs, n.dropped.Load(), "dropped")
 	}
 }
 
 // metricsHandler serves the leader's metrics plus the Go runtime's and the
-// process's.
-func metricsHandler(src source) http.Handler {
+// process's: ctl's deploy requests (nil: none), and the newest
+// deployHistory + deploySeriesExtra deploys.
+func metricsHandler(src source, ctl *control, deployHistory int) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{src: src}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{src: src, ctl: ctl, deploySeries: deployHistory + deploySeriesExtra}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	return mux

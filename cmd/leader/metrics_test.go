@@ -13,7 +13,7 @@ import (
 // deploysOnly is a source with stats, no fleet and the given deploys.
 type deploysOnly []leader.DeployProgress
 
-func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3} }
+func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3, AcksForged: 2} }
 func (deploysOnly) Fleet() leader.FleetView            { return leader.FleetView{} }
 func (d deploysOnly) Deploys() []leader.DeployProgress { return d }
 
@@ -27,7 +27,7 @@ func TestDeployMetrics(t *testing.T) {
 		{Index: 9, Version: "2.1.0", Targets: 1, Waves: []leader.WaveProgress{{Targets: 1, Pending: 1}}},
 	}
 	w := httptest.NewRecorder()
-	metricsHandler(src).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(src, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	body := string(b)
 	for _, want := range []string{
@@ -35,6 +35,7 @@ func TestDeployMetrics(t *testing.T) {
 		`fleetsim_deploy_rejected{deploy="7",version="2.0.0"} 1`,
 		`fleetsim_deploy_targets{deploy="9",version="2.1.0"} 1`,
 		`fleetsim_leader_replies_dropped_total{reason="queue_full"} 3`,
+		`fleetsim_leader_acks_forged_total 2`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %s", want)
@@ -58,7 +59,7 @@ func (brokerDown) Stats() leader.Stats {
 // went without it.
 func TestBrokerMetrics(t *testing.T) {
 	w := httptest.NewRecorder()
-	metricsHandler(brokerDown{}).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(brokerDown{}, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	for _, want := range []string{
 		"fleetsim_leader_broker_connected 0",

@@ -249,7 +249,7 @@ The embedded broker refuses a packet from a TCP client longer than
 from its header, without reading it, and disconnects the client. Every
 refusal on the way to the leader is counted by reason
 (fleetsim_refused_total{reason} on /metrics, stats.Refused in the stats
-JSON: auth, topic, packet_too_large, payload_too_large, malformed) and
+JSON: auth, topic, packet_too_large, payload_too_large, malformed, forged_ack) and
 logged at warn with its size, never its payload, at most once per client
 and reason every 10 s.
 
@@ -403,7 +403,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
 	if metricsLn != nil {
-		srv := &http.Server{Handler: metricsHandler(l), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: metricsHandler(l, ctl, o.deployHistory), ReadHeaderTimeout: 5 * time.Second}
 		log.Info("metrics listening", "addr", metricsLn.Addr().String(), "path", "/metrics")
 		wg.Go(func() {
 			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -17,17 +17,33 @@ import (
 var ErrAskTimeout = errors.New("leader: no ack before the ask timeout")
 
 // asks correlates outstanding deliveries with the acks that answer them.
+// Each ask is bound to its receiver: command ids are sequential and easy to
+// guess, so an ack counts only from the worker the command went to.
 type asks struct {
 	mu      sync.Mutex
-	pending map[string]chan wire.Envelope
+	pending map[string]pendingAsk
 }
 
-func (a *asks) init() { a.pending = make(map[string]chan wire.Envelope) }
+type pendingAsk struct {
+	worker string // the receiver, the only worker whose ack answers it
+	ch     chan wire.Envelope
+}
 
-func (a *asks) register(id string) chan wire.Envelope {
+// ackFate is what an ack did.
+type ackFate int
+
+const (
+	ackAnswered ackFate = iota // it answered the ask waiting for it
+	ackLate                    // no ask waits for its ref (timed out, duplicate, or never sent)
+	ackForged                  // an ask waits for its ref, but from another worker
+)
+
+func (a *asks) init() { a.pending = make(map[string]pendingAsk) }
+
+func (a *asks) register(id, worker string) chan wire.Envelope {
 	ch := make(chan wire.Envelope, 1)
 	a.mu.Lock()
-	a.pending[id] = ch
+	a.pending[id] = pendingAsk{worker: worker, ch: ch}
 	a.mu.Unlock()
 	return ch
 }
@@ -38,17 +54,24 @@ func (a *asks) remove(id string) {
 	a.mu.Unlock()
 }
 
-// complete hands ack to the ask waiting for it; false if none is (it timed
-// out, or the ack is a duplicate).
-func (a *asks) complete(ref string, ack wire.Envelope) bool {
+// complete hands ack, sent by worker from, to the ask waiting for it. An
+// ack from any worker but the ask's receiver is forged: the ask is left
+// waiting for its receiver's answer.
+func (a *asks) complete(ref, from string, ack wire.Envelope) ackFate {
 	a.mu.Lock()
-	ch, ok := a.pending[ref]
+	p, ok := a.pending[ref]
+	switch {
+	case !ok:
+		a.mu.Unlock()
+		return ackLate
+	case p.worker != from:
+		a.mu.Unlock()
+		return ackForged
+	}
 	delete(a.pending, ref)
 	a.mu.Unlock()
-	if ok {
-		ch <- ack // buffered, and only one ack is ever sent on it
-	}
-	return ok
+	p.ch <- ack // buffered, and only one ack is ever sent on it
+	return ackAnswered
 }
 
 // commandID names a command on the wire: its outbox id, the same on every
@@ -85,7 +108,7 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 		l.c.poison.Add(1)
 		return flow.Permanent(err)
 	}
-	ch := l.asks.register(id)
+	ch := l.asks.register(id, m.Receiver)
 	defer l.asks.remove(id)
 	again, unwatch := l.resends.watch(m.Receiver)
 	defer unwatch()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/ratelog"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -94,8 +95,11 @@ func (l *Leader) onUp(topic string, payload []byte) {
 		return
 	}
 	if env.Kind == wire.KindAck {
-		if !l.asks.complete(env.Ref, env) {
+		switch l.asks.complete(env.Ref, worker, env) {
+		case ackLate:
 			l.c.lateAcks.Add(1) // its ask timed out; the worker has it all the same
+		case ackForged:
+			l.forgedAck(worker)
 		}
 		return
 	}
@@ -117,6 +121,18 @@ func (l *Leader) onUp(topic string, payload []byte) {
 	case wire.KindRequest, wire.KindTelemetry:
 		l.admit(worker, env, now)
 	}
+}
+
+// forgedAck counts an ack from a worker other than the one its command
+// went to. The topic names the sender, and the broker lets a worker
+// publish on its own up topic only, so the ack answers nothing: the ask
+// waits on for its receiver. It is a refusal (reason forged_ack), logged
+// as the others are: the worker and the reason, never the payload, at
+// most once per worker per Config.RefusalLogInterval.
+func (l *Leader) forgedAck(worker string) {
+	l.c.acksForged.Add(1)
+	l.refusalLog.Warn(l.cfg.Logger, worker+" forged_ack", "ack ignored: its command went to another worker",
+		"from", ratelog.Brief(worker, 128), "reason", "forged_ack")
 }
 
 // admit offers a request or telemetry message that arrived at now to the

@@ -21,6 +21,9 @@ type Refusals struct {
 	// Malformed counts the other worker messages refused: a bad topic,
 	// envelope or status.
 	Malformed uint64
+	// ForgedAck counts acks from a worker other than the one the command
+	// went to: ignored, the command waits for its own worker's answer.
+	ForgedAck uint64
 }
 
 // BrokerRefusals is what a broker in front of the leader refused; see
@@ -31,17 +34,17 @@ type BrokerRefusals struct {
 
 // ReasonCount is one reason of Refusals and its count.
 type ReasonCount struct {
-	Reason string // auth, topic, packet_too_large, payload_too_large or malformed
+	Reason string // auth, topic, packet_too_large, payload_too_large, malformed or forged_ack
 	Count  uint64
 }
 
 // RefusalReasons lists the reasons ByReason names, in its order: the
 // label values of fleetsim_refused_total on /metrics.
-var RefusalReasons = []string{"auth", "topic", "packet_too_large", "payload_too_large", "malformed"}
+var RefusalReasons = []string{"auth", "topic", "packet_too_large", "payload_too_large", "malformed", "forged_ack"}
 
 // ByReason returns r's counts by reason, in the order of RefusalReasons.
 func (r Refusals) ByReason() []ReasonCount {
-	n := []uint64{r.Auth, r.Topic, r.PacketTooLarge, r.PayloadTooLarge, r.Malformed}
+	n := []uint64{r.Auth, r.Topic, r.PacketTooLarge, r.PayloadTooLarge, r.Malformed, r.ForgedAck}
 	out := make([]ReasonCount, len(n))
 	for i, c := range n {
 		out[i] = ReasonCount{RefusalReasons[i], c}
@@ -52,7 +55,7 @@ func (r Refusals) ByReason() []ReasonCount {
 // refusals returns Stats.Refused: the broker's counts, and the leader's
 // own from s.
 func (l *Leader) refusals(s *Stats) Refusals {
-	r := Refusals{PayloadTooLarge: s.PayloadTooLarge, Malformed: s.Malformed - s.PayloadTooLarge}
+	r := Refusals{PayloadTooLarge: s.PayloadTooLarge, Malformed: s.Malformed - s.PayloadTooLarge, ForgedAck: s.AcksForged}
 	if f := l.cfg.BrokerRefusals; f != nil {
 		b := f()
 		r.Auth, r.Topic, r.PacketTooLarge = b.Auth, b.Topic, b.PacketTooLarge

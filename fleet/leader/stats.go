@@ -23,6 +23,7 @@ type counters struct {
 	acksOK, acksFull, acksReject, lateAcks, poison atomic.Uint64
 
 	payloadTooLarge atomic.Uint64 // also counted in malformed
+	acksForged      atomic.Uint64
 }
 
 // Stats is everything the leader counts, for the dashboard, the reports and
@@ -66,6 +67,9 @@ type Stats struct {
 	AcksOK, AcksFull, AcksReject       uint64
 	LateAcks                           uint64 // acks after their ask gave up (delivered all the same)
 	Poison                             uint64 // commands that could not be encoded (dead-lettered)
+	// AcksForged counts acks from a worker other than the one the command
+	// went to: ignored, the command waits for its own worker's answer.
+	AcksForged uint64
 	// AskRTT is the time from publishing a command to its ack, for asks
 	// that were answered.
 	AskRTT stats.HistogramSnapshot
@@ -99,7 +103,7 @@ func (l *Leader) Stats() Stats {
 		HeartbeatRounds: c.heartbeatRounds.Load(),
 		AsksSent:        c.asksSent.Load(), AsksFailed: c.asksFailed.Load(), AsksTimedOut: c.asksTimedOut.Load(),
 		AcksOK: c.acksOK.Load(), AcksFull: c.acksFull.Load(), AcksReject: c.acksReject.Load(),
-		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(),
+		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(), AcksForged: c.acksForged.Load(),
 		AskRTT: l.askRTT.Snapshot(),
 	}
 	s.PayloadTooLarge = tooLarge

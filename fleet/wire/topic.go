@@ -96,7 +96,7 @@ const MaxIDLen = 64
 // and separators cannot appear in it.
 func ValidWorkerID(id string) error {
 	if id == "" || len(id) > MaxIDLen {
-		return fmt.Errorf("worker id %q: must be 1 to %d characters", id, MaxIDLen)
+		return fmt.Errorf("worker id %s: must be 1 to %d characters", clipQuote(id), MaxIDLen)
 	}
 	if id[0] == '_' {
 		return fmt.Errorf("worker id %q: must not start with \"_\" (reserved)", id)
