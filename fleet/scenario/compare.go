@@ -98,7 +98,7 @@ func compileComparisons(s *Scenario, src *source) Errors {
 		}
 		if err != nil {
 			ce := err.(*checkError)
-			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
 			continue
 		}
 		if msg := constantMessageIn(e.Check, c, comparisonEnv{}); msg != "" {
