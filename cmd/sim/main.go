@@ -24,6 +24,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal stops the command, whatever it is doing; a
+		// second one, should stopping hang, ends the process at once (the
+		// signal's default action).
+		<-ctx.Done()
+		stop()
+	}()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -37,11 +44,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 const exitCodes = `Exit codes:
   0  every scenario ran and passed its expectations (and its baseline, for check);
      also 'sim run' stopped by SIGINT/SIGTERM or q on the dashboard (not judged)
-  1  runtime failure (a run could not complete, a report could not be written)
-  2  bad flags or arguments, or a scenario file with errors (file:line:col and what would be valid)
+  1  runtime failure (a run could not complete, a report could not be written);
+     also 'sim check' and 'sim validate' stopped by SIGINT/SIGTERM (nothing passes unchecked)
+  2  bad flags or arguments, or a scenario file with errors or past the limits
+     (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
   4  a scenario failed: an expectation was false, or (check) its baseline regressed,
-     or (check --require-kept-up) the machine could not keep up with its speed`
+     or (check --require-kept-up) the machine could not keep up with its speed
+
+SIGINT or SIGTERM stops sim at once, whether it is loading files, running or
+checking; a second one ends it without cleaning up.`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var logs cli.LogOptions
@@ -67,7 +79,7 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 	root.AddCommand(
 		newRunCmd(ctx, stdout, stderr, &logs),
 		newCheckCmd(ctx, stdout, stderr, &logs),
-		newValidateCmd(stdout, stderr),
+		newValidateCmd(ctx, stdout, stderr, &logs),
 		newListCmd(stdout),
 		newDashCmd(ctx, stderr, &logs),
 	)
