@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -80,6 +81,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 	if err := regular(path, st, max); err != nil {
 		return nil, err
 	}
+	max = min(max, math.MaxInt64-1)
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
