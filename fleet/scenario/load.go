@@ -154,7 +154,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	s.Sweep = sweep
 	s.src = src
 	if len(serrs) == 0 {
-		errs = append(errs, compileComparisons(s, src)...)
+		errs = append(errs, unlessFailed(compileComparisons(s, src), d.failed())...)
 	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
 		// Each swept value once, the other parameters at their first value,
@@ -270,6 +270,12 @@ func finish(s *Scenario, src *source, skip map[string]bool) Errors {
 	s.applyDefaults()
 	errs = append(errs, compileChecks(s, src)...)
 	slices.SortStableFunc(s.Timeline, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
+	return unlessFailed(errs, skip)
+}
+
+// unlessFailed drops the errors about the paths in skip, or inside them:
+// they failed to decode, and that error says what is wrong.
+func unlessFailed(errs Errors, skip map[string]bool) Errors {
 	return slices.DeleteFunc(errs, func(e *Error) bool {
 		for p := e.Path; p != ""; p = parent(p) {
 			if skip[p] {
