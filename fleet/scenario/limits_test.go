@@ -49,6 +49,11 @@ func TestLimitsRefuseBeforeParsing(t *testing.T) {
 		{"keys after a quote that the parser reads as text", "a: x\n  \"\nb: " + strings.Repeat("[", 100) + "\nc: \"\n", 3, 4 + MaxDepth - 1, "nested more than 64 levels"},
 		{"keys after a block scalar", "a: |\n  text\n" + nestedBlock(100), MaxDepth + 3, MaxDepth + 1, "nested more than 64 levels"},
 		{"after a byte order mark", "\ufeff" + nestedBlock(100), MaxDepth + 1, MaxDepth + 1, "nested more than 64 levels"},
+		{"a NUL", minimal + "seed: 1\x00\n", 5, 8, `the control character U+0000 is not valid in YAML`},
+		{"an escape in a comment", minimal + "# \x1b[31m\n", 5, 3, `the control character U+001B is not valid in YAML`},
+		{"an empty value chained", repeat(1000, func(int) string { return "0: !\n" }), MaxDepth + 1, 1, "nested more than 64 levels"},
+		{"empty items chained", repeat(1000, func(int) string { return "-\n0:\n" }), 44, 1, "nested more than 64 levels"},
+		{"after a line's end alone", repeat(1000, func(i int) string { return strings.Repeat(" ", i) + "k:\r" }), MaxDepth + 1, MaxDepth + 1, "nested more than 64 levels"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
