@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,10 +42,10 @@ const (
 // tell, it counts, so that its counts are never below what the parser
 // will build (a quote that the parser might read as plain text is taken
 // to end where the indentation says it must).
-func checkShape(src *source, data []byte) *Error {
+func checkShape(file string, data []byte) *Error {
 	s := &shape{data: data, line: 1}
 	s.check()
-	return s.report(src)
+	return s.report(file)
 }
 
 type shape struct {
@@ -98,14 +99,24 @@ func (s *shape) check() {
 	s.run()
 }
 
-// report is the limit passed, if any, as an Error placed in src.
-func (s *shape) report(src *source) *Error {
+// report is the limit passed, if any, as an Error in file. It does not
+// split the file into lines (newSource): a refused file may hold millions.
+func (s *shape) report(file string) *Error {
 	if s.err == nil {
 		return nil
 	}
-	// The column in characters, as the parser's positions are.
-	line := s.data[s.lineStartOf(s.err.at):s.err.at]
-	return src.atPos(position{s.lineOf(s.err.at), utf8.RuneCount(line) + 1}, "", s.err.msg)
+	start := s.lineStartOf(s.err.at)
+	end := start
+	for end < len(s.data) && s.data[end] != '\n' {
+		end++
+	}
+	return &Error{
+		File: file, Line: s.lineOf(s.err.at),
+		// The column in characters, as the parser's positions are.
+		Col:    utf8.RuneCount(s.data[start:s.err.at]) + 1,
+		Msg:    s.err.msg,
+		Source: strings.TrimRight(string(s.data[start:end]), "\r"),
+	}
 }
 
 func (s *shape) fail(at int, format string, args ...any) {

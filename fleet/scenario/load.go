@@ -136,10 +136,10 @@ func regular(path string, st os.FileInfo, max int64) error {
 func Parse(file string, data []byte) (*Scenario, error) {
 	// Editors on Windows may start a UTF-8 file with a byte order mark.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	src := newSource(file, data)
-	if err := checkShape(src, data); err != nil {
+	if err := checkShape(file, data); err != nil {
 		return nil, Errors{err}
 	}
+	src := newSource(file, data)
 	body, errs := parseDocument(src, data)
 	if errs != nil {
 		return nil, errs
