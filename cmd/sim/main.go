@@ -24,13 +24,6 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// The first signal stops the command, whatever it is doing; a
-		// second one, should stopping hang, ends the process at once (the
-		// signal's default action).
-		<-ctx.Done()
-		stop()
-	}()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -53,7 +46,7 @@ const exitCodes = `Exit codes:
      or (check --require-kept-up) the machine could not keep up with its speed
 
 SIGINT or SIGTERM stops sim at once, whether it is loading files, running or
-checking; a second one ends it without cleaning up.`
+checking.`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var logs cli.LogOptions
