@@ -38,10 +38,10 @@ const (
 // pass over its bytes, stopping at the first limit passed, and returns an
 // Error at that place (nil if none is). It reads YAML's lexical structure
 // (indentation, "- " and "key: ", flow brackets, quotes, block scalars,
-// comments) as far as the limits need and no further: where it cannot
-// tell, it counts, so that its counts are never below what the parser
-// will build (a quote that the parser might read as plain text is taken
-// to end where the indentation says it must).
+// comments) as far as the limits need and no further, and where
+// goccy/go-yaml reads more into a file than YAML says, it reads that too
+// (FuzzLimits checks that its counts are never below what the parser
+// builds).
 func checkShape(file string, data []byte) *Error {
 	s := &shape{data: data, line: 1}
 	s.check()
@@ -297,7 +297,10 @@ func (s *shape) run() {
 		lineFirst  = true  // no token yet on this line
 		lineIndent = 0
 		lineParent = -1 // column of the line's last key or "- " (a block scalar's parent)
-		newLine    = true
+		// Where plain text alone on its line began, and that line's
+		// indentation, while the lines after go on with it.
+		runTok, runCol, runIndent = -1, 0, 0
+		newLine                   = true
 		// The line before left a value to come (pending) after its item
 		// at pendingCol; first is true until the line's first item.
 		started, pending, first = false, false, false
@@ -324,6 +327,10 @@ func (s *shape) run() {
 			pendingCol, started = lineParent, true
 			if pendingCol < 0 {
 				pendingCol = lineIndent
+			}
+			colon := s.byteAt(s.i) == ':' && blank(s.byteAt(s.i+1))
+			if !((inPlain || prop) && lineParent < 0 && (n > runIndent || colon)) {
+				runTok = -1 // this line does not go on with the text of the one before
 			}
 			lineIndent, lineParent = n, -1
 			prevPlain, lineFirst = inPlain, true
@@ -383,6 +390,12 @@ func (s *shape) run() {
 					}
 				}
 			}
+			if !inFlow && runTok >= 0 && runTok < s.lineStart && (tok < s.lineStart || tokCol == lineIndent) {
+				// Plain text alone on a line, going on over the lines
+				// after it indented more: the parser may take them all
+				// for one key.
+				tok, tokCol, chained = runTok, runCol, true
+			}
 			if inFlow {
 				if f := &s.flow[len(s.flow)-1]; f.mapping {
 					if !f.entry { // ": 1", a key of nothing
@@ -408,11 +421,8 @@ func (s *shape) run() {
 			s.node(s.i)
 			s.i++
 			atStart, afterValue = true, false
-		case inFlow && (c == ']' || c == '}'):
-			s.endImplicit()
-			if len(s.flow) > 0 {
-				s.flow = s.flow[:len(s.flow)-1]
-			}
+		case inFlow && (c == ']' || c == '}') && s.closes(c):
+			s.flow = s.flow[:len(s.flow)-1]
 			s.i++
 			atStart, afterValue = false, true
 		case inFlow && c == ',':
@@ -437,19 +447,18 @@ func (s *shape) run() {
 			lineParent, first = col, false
 			s.i++
 			atStart, tok, prop = true, -1, false
-		case c == '"' || c == '\'':
+		case (c == '"' || c == '\'') && (inFlow || !lineFirst || !prevPlain):
+			// (At the start of a line after plain text, the parser may
+			// read a quote as more of that text, and so does the scan.)
 			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-			// At the start of a line after plain text, the parser may
-			// read the quote as more of that text.
-			if !s.quoted(c, !inFlow && lineFirst && prevPlain, lineIndent) {
-				newLine = true // ended at a line indented as a key: read that line anew
-			}
+			s.quoted(c)
 			atStart, afterValue = false, true
 		case (c == '|' || c == '>') && !inFlow && s.blockHeader(&explicit):
 			// Its lines are those indented more than its parent: the
-			// line's key or item, else the collection it is in. Taking
-			// the largest guess ends it soonest: what follows is counted.
-			parent := max(lineParent, lineIndent-1)
+			// line's key or item, else the collection it is in (the
+			// parser wants even a file's top node indented). Taking the
+			// largest guess ends it soonest: what follows is counted.
+			parent := max(lineParent, lineIndent-1, 0)
 			if n := len(s.block); n > 0 {
 				parent = max(parent, s.block[n-1].col)
 			}
@@ -462,6 +471,13 @@ func (s *shape) run() {
 				tok, tokCol, prop = s.i, col, true
 			}
 			s.word(inFlow)
+		case c == '*' && blank(s.byteAt(s.i+1)):
+			// An alias of no name: the parser takes what follows for its
+			// node, as after a tag.
+			if tok < 0 {
+				tok, tokCol, prop = s.i, col, true
+			}
+			s.i++
 		case c == '*':
 			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
 			s.word(inFlow)
@@ -470,6 +486,9 @@ func (s *shape) run() {
 			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
 			inPlain, atStart = true, false
 			s.i++
+		}
+		if runTok < 0 && lineParent < 0 && tok >= s.lineStart && tokCol == lineIndent && !inFlow {
+			runTok, runCol, runIndent = tok, tokCol, lineIndent
 		}
 		lineFirst = false
 	}
@@ -482,6 +501,16 @@ func (s *shape) nodeStart(tok, tokCol int, prop bool, col int) (int, int, bool) 
 		return tok, tokCol, false
 	}
 	return s.i, col, false
+}
+
+// closes reports whether c closes the innermost flow collection (after
+// the mapping of one key of "[a: 1]", which it ends): the parser reads a
+// '}' in a list, or a ']' in a mapping, as text.
+func (s *shape) closes(c byte) bool {
+	if c == ']' {
+		s.endImplicit()
+	}
+	return s.flow[len(s.flow)-1].mapping == (c == '}')
 }
 
 // endImplicit closes the mapping of one key of "[a: 1]" at its end.
@@ -507,47 +536,38 @@ func (s *shape) marker() {
 	}
 }
 
-// word skips an anchor, alias or tag name.
+// word skips an anchor, alias or tag name, up to a ':' that may be a
+// key's.
 func (s *shape) word(inFlow bool) {
 	s.i++
-	for s.i < len(s.data) && !blank(s.data[s.i]) && !(inFlow && flowIndicator(s.data[s.i])) {
+	for s.i < len(s.data) && !blank(s.data[s.i]) && !(inFlow && flowIndicator(s.data[s.i])) &&
+		!(s.data[s.i] == ':' && blank(s.byteAt(s.i+1))) {
 		s.i++
 	}
 }
 
-// quoted skips a quoted scalar starting at s.i, to its closing quote
-// (the parser ends it there whatever the lines between). With doubtful,
-// a quote the parser may read as plain text, it returns false when it
-// ends it early, at the start of a line indented no more than the line
-// the quote began on (lineIndent): that line is a key or an item to the
-// parser if the quote is plain text, and the scan must not skip it.
-func (s *shape) quoted(q byte, doubtful bool, lineIndent int) bool {
+// quoted skips a quoted scalar starting at s.i, to its closing quote:
+// the parser ends it there whatever the lines between.
+func (s *shape) quoted(q byte) {
 	s.i++
 	for s.i < len(s.data) {
 		c := s.data[s.i]
 		switch {
 		case q == '"' && c == '\\':
-			s.i += 2
-			if s.i > len(s.data) {
-				s.i = len(s.data)
-			}
+			s.i = min(s.i+2, len(s.data))
 			continue
 		case c == q && q == '\'' && s.byteAt(s.i+1) == '\'':
 			s.i += 2
 			continue
 		case c == q:
 			s.i++
-			return true
+			return
 		case s.eol(s.i):
 			s.newline()
-			if n, empty := s.indent(); doubtful && !empty && n <= lineIndent {
-				return false
-			}
 			continue
 		}
 		s.i++
 	}
-	return true
 }
 
 // blockHeader reports whether s.i starts a block scalar's header ("|",
@@ -577,9 +597,9 @@ func (s *shape) blockHeader(explicit *int) bool {
 func (s *shape) blockScalar(parent, explicit int) {
 	indent := -1
 	if explicit > 0 {
-		// Its lines are indented by that much more than its parent (or
-		// the file's start): a line indented less ends it.
-		indent = max(parent, 0) + explicit
+		// Its lines are indented by that much more than its parent: a
+		// line indented less ends it.
+		indent = parent + explicit
 	}
 	for s.i < len(s.data) {
 		s.newline() // the end of the line before
