@@ -37,6 +37,10 @@ baseline's run kept up; see docs/REPORTS.md). It exits 4 when an
 expectation fails or a baseline regresses, and writes JUnit XML for the CI
 to display.
 
+When a file does not load, nothing runs: every file's problems are
+printed (exit 2), and --junit still writes its file, with a failed
+testcase per file that did not load.
+
 A missing baseline, or one captured at another fleet size, fails the check:
 record one with --update-baseline. With --repeat N each scenario runs N
 times: each metric's value is the median of the runs, its band is sized
@@ -67,7 +71,21 @@ the lag, for a CI that must not pass on timings it did not check.
 			if err := repeat.check(c, update); err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f, stderr)
+			if err := f.validate(); err != nil {
+				return err
+			}
+			scs, err := loadAll(ctx, args, &f, log, stderr)
+			if errors.Is(err, errStopped) {
+				// A gate must not pass on what it did not check.
+				return cli.Runtime(fmt.Errorf("%w: nothing was checked", err))
+			}
+			var failed loadError
+			if errors.As(err, &failed) && junit != "" {
+				// The CI shows why there are no runs.
+				if werr := writeFile(junit, func(w io.Writer) error { return report.JUnitLoadFailures(w, failed) }); werr != nil {
+					fmt.Fprintf(stderr, "sim check: --junit %s: %v\n", junit, werr)
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -76,7 +94,7 @@ the lag, for a CI that must not pass on timings it did not check.
 				return err
 			}
 			if ctx.Err() != nil {
-				return cli.Runtime(errors.New("interrupted"))
+				return cli.Runtime(errors.New("stopped by SIGINT/SIGTERM: the runs did not complete, nothing was checked"))
 			}
 			reps := rounds[len(rounds)-1]
 			cmps, err := compareAll(reps, rounds, baseline, update, stdout)

@@ -37,11 +37,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 const exitCodes = `Exit codes:
   0  every scenario ran and passed its expectations (and its baseline, for check);
      also 'sim run' stopped by SIGINT/SIGTERM or q on the dashboard (not judged)
-  1  runtime failure (a run could not complete, a report could not be written)
-  2  bad flags or arguments, or a scenario file with errors (file:line:col and what would be valid)
+  1  runtime failure (a run could not complete, a report could not be written);
+     also 'sim check' and 'sim validate' stopped by SIGINT/SIGTERM (nothing passes unchecked)
+  2  bad flags or arguments, or a scenario file with errors or past the limits
+     (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
   4  a scenario failed: an expectation was false, or (check) its baseline regressed,
-     or (check --require-kept-up) the machine could not keep up with its speed`
+     or (check --require-kept-up) the machine could not keep up with its speed
+
+SIGINT or SIGTERM stops sim at once, whether it is loading files, running or
+checking.`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var logs cli.LogOptions
@@ -67,7 +72,7 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 	root.AddCommand(
 		newRunCmd(ctx, stdout, stderr, &logs),
 		newCheckCmd(ctx, stdout, stderr, &logs),
-		newValidateCmd(stdout, stderr),
+		newValidateCmd(ctx, stdout, stderr, &logs),
 		newListCmd(stdout),
 		newDashCmd(ctx, stderr, &logs),
 	)

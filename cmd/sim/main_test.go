@@ -15,7 +15,17 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		main() // the test binary is sim itself: see startSim
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// childEnv makes the test binary run as sim, for the tests that need a
+// process of their own (signals).
+const childEnv = "FLEETSIM_TEST_RUN_SIM"
 
 // sim runs the command line and returns its exit code, stdout and stderr.
 func sim(t *testing.T, args ...string) (int, string, string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 
 // runFlags are the flags run and check share.
 type runFlags struct {
+	fileFlags
 	speed    float64
 	seed     uint64
 	workers  int
@@ -28,21 +30,30 @@ type runFlags struct {
 }
 
 func (f *runFlags) add(c *cobra.Command, reportDefault string) {
-	c.Flags().Float64Var(&f.speed, "speed", 0, "simulated seconds per wall second, overriding the scenario's speed (0: the scenario's)")
+	c.Flags().Float64Var(&f.speed, "speed", 0, fmt.Sprintf("simulated seconds per wall second, above 0 and at most %d, overriding the scenario's speed (0: the scenario's)", scenario.MaxSpeed))
 	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
-	c.Flags().IntVar(&f.workers, "workers", 0, "run with this many workers, scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)")
+	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
 	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines (0: none)")
+	f.fileFlags.add(c)
+}
+
+// validate checks the flags before any file is read: the same range as
+// the scenario's keys, and NaN or Inf named as the flag's fault.
+func (f *runFlags) validate() error {
+	switch {
+	case f.speed != 0 && !(f.speed > 0 && f.speed <= scenario.MaxSpeed):
+		return cli.Usagef("--speed %g: want above 0 and at most %d (simulated seconds per wall second), or 0 for the scenario's speed", f.speed, scenario.MaxSpeed)
+	case f.workers < 0 || f.workers > scenario.MaxWorkers:
+		return cli.Usagef("--workers %d: want 1 to %d, or 0 for the scenario's fleet.count", f.workers, scenario.MaxWorkers)
+	case f.progress < 0:
+		return cli.Usagef("--progress %v: want an interval such as 5s, or 0 for no progress lines", f.progress)
+	}
+	return nil
 }
 
 // prepare applies the overrides to a loaded scenario.
 func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
-	switch {
-	case f.speed < 0:
-		return nil, cli.Usagef("--speed %g: must be positive (simulated seconds per wall second)", f.speed)
-	case f.workers < 0:
-		return nil, cli.Usagef("--workers %d: must be at least 1 (or 0 for the scenario's count)", f.workers)
-	}
 	if f.workers > 0 {
 		s, err := sc.Scale(f.workers)
 		if err != nil {
@@ -88,7 +99,15 @@ see 'sim validate') go to stderr before the run.
 			if err != nil {
 				return err
 			}
-			scs, err := loadAll(args, &f, stderr)
+			if err := f.validate(); err != nil {
+				return err
+			}
+			scs, err := loadAll(ctx, args, &f, log, stderr)
+			if errors.Is(err, errStopped) {
+				// Nothing ran: a stop the user asked for, as during a run.
+				fmt.Fprintf(stderr, "sim run: %v: nothing ran\n", err)
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -114,22 +133,17 @@ see 'sim validate') go to stderr before the run.
 }
 
 // loadAll resolves, loads and prepares every scenario named by args,
-// printing the files' warnings to warn.
-func loadAll(args []string, f *runFlags, warn io.Writer) ([]*scenario.Scenario, error) {
-	srcs, err := resolve(args)
-	if err != nil {
-		return nil, err
-	}
-	scs, err := load(srcs, warn)
-	if err != nil {
-		return nil, err
-	}
-	for i, sc := range scs {
-		if scs[i], err = f.prepare(sc); err != nil {
-			return nil, err
+// printing the files' warnings to warn; errStopped when ctx ends first.
+func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, warn io.Writer) ([]*scenario.Scenario, error) {
+	return loadFiles(ctx, args, int64(f.maxSize), log, warn, func(scs []*scenario.Scenario) error {
+		for i, sc := range scs {
+			var err error
+			if scs[i], err = f.prepare(sc); err != nil {
+				return err
+			}
 		}
-	}
-	return scs, nil
+		return nil
+	})
 }
 
 // runAll runs every variant of every scenario in turn and judges it. A run

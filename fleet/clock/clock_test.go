@@ -187,3 +187,44 @@ func TestFakeWaitDue(t *testing.T) {
 		t.Fatal("the timer WaitDue saw did not fire in Advance")
 	}
 }
+
+// jumpy is a base clock whose time can jump ahead without firing its
+// timers, as the wall clock does for a process that was not scheduled.
+type jumpy struct {
+	*clock.Fake
+	skip time.Duration
+}
+
+func (j *jumpy) Mono() time.Duration { return j.Fake.Mono() + j.skip }
+
+// TestScaledTickerFarBehindCatchesUpAtOnce: a ticker whose base timer
+// fires long after its deadline (at a high speed on a busy machine) skips
+// the missed ticks in one step and ticks again one period after now. Counted
+// one by one under the clock's lock, ten years of 1 ms ticks never return.
+func TestScaledTickerFarBehindCatchesUpAtOnce(t *testing.T) {
+	base := &jumpy{Fake: clock.NewFake(t0)}
+	s := clock.NewScaledOn(base, t0, 1)
+	tk := s.NewTicker(time.Millisecond)
+	base.skip = 10 * 365 * 24 * time.Hour
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		base.Advance(time.Millisecond) // fires the ticker's base timer, late
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		// No tk.Stop: the lock it takes is held by the loop.
+		t.Fatal("a ticker ten years behind has not caught up after 10s")
+	}
+	defer tk.Stop()
+	got, ok := recv(t, tk.C())
+	want := t0.Add(base.skip + time.Millisecond)
+	if !ok || !got.Equal(want) {
+		t.Fatalf("tick = %v %v, want %v", got, ok, want)
+	}
+	base.Advance(time.Millisecond) // the next tick is one period later
+	if got, ok := recv(t, tk.C()); !ok || !got.Equal(want.Add(time.Millisecond)) {
+		t.Fatalf("next tick = %v %v, want %v", got, ok, want.Add(time.Millisecond))
+	}
+}

@@ -225,9 +225,12 @@ func (t *scaledTimer) fire(gen uint64) {
 		return
 	}
 	if t.period > 0 {
-		for !t.deadline.After(now) {
-			t.deadline = t.deadline.Add(t.period)
-		}
+		// Skip the missed ticks in one step: a ticker far behind (a machine
+		// that cannot keep up with a high speed) must not count them one by
+		// one under the lock, which holds up every other timer and makes it
+		// fall further behind.
+		missed := now.Sub(t.deadline)/t.period + 1
+		t.deadline = t.deadline.Add(missed * t.period)
 		t.armLocked()
 	} else {
 		delete(t.s.pending, t)

@@ -50,6 +50,11 @@ func JUnitWith(w io.Writer, reps []*scenario.Report, cmp []Comparison, o JUnitOp
 		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = seconds(wall)
+	return writeJUnit(w, doc)
+}
+
+// writeJUnit writes doc with its XML header.
+func writeJUnit(w io.Writer, doc junitSuites) error {
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}

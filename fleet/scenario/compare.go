@@ -80,6 +80,10 @@ func compileComparisons(s *Scenario, src *source) Errors {
 	}
 	var errs Errors
 	labels := s.labels()
+	example := "label" // a sweep that makes no variant is reported where it is written
+	if len(labels) > 0 {
+		example = labels[0]
+	}
 	s.comparisons = make([]*check, len(s.Compare))
 	seen := map[string]bool{}
 	for i := range s.Compare {
@@ -92,13 +96,13 @@ func compileComparisons(s *Scenario, src *source) Errors {
 		var c *check
 		var err error
 		if !strings.Contains(e.Check, "variant") {
-			err = &checkError{msg: fmt.Sprintf("a comparison reads the variants' results, as in variant[%q].relay.backpressure; this one reads none (an expectation of each variant goes under expect:)", labels[0])}
+			err = &checkError{msg: fmt.Sprintf("a comparison reads the variants' results, as in variant[%q].relay.backpressure; this one reads none (an expectation of each variant goes under expect:)", example)}
 		} else if c, err = compileCheckIn(e.Check, comparisonEnv{}); err == nil {
 			err = unknownKeys(e.Check, map[string][]string{"variant": labels})
 		}
 		if err != nil {
 			ce := err.(*checkError)
-			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
 			continue
 		}
 		if msg := constantMessageIn(e.Check, c, comparisonEnv{}); msg != "" {

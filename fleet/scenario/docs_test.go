@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -164,5 +165,55 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 	_, err = Parse("my-scenario.yaml", []byte("name: my-scenario\nduration: 1m\nfleet: {count: 10}\ntimeline:\n  - {at: 1s, deploy: {version: 2.0.0}}\nexpect:\n  - lost == 0\n  - workers.applied == fleet.count\n  - lost >= 0\n"))
 	if err == nil || !strings.Contains(string(data), "```\n"+err.Error()+"\n```\n") {
 		t.Errorf("docs/SCENARIOS.md does not show the error Parse prints:\n%v", err)
+	}
+}
+
+// docs/SCENARIOS.md's table of limits has the values the code checks, and
+// its example is what Parse prints.
+func TestDocsLimits(t *testing.T) {
+	data, err := os.ReadFile("../../docs/SCENARIOS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "### Limits\n")
+	if !ok {
+		t.Fatal("no section Limits")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	want := map[string]string{
+		"file size":                                fmt.Sprintf("%d MiB", DefaultMaxFileSize>>20),
+		"nesting":                                  fmt.Sprintf("%d levels", MaxDepth),
+		"keys in one mapping":                      fmt.Sprint(MaxKeys),
+		"keys and list items in the file":          fmt.Sprint(MaxNodes),
+		"length of one check":                      fmt.Sprintf("%d bytes", MaxCheckLength),
+		"brackets `(` `[` `{` nested in one check": fmt.Sprint(MaxCheckDepth),
+	}
+	seen := 0
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, " | ")
+		if len(cells) != 3 {
+			continue
+		}
+		for name, value := range want {
+			if strings.HasPrefix(cells[0], "| "+name) {
+				seen++
+				if !strings.HasPrefix(cells[1], value) {
+					t.Errorf("docs/SCENARIOS.md gives %s as %q, the code checks %s", name, cells[1], value)
+				}
+			}
+		}
+	}
+	if seen != len(want) {
+		t.Errorf("the table of limits has %d of the %d limits", seen, len(want))
+	}
+	_, shown, _ := strings.Cut(section, "```\n")
+	shown, _, _ = strings.Cut(shown, "```\n")
+	var b strings.Builder
+	for i := range 100_000 {
+		fmt.Fprintf(&b, "k%d: 1\n", i)
+	}
+	_, err = Parse("hostile.yaml", []byte(b.String()))
+	if err == nil || err.Error()+"\n" != shown {
+		t.Errorf("docs/SCENARIOS.md shows\n%s\nParse prints\n%v", shown, err)
 	}
 }

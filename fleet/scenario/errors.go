@@ -56,11 +56,25 @@ func (e *Error) quote(b *strings.Builder) {
 	if e.Source == "" || e.Line <= 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n\t%s\n\t", e.Source)
+	line, col := []rune(e.Source), e.Col
+	if len(line) > maxQuote {
+		// A long line (a generated file, a hostile one) is shown around
+		// the column, not whole.
+		from := min(max(col-1-maxQuote/3, 0), len(line)-maxQuote)
+		head, tail := "", ""
+		if from > 0 {
+			head = "..."
+		}
+		if from+maxQuote < len(line) {
+			tail = "..."
+		}
+		line = []rune(head + string(line[from:from+maxQuote]) + tail)
+		col += len(head) - from
+	}
+	fmt.Fprintf(b, "\n\t%s\n\t", string(line))
 	// Keep tabs so the caret lines up under the same character.
-	col := 1
-	for _, r := range e.Source {
-		if col >= e.Col {
+	for i, r := range line {
+		if i+1 >= col {
 			break
 		}
 		if r == '\t' {
@@ -68,10 +82,13 @@ func (e *Error) quote(b *strings.Builder) {
 		} else {
 			b.WriteByte(' ')
 		}
-		col++
 	}
 	b.WriteByte('^')
 }
+
+// maxQuote is the longest source line quoted under an error, in
+// characters.
+const maxQuote = 160
 
 // Errors is every problem found in one scenario file, in file order. Load
 // and Parse return it (as an error) when the file is not valid; a caller

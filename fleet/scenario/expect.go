@@ -102,6 +102,9 @@ func compileCheck(text string) (*check, error) { return compileCheckIn(text, Res
 // compileCheckIn compiles a check against env: Result{} for an
 // expectation, comparisonEnv{} for a comparison of sweep variants.
 func compileCheckIn(text string, env any) (*check, error) {
+	if ce := checkSize(text); ce != nil {
+		return nil, ce
+	}
 	prog, timing, err := compile(text, env, true)
 	if err != nil {
 		return nil, explain(text, err)
@@ -157,6 +160,73 @@ func segments(n exprast.Node) ([]string, bool) {
 		return append(segs, "[]"), true
 	}
 	return nil, false
+}
+
+// checkSize refuses a check longer than MaxCheckLength or with brackets
+// nested deeper than MaxCheckDepth, before expr's parser, which recurses
+// once per bracket, sees it. Brackets inside strings and comments do not
+// count.
+func checkSize(text string) *checkError {
+	if len(text) > MaxCheckLength {
+		return &checkError{msg: fmt.Sprintf("the check is %d bytes long, over the limit of %d: a check is an expression such as lost == 0", len(text), MaxCheckLength)}
+	}
+	depth, line, col := 0, 0, 0
+	var quote rune // the quote of the string being read, or '/' and '*' for a comment
+	escaped := false
+	prev := rune(0)
+	for _, r := range text {
+		switch {
+		case quote == '/':
+			if r == '\n' {
+				quote = 0
+			}
+		case quote == '*':
+			if prev == '*' && r == '/' {
+				quote, r = 0, 0
+			}
+		case quote != 0:
+			switch {
+			case escaped:
+				escaped = false
+			case r == '\\' && quote != '`':
+				escaped = true
+			case r == quote:
+				quote, r = 0, 0
+			case r == '\n' && quote != '`':
+				quote = 0 // expr ends the string here, with an error
+			}
+		case prev == '/' && (r == '/' || r == '*'):
+			quote, r = r, 0
+		case r == '"' || r == '\'' || r == '`':
+			quote = r
+		case r == '(' || r == '[' || r == '{':
+			if depth++; depth > MaxCheckDepth {
+				return &checkError{line: line, col: col, msg: fmt.Sprintf("brackets nested more than %d deep: a check nests a few (max(a, b) > (c + d) * 2)", MaxCheckDepth)}
+			}
+		case r == ')' || r == ']' || r == '}':
+			depth = max(depth-1, 0)
+		}
+		if r == '\n' {
+			line, col = line+1, 0
+		} else {
+			col++
+		}
+		prev = r
+	}
+	return nil
+}
+
+// shortCheck is a check's text for a message: without surrounding white
+// space, and cut short if long.
+func shortCheck(text string) string {
+	text = strings.TrimSpace(text)
+	if len(text) > 200 {
+		r := []rune(text)
+		if len(r) > 100 {
+			text = string(r[:100]) + "..."
+		}
+	}
+	return text
 }
 
 // checkError is a check that does not compile, with the place in the
@@ -342,7 +412,7 @@ func compileChecks(s *Scenario, src *source) Errors {
 		if err != nil {
 			ce := err.(*checkError)
 			p := src.pos[at]
-			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", strings.TrimSpace(e.Check), ce.msg)))
+			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
 			continue
 		}
 		if msg := constantMessage(e.Check, c); msg != "" {

@@ -1,16 +1,24 @@
 package scenario
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	yamlast "github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
 )
 
-// FuzzParse feeds Parse arbitrary bytes: it must never panic, and it either
-// returns a scenario that lays out, judges, sweeps and scales without
-// panicking, or Errors that each name a line.
+// FuzzParse feeds Parse arbitrary bytes: it must never panic nor take
+// long (the limits hold the parsers' work down), and it either returns a
+// scenario that lays out, judges, sweeps and scales without panicking, or
+// Errors that each name a line. Its corpus (testdata/fuzz/FuzzParse) holds
+// files past each limit.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*/*.yaml")
 	for _, file := range files {
@@ -67,4 +75,171 @@ func FuzzParse(f *testing.F) {
 		_, _ = s.Scale(1)
 		_, _ = s.Scale(3)
 	})
+}
+
+// FuzzLimits: the scan that enforces MaxDepth and MaxKeys never counts
+// less than the YAML parser builds. For any input the scan lets through
+// and the parser accepts, the parser's tree nests no deeper, and has no
+// mapping with more keys, than the scan counted; so a file within the
+// limits cannot cost the parser more than they allow.
+func FuzzLimits(f *testing.F) {
+	for _, s := range limitSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		data = bytes.TrimPrefix(data, []byte("\ufeff")) // as Parse does
+		s := &shape{data: data, line: 1}
+		s.check()
+		if s.err != nil {
+			return
+		}
+		file, err := parseYAML(data)
+		if err != nil {
+			return
+		}
+		var tr treeShape
+		for _, doc := range file.Docs {
+			tr.walk(doc.Body, 0)
+		}
+		if tr.depth > s.maxDepth || tr.keys > s.maxKeys {
+			t.Fatalf("the parser built %d levels and %d keys in a mapping; the scan counted %d and %d", tr.depth, tr.keys, s.maxDepth, s.maxKeys)
+		}
+	})
+}
+
+// limitSeeds are the shapes the scan reads: indentation, lists, flow
+// collections, quotes, block scalars, comments, anchors, documents.
+var limitSeeds = []string{
+	minimal,
+	"a:\n  b:\n    c: 1\n  d: [1, {e: 2, f: [3]}]\n",
+	"- - - a\n- b: 1\n  c: 2\n-\n  - d\n",
+	"a:\n- 1\n- k: v\n  l: w\nb: 2\n",
+	"a: |\n  x: 1\n    y: 2\nb: >-\n  z\nc: |2+\n   w\n",
+	"a: \"x: [1\n  b: 2\"\nc: 'it''s [{'\nd: x \"y\ne: [\"a\", 'b']\n",
+	"# c: [\na: 1 # b: {\nb: x#y\n",
+	"a: &x {b: 1}\nc: *x\nd: !!str e\n<<: *x\n",
+	"? a\n: b\n? [c, d]\n: e\n",
+	"--- \na: 1\n...\n---\nb: [1,\n 2,\n  {c: 3}]\n",
+	"{\"a\":1, \"b\":[2,{\"c\":3}]}",
+	"a: [b: 1, c]\n",
+	"\ufeffa: 1\n",
+	"a:\tb\n\tc: d\n",
+	"a: b\n  c\n  - d\n",
+}
+
+// parseYAML is goccy's parse, a panic in it an error.
+func parseYAML(data []byte) (f *yamlast.File, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return parser.ParseBytes(data, 0)
+}
+
+// treeShape is the deepest nesting of collections in a parsed tree and
+// the most keys of one of its mappings.
+type treeShape struct{ depth, keys int }
+
+func (s *treeShape) walk(n yamlast.Node, depth int) {
+	switch m := n.(type) {
+	case *yamlast.MappingNode:
+		depth++
+		s.keys = max(s.keys, len(m.Values))
+		for _, v := range m.Values {
+			s.walk(v.Key, depth)
+			s.walk(v.Value, depth)
+		}
+	case *yamlast.MappingValueNode: // a mapping of one key
+		depth++
+		s.keys = max(s.keys, 1)
+		s.walk(m.Key, depth)
+		s.walk(m.Value, depth)
+	case *yamlast.SequenceNode:
+		depth++
+		for _, v := range m.Values {
+			s.walk(v, depth)
+		}
+	case *yamlast.AnchorNode:
+		s.walk(m.Value, depth)
+	case *yamlast.TagNode:
+		s.walk(m.Value, depth)
+	case *yamlast.MappingKeyNode:
+		s.walk(m.Value, depth)
+	}
+	s.depth = max(s.depth, depth)
+}
+
+// FuzzExpectation compiles any text as an expectation, as a comparison and
+// as a file's check: it never panics nor overflows the stack (the limits
+// MaxCheckLength and MaxCheckDepth stop what expr's parser would recurse
+// on without end); what does not compile is a located error with a
+// message; what compiles is judged on results without panicking. Its
+// corpus (testdata/fuzz/FuzzExpectation) holds checks past each limit.
+func FuzzExpectation(f *testing.F) {
+	for _, c := range expectationSeeds {
+		f.Add(c)
+	}
+	for _, n := range names.order {
+		f.Add(n + " > 0")
+	}
+	host, err := Parse("fuzz.yaml", []byte(minimal+"expect:\n  - lost == 0\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		timer := time.AfterFunc(5*time.Second, func() { panic("the check has not compiled after 5s") })
+		defer timer.Stop()
+		for _, env := range []any{Result{}, comparisonEnv{}} {
+			c, err := compileCheckIn(text, env)
+			if err != nil {
+				ce, ok := err.(*checkError)
+				if !ok || ce.msg == "" || ce.line < 0 || ce.col < 0 {
+					t.Fatalf("compileCheckIn(%T): error %T %#v, want a *checkError with a place and a message", env, err, err)
+				}
+				continue
+			}
+			switch env.(type) {
+			case Result:
+				c.judge(Result{}, false)
+				c.judge(Result{Run: RunInfo{KeptUp: true, Speed: 1}}, c.timing)
+			case comparisonEnv:
+				_ = c.valuesIn(comparisonEnv{Variant: map[string]Result{"a": {}}})
+			}
+		}
+		// As a file's expectation: the constant and vacuous checks, the
+		// unknown keys, the place in the file.
+		s := *host
+		s.Expect = []Expect{{Check: text}}
+		for _, e := range compileChecks(&s, host.src) {
+			if e.Msg == "" {
+				t.Fatalf("an error without a message: %#v", e)
+			}
+			_ = e.Error()
+		}
+		Judge(&s, Result{})
+	})
+}
+
+// expectationSeeds are checks of each kind: metric names, lists, maps,
+// functions, operators, strings and comments, and past each limit.
+var expectationSeeds = []string{
+	"lost == 0",
+	"leader.mailbox.max_depth <= leader.mailbox.capacity",
+	"workers.at_version[\"2.0.0\"] == fleet.count",
+	"all(deploys, .duration < 60) && len(deploys) > 0",
+	"max(leader.mailbox.wait.p99, 1) < 2 ? true : false",
+	"heartbeats.processed / heartbeats.rounds <= fleet.count",
+	"events[\"away\"].workers > 0 || windows[\"herd\"].workers.sync_ok >= 1",
+	"variant[\"a\"].lost <= variant[\"b\"].lost",
+	"lost == 0 // a comment with ( [ {\n && fleet.count > 0",
+	"lost == 0 /* ) ] } */",
+	"len(\"((((\") == 4 && lost == 0",
+	"lost in 0..10",
+	"fleet.count % 0 == 1",
+	strings.Repeat("(", MaxCheckDepth) + "lost" + strings.Repeat(")", MaxCheckDepth) + " == 0",
+	strings.Repeat("(", MaxCheckDepth+1) + "lost" + strings.Repeat(")", MaxCheckDepth+1) + " == 0",
+	strings.Repeat("!", 200) + "(lost == 0)",
+	strings.Repeat("lost == 0 || ", 320) + "lost == 0",
+	"lost == 0 ? 1 : " + strings.Repeat("lost == 1 ? 1 : ", 200) + "0",
 }

@@ -1,12 +1,16 @@
 package scenario
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"reflect"
 	"slices"
+	"syscall"
 
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
@@ -29,18 +33,94 @@ const (
 	policyNames = "reject, drop-oldest, drop-newest, block, coalesce or unbounded"
 )
 
-// Load reads and parses the scenario file at path (see Parse). An
-// unreadable file is an error wrapping the os error; a file with problems
-// is an Errors listing all of them.
+// Load reads and parses the scenario file at path (see ReadFile, with
+// DefaultMaxFileSize, and Parse). An unreadable file is an error wrapping
+// the os error (or ErrTooLarge, ErrNotRegular); a file with problems is an
+// Errors listing all of them.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path, DefaultMaxFileSize)
 	if err != nil {
-		return nil, fmt.Errorf("scenario: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
 
-// Parse decodes a scenario file strictly and validates it: an unknown key,
+// The errors of ReadFile, besides the os errors it wraps; match them with
+// errors.Is.
+var (
+	// ErrTooLarge is a file larger than the limit ReadFile was given.
+	ErrTooLarge = errors.New("file too large")
+	// ErrNotRegular is a directory, a named pipe, a device or a socket: a
+	// pipe would block the reader, a device might never end.
+	ErrNotRegular = errors.New("not a regular file")
+)
+
+// ReadFile reads the scenario file at path, of at most max bytes. A file
+// that is larger, or that is not a regular file, is refused before it is
+// read (ErrTooLarge, ErrNotRegular: the message says which kind of file it
+// is), and the read stops at max+1 bytes whatever the file does.
+func ReadFile(path string, max int64) ([]byte, error) {
+	// Stat first, so that a device is not even opened; then check the file
+	// that was opened, which may not be the one stated. A named pipe opened
+	// without O_NONBLOCK would block until a writer came.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if err := regular(path, st, max); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if err := regular(path, st, max); err != nil {
+		return nil, err
+	}
+	max = min(max, math.MaxInt64-1)
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("scenario: %w", err)
+	}
+	if int64(len(data)) > max { // it grew while read
+		return nil, fmt.Errorf("%s: %w (over %d bytes, the limit is %d)", path, ErrTooLarge, max, max)
+	}
+	return data, nil
+}
+
+// regular refuses a file that is not a regular one, or larger than max.
+func regular(path string, st os.FileInfo, max int64) error {
+	m := st.Mode()
+	if !m.IsRegular() {
+		kind := "a special file"
+		switch {
+		case m.IsDir():
+			kind = "a directory"
+		case m&os.ModeNamedPipe != 0:
+			kind = "a named pipe"
+		case m&os.ModeSocket != 0:
+			kind = "a socket"
+		case m&os.ModeDevice != 0:
+			kind = "a device"
+		}
+		return fmt.Errorf("%s: %w (%s): a scenario is read from a regular file", path, ErrNotRegular, kind)
+	}
+	if st.Size() > max {
+		return fmt.Errorf("%s: %w (%d bytes, the limit is %d)", path, ErrTooLarge, st.Size(), max)
+	}
+	return nil
+}
+
+// Parse decodes a scenario file strictly and validates it. A file nested
+// deeper than MaxDepth, or with more keys than MaxKeys in a mapping or
+// MaxNodes in all, is refused before the YAML parser sees it, and a check
+// longer than MaxCheckLength or with brackets deeper than MaxCheckDepth
+// before the expression parser does, each with its place and the limit.
+// A leading byte order mark is ignored. Then: an unknown key,
 // a value of the wrong type or out of range, an event with no action or
 // two, a selector naming a group or a worker the fleet does not have, a
 // check that does not compile against Result or that cannot depend on the
@@ -54,6 +134,11 @@ func Load(path string) (*Scenario, error) {
 // checks that cannot depend on this scenario's run: they read only counts
 // it never produces.
 func Parse(file string, data []byte) (*Scenario, error) {
+	// Editors on Windows may start a UTF-8 file with a byte order mark.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	if err := checkShape(file, data); err != nil {
+		return nil, Errors{err}
+	}
 	src := newSource(file, data)
 	body, errs := parseDocument(src, data)
 	if errs != nil {
@@ -69,7 +154,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	s.Sweep = sweep
 	s.src = src
 	if len(serrs) == 0 {
-		errs = append(errs, compileComparisons(s, src)...)
+		errs = append(errs, unlessFailed(compileComparisons(s, src), d.failed())...)
 	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
 		// Each swept value once, the other parameters at their first value,
@@ -185,6 +270,12 @@ func finish(s *Scenario, src *source, skip map[string]bool) Errors {
 	s.applyDefaults()
 	errs = append(errs, compileChecks(s, src)...)
 	slices.SortStableFunc(s.Timeline, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
+	return unlessFailed(errs, skip)
+}
+
+// unlessFailed drops the errors about the paths in skip, or inside them:
+// they failed to decode, and that error says what is wrong.
+func unlessFailed(errs Errors, skip map[string]bool) Errors {
 	return slices.DeleteFunc(errs, func(e *Error) bool {
 		for p := e.Path; p != ""; p = parent(p) {
 			if skip[p] {

@@ -203,7 +203,7 @@ func sweepTarget(path string) string {
 
 // readSweep reads the top-level sweep: a mapping of dotted scenario paths to
 // lists of values, in file order.
-func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
+func readSweep(d *decoder, body ast.Node) (_ []SweepParam, errs Errors) {
 	src := d.src
 	root, _ := d.entries(d.resolve(body, ""), "")
 	var node ast.Node
@@ -221,7 +221,19 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 		return nil, Errors{src.atPos(nodePos(node), "sweep", describe(node)+" is not a sweep: want a mapping of scenario paths to lists of values, as in\n\tsweep:\n\t  leader.mailbox.policy: [reject, drop-oldest]")}
 	}
 	var out []SweepParam
-	var errs Errors
+	// The values' own failures (an alias to no anchor) are the sweep's
+	// errors too: Parse has collected the decoder's before the sweep.
+	failed := len(d.errs)
+	defer func() { errs = append(errs, d.errs[failed:]...) }()
+	keep := func(p SweepParam, at ast.Node, show string) {
+		if len(p.Values) == 0 {
+			if len(d.errs) == failed {
+				errs = append(errs, src.atPos(nodePos(at), show, "no value to try: want a list of values, or a mapping of labels to values"))
+			}
+			return
+		}
+		out = append(out, p)
+	}
 	for _, e := range entries {
 		path, ok := scalarText(d.resolve(e.Key, "sweep"))
 		if !ok {
@@ -258,7 +270,7 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 				p.nodes = append(p.nodes, item)
 				p.Values = append(p.Values, nodeValue(item))
 			}
-			out = append(out, p)
+			keep(p, e.Value, show)
 			continue
 		}
 		list, ok := val.(*ast.SequenceNode)
@@ -279,7 +291,7 @@ func readSweep(d *decoder, body ast.Node) ([]SweepParam, Errors) {
 			p.nodes = append(p.nodes, item)
 			p.Values = append(p.Values, nodeValue(item))
 		}
-		out = append(out, p)
+		keep(p, e.Value, show)
 	}
 	return out, errs
 }

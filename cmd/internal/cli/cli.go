@@ -111,35 +111,62 @@ type LogOptions struct {
 	Format string
 }
 
-// AddFlags registers --log-level and --log-format.
+// AddFlags registers --log-level and --log-format on c, for c and every
+// command under it, and makes each of them check both flags before it
+// runs (Validate), whether or not it logs: a bad value is the same usage
+// error everywhere. A command under c that sets its own
+// PersistentPreRunE must call Validate itself.
 func (o *LogOptions) AddFlags(c *cobra.Command) {
 	c.PersistentFlags().StringVar(&o.Level, "log-level", "info", "log level: debug, info, warn or error")
 	c.PersistentFlags().StringVar(&o.Format, "log-format", "text", "log format on stderr: text or json")
+	pre := c.PersistentPreRunE
+	c.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		if err := o.Validate(); err != nil {
+			return err
+		}
+		if pre != nil {
+			return pre(cmd, args)
+		}
+		return nil
+	}
 }
 
-// Logger builds the slog logger to w, or a usage error naming the flag.
-func (o LogOptions) Logger(w io.Writer) (*slog.Logger, error) {
-	var lvl slog.Level
+// Validate checks --log-level and --log-format: a usage error naming the
+// flag and the valid values.
+func (o LogOptions) Validate() error {
+	_, err := o.level()
+	if err == nil && o.Format != "text" && o.Format != "json" {
+		err = Usagef("--log-format %q: want text or json", o.Format)
+	}
+	return err
+}
+
+func (o LogOptions) level() (slog.Level, error) {
 	switch o.Level {
 	case "debug":
-		lvl = slog.LevelDebug
+		return slog.LevelDebug, nil
 	case "info":
-		lvl = slog.LevelInfo
+		return slog.LevelInfo, nil
 	case "warn":
-		lvl = slog.LevelWarn
+		return slog.LevelWarn, nil
 	case "error":
-		lvl = slog.LevelError
-	default:
-		return nil, Usagef("--log-level %q: want debug, info, warn or error", o.Level)
+		return slog.LevelError, nil
 	}
+	return 0, Usagef("--log-level %q: want debug, info, warn or error", o.Level)
+}
+
+// Logger builds the slog logger to w, or a usage error naming the flag
+// (Validate).
+func (o LogOptions) Logger(w io.Writer) (*slog.Logger, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	lvl, _ := o.level()
 	ho := &slog.HandlerOptions{Level: lvl}
-	switch o.Format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, ho)), nil
-	case "json":
+	if o.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, ho)), nil
 	}
-	return nil, Usagef("--log-format %q: want text or json", o.Format)
+	return slog.New(slog.NewTextHandler(w, ho)), nil
 }
 
 // ReadSecret reads a secret or password file named by flag: its content

@@ -1,0 +1,622 @@
+package scenario
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a scenario file, checked before a parser sees it. A shipped
+// scenario is under 2 KB, nests at most 5 levels deep, has at most 12 keys
+// in a mapping (a scenario's mappings have at most 14 keys to choose
+// from), at most 75 keys and list items in all, and checks of at most 130
+// bytes with brackets 1 deep; these bounds are far above that and keep a
+// broken or hostile file from costing the YAML parser minutes and
+// gigabytes (its work grows with the square of one mapping's keys, and
+// with the nesting) or the expression parser its stack (it recurses once
+// per bracket). docs/SCENARIOS.md lists them.
+const (
+	// DefaultMaxFileSize is the largest file, in bytes, that ReadFile is
+	// usually given (sim's --max-file-size).
+	DefaultMaxFileSize = 1 << 20
+	// MaxDepth is how deep values may nest: mappings, lists and flow
+	// brackets, each a level.
+	MaxDepth = 64
+	// MaxKeys is the most keys one mapping may have.
+	MaxKeys = 1000
+	// MaxNodes is the most keys and list items a file may have in all.
+	MaxNodes = 50_000
+	// MaxCheckLength is the longest check (an expectation or a
+	// comparison), in bytes.
+	MaxCheckLength = 4096
+	// MaxCheckDepth is how deep brackets may nest in a check: ( [ {.
+	MaxCheckDepth = 32
+)
+
+// checkShape checks data against MaxDepth, MaxKeys and MaxNodes in one
+// pass over its bytes, stopping at the first limit passed, and returns an
+// Error at that place (nil if none is). It reads YAML's lexical structure
+// (indentation, "- " and "key: ", flow brackets, quotes, block scalars,
+// comments) as far as the limits need and no further, and where
+// goccy/go-yaml reads more into a file than YAML says, it reads that too
+// (FuzzLimits checks that its counts are never below what the parser
+// builds).
+func checkShape(file string, data []byte) *Error {
+	s := &shape{data: data, line: 1}
+	s.check()
+	return s.report(file)
+}
+
+type shape struct {
+	data      []byte
+	i         int // the next byte
+	line      int // data[i]'s line, 1-based
+	lineStart int // where that line starts
+	block     []level
+	flow      []flowLevel
+	nodes     int
+	err       *limitErr
+	// The largest depth and keys of a mapping seen (the fuzz test checks
+	// them against what the parser builds).
+	maxDepth, maxKeys int
+}
+
+// level is an open block collection: its column (bytes from the start of
+// the line), how deep the parser may nest it (see item) and, for a
+// mapping, its keys so far.
+type level struct {
+	col   int
+	seq   bool
+	depth int
+	keys  int
+}
+
+type flowLevel struct {
+	mapping  bool
+	implicit bool // the mapping of one key of "[a: 1]", until ',' or ']'
+	keys     int
+	entry    bool // an entry (a key) has begun since the last ','
+}
+
+// limitErr is a limit passed at an offset.
+type limitErr struct {
+	at  int
+	msg string
+}
+
+// check scans s.data, leaving the first limit passed in s.err.
+func (s *shape) check() {
+	// YAML allows no control character but tab and the line ends, and the
+	// parser reads a NUL as the end of the file: refuse them first.
+	for i, c := range s.data {
+		if c < ' ' && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
+			s.i, s.line = i, 1+bytes.Count(s.data[:i], []byte{'\n'})
+			s.fail(i, "the control character %U is not valid in YAML: a scenario file is text (write it escaped in a double-quoted string, as \\u%04X)", rune(c), c)
+			return
+		}
+	}
+	s.run()
+}
+
+// report is the limit passed, if any, as an Error in file. It does not
+// split the file into lines (newSource): a refused file may hold millions.
+func (s *shape) report(file string) *Error {
+	if s.err == nil {
+		return nil
+	}
+	start := s.lineStartOf(s.err.at)
+	end := start
+	for end < len(s.data) && s.data[end] != '\n' {
+		end++
+	}
+	return &Error{
+		File: file, Line: s.lineOf(s.err.at),
+		// The column in characters, as the parser's positions are.
+		Col:    utf8.RuneCount(s.data[start:s.err.at]) + 1,
+		Msg:    s.err.msg,
+		Source: strings.TrimRight(string(s.data[start:end]), "\r"),
+	}
+}
+
+func (s *shape) fail(at int, format string, args ...any) {
+	if s.err == nil {
+		s.err = &limitErr{at: at, msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// lineStartOf and lineOf place an offset at or before s.i.
+func (s *shape) lineStartOf(at int) int {
+	for at > 0 && !s.eol(at-1) {
+		at--
+	}
+	return at
+}
+
+func (s *shape) lineOf(at int) int {
+	n := s.line
+	for i := at; i < s.i && i < len(s.data); i++ {
+		if s.eol(i) {
+			n--
+		}
+	}
+	return n
+}
+
+func (s *shape) byteAt(i int) byte {
+	if i < len(s.data) {
+		return s.data[i]
+	}
+	return '\n' // the end of the file ends a line
+}
+
+// blank is white space, a line's end or the end of the file (which the
+// parser takes a NUL for).
+func blank(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0 }
+
+// eol reports whether data[i] ends a line: a '\n', or a '\r' alone, as
+// the parser reads it (in "\r\n" the '\n' does).
+func (s *shape) eol(i int) bool {
+	switch s.data[i] {
+	case '\n':
+		return true
+	case '\r':
+		return i+1 == len(s.data) || s.data[i+1] != '\n'
+	}
+	return false
+}
+
+func flowIndicator(c byte) bool { return c == ',' || c == '[' || c == ']' || c == '{' || c == '}' }
+
+// newline moves past the line's end at s.i.
+func (s *shape) newline() {
+	s.i++
+	s.line++
+	s.lineStart = s.i
+}
+
+// toEOL moves to the end of the line (or of the file).
+func (s *shape) toEOL() {
+	for s.i < len(s.data) && !s.eol(s.i) {
+		s.i++
+	}
+}
+
+// indent counts the spaces at s.i, and reports whether the line holds
+// nothing else (white space only, or a comment).
+func (s *shape) indent() (n int, empty bool) {
+	for s.byteAt(s.i+n) == ' ' {
+		n++
+	}
+	j := s.i + n
+	for j < len(s.data) && (s.data[j] == ' ' || s.data[j] == '\t' || s.data[j] == '\r' && !s.eol(j)) {
+		j++
+	}
+	return n, j == len(s.data) || s.eol(j) || s.data[j] == '#'
+}
+
+// node counts a key or a list item.
+func (s *shape) node(at int) {
+	if s.nodes++; s.nodes > MaxNodes {
+		s.fail(at, "more than %d keys and list items in the file: a scenario has a hundred or so; is this file generated by mistake?", MaxNodes)
+	}
+}
+
+// deeper checks the depth after opening a level at.
+func (s *shape) deeper(at int) {
+	d := len(s.flow)
+	if n := len(s.block); n > 0 {
+		d += s.block[n-1].depth
+	}
+	s.depth(at, d)
+}
+
+// depth checks a depth d reached at.
+func (s *shape) depth(at, d int) {
+	s.maxDepth = max(s.maxDepth, d)
+	if d > MaxDepth {
+		s.fail(at, "values nested more than %d levels deep: a scenario nests about 5; is this file generated by mistake?", MaxDepth)
+	}
+}
+
+// key counts one more key of a mapping that has *keys.
+func (s *shape) key(at int, keys *int) {
+	*keys++
+	s.maxKeys = max(s.maxKeys, *keys)
+	if *keys > MaxKeys {
+		s.fail(at, "more than %d keys in one mapping: a scenario's mappings have at most a few dozen", MaxKeys)
+	}
+}
+
+// item places a block key (seq false) or a "- " item at col: it closes
+// the collections indented more, and continues the one at col or opens a
+// new one.
+//
+// chained is an item that starts a line after a line left a value to come
+// ("key:", "- ", "key: !tag"), and is indented no more than that line's
+// item. YAML makes it a sibling, but goccy/go-yaml may make it that value,
+// one level deeper, and the next such line deeper again ("0: !\n0: !\n...",
+// "-\n0:\n-\n0:\n..."), whatever the indentation says: its collection is
+// counted one level deeper each time.
+func (s *shape) item(at, col int, seq, chained bool) {
+	b := s.block
+	var last *level // the collection closed last, the nearest to col
+	deepest := 0    // the depth of the collections closed
+	if len(b) > 0 {
+		deepest = b[len(b)-1].depth
+	}
+	for len(b) > 0 && b[len(b)-1].col > col {
+		last = &b[len(b)-1]
+		b = b[:len(b)-1]
+	}
+	if n := len(b); n > 0 && b[n-1].col == col && b[n-1].seq && !seq {
+		b = b[:n-1] // a key at a list's column: the list (a value written at its key's column) has ended
+	}
+	if n := len(b); n > 0 && b[n-1].col == col && b[n-1].seq == seq {
+		if !seq {
+			s.key(at, &b[n-1].keys)
+		}
+	} else {
+		l := level{col: col, seq: seq, depth: 1}
+		if len(b) > 0 {
+			l.depth += b[len(b)-1].depth
+		}
+		if last != nil && last.seq == seq {
+			// Indented less than the collection it follows, and more
+			// than the one around it: the parser takes it for the next
+			// item of the former. Count it so.
+			l.keys = last.keys
+		}
+		b = append(b, l)
+		if !seq {
+			s.key(at, &b[len(b)-1].keys)
+		}
+	}
+	if chained {
+		// Inside what it follows, not beside it.
+		b[len(b)-1].depth = max(b[len(b)-1].depth, deepest) + 1
+	}
+	s.block = b
+	s.deeper(at)
+	s.node(at)
+}
+
+// run scans the file until its end or the first limit passed.
+func (s *shape) run() {
+	var (
+		atStart    = true // the next non-blank character begins a node
+		inPlain    = false
+		afterValue = false // just after a quoted scalar, an alias or a flow collection: ':' is a key's
+		tok        = -1    // offset where the node before a ':' began
+		tokCol     = 0     // its column
+		prevTok    = -1    // tok of the line before, for a ':' that starts a line
+		prevTokCol = 0
+		prop       = false // tok is where the node's anchor or tag begins
+		prevPlain  = false // the line before ended in plain text
+		explicit   = 0     // a block scalar's indentation indicator
+		lineFirst  = true  // no token yet on this line
+		lineIndent = 0
+		lineParent = -1 // column of the line's last key or "- " (a block scalar's parent)
+		// Where plain text alone on its line began, and that line's
+		// indentation, while the lines after go on with it.
+		runTok, runCol, runIndent = -1, 0, 0
+		newLine                   = true
+		// The line before left a value to come (pending) after its item
+		// at pendingCol; first is true until the line's first item.
+		started, pending, first = false, false, false
+		pendingCol              = 0
+	)
+	for s.i < len(s.data) && s.err == nil {
+		inFlow := len(s.flow) > 0
+		if newLine && !inFlow {
+			newLine = false
+			n, empty := s.indent()
+			if empty {
+				s.toEOL()
+				if s.i < len(s.data) {
+					s.newline()
+				}
+				newLine = true
+				continue
+			}
+			if n == 0 {
+				s.marker()
+			}
+			s.i += n
+			pending, first = started && atStart, true
+			pendingCol, started = lineParent, true
+			if pendingCol < 0 {
+				pendingCol = lineIndent
+			}
+			colon := s.byteAt(s.i) == ':' && blank(s.byteAt(s.i+1))
+			if !((inPlain || prop) && lineParent < 0 && (n > runIndent || colon)) {
+				runTok = -1 // this line does not go on with the text of the one before
+			}
+			lineIndent, lineParent = n, -1
+			prevPlain, lineFirst = inPlain, true
+			prevTok, prevTokCol, tok, prop = tok, tokCol, -1, false
+			atStart, inPlain, afterValue = true, false, false
+			if s.i >= len(s.data) { // a directive on the last line
+				break
+			}
+		}
+		newLine = false
+		c := s.data[s.i]
+		col := s.i - s.lineStart
+		prevBlank := s.i == s.lineStart || blank(s.data[s.i-1])
+		switch {
+		case s.eol(s.i):
+			s.newline()
+			newLine = true
+			continue
+		case c == ' ' || c == '\t' || c == '\r':
+			s.i++
+			continue
+		case c == '#' && prevBlank:
+			s.toEOL()
+			continue
+		}
+		if inPlain {
+			switch {
+			case c == ':' && (blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
+				inPlain = false
+			case inFlow && flowIndicator(c):
+				inPlain = false
+			default:
+				s.i++
+				continue
+			}
+		}
+		// At a token. In a flow mapping, a node that begins an entry is
+		// a key, with a ':' or without ("{a, b: 1}").
+		if inFlow && atStart && c != ':' && c != ',' && c != ']' && c != '}' {
+			if f := &s.flow[len(s.flow)-1]; f.mapping && !f.entry {
+				f.entry = true
+				s.key(s.i, &f.keys)
+			}
+		}
+		switch {
+		case c == ':' && (afterValue || blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
+			chained := first && pending
+			if tok < 0 {
+				// A ':' that starts a line: the parser may take the line
+				// before for its key, and that for the value of the line
+				// before it.
+				tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
+				if !inFlow {
+					chained = true
+					if prevTok >= 0 {
+						tok, tokCol = prevTok, prevTokCol
+					}
+				}
+			}
+			if !inFlow && runTok >= 0 && runTok < s.lineStart && (tok < s.lineStart || tokCol == lineIndent) {
+				// Plain text alone on a line, going on over the lines
+				// after it indented more: the parser may take them all
+				// for one key.
+				tok, tokCol, chained = runTok, runCol, true
+			}
+			if inFlow {
+				if f := &s.flow[len(s.flow)-1]; f.mapping {
+					if !f.entry { // ": 1", a key of nothing
+						f.entry = true
+						s.key(tok, &f.keys)
+					}
+				} else {
+					// "[a: 1]": a mapping of one key inside the list.
+					s.flow = append(s.flow, flowLevel{mapping: true, implicit: true, entry: true})
+					s.deeper(tok)
+					s.key(tok, &s.flow[len(s.flow)-1].keys)
+				}
+				s.node(tok)
+			} else {
+				s.item(tok, tokCol, false, chained && (tokCol <= pendingCol || tok < s.lineStart || tok == s.i))
+				lineParent, first = tokCol, false
+			}
+			s.i++
+			atStart, afterValue, tok, prevTok, prop = true, false, -1, -1, false
+		case inFlow && (c == '[' || c == '{'):
+			s.flow = append(s.flow, flowLevel{mapping: c == '{'})
+			s.deeper(s.i)
+			s.node(s.i)
+			s.i++
+			atStart, afterValue = true, false
+		case inFlow && (c == ']' || c == '}') && s.closes(c):
+			s.flow = s.flow[:len(s.flow)-1]
+			s.i++
+			atStart, afterValue = false, true
+		case inFlow && c == ',':
+			s.endImplicit()
+			s.flow[len(s.flow)-1].entry = false
+			s.node(s.i)
+			s.i++
+			atStart, afterValue = true, false
+		case !atStart:
+			// Text after a complete node (the parser will refuse it), or
+			// a quote inside plain text: read on.
+			s.i++
+		case c == '[' || c == '{':
+			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
+			s.flow = append(s.flow, flowLevel{mapping: c == '{'})
+			s.deeper(s.i)
+			s.i++
+			atStart, afterValue = true, false
+		case (c == '-' || c == '?') && blank(s.byteAt(s.i+1)) && !inFlow:
+			// A list item, or an explicit key ("? ").
+			s.item(s.i, col, c == '-', first && pending && col <= pendingCol)
+			lineParent, first = col, false
+			s.i++
+			atStart, tok, prop = true, -1, false
+		case (c == '"' || c == '\'') && (inFlow || !lineFirst || !prevPlain):
+			// (At the start of a line after plain text, the parser may
+			// read a quote as more of that text, and so does the scan.)
+			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
+			s.quoted(c)
+			atStart, afterValue = false, true
+		case (c == '|' || c == '>') && !inFlow && s.blockHeader(&explicit):
+			// Its lines are those indented more than its parent: the
+			// line's key or item, else the collection it is in (the
+			// parser wants even a file's top node indented). Taking the
+			// largest guess ends it soonest: what follows is counted.
+			parent := max(lineParent, lineIndent-1, 0)
+			if n := len(s.block); n > 0 {
+				parent = max(parent, s.block[n-1].col)
+			}
+			s.blockScalar(parent, explicit)
+			newLine, atStart = true, false
+		case c == '&' || c == '!':
+			// An anchor or a tag: the node follows, and starts here (a
+			// key's column is its tag's).
+			if tok < 0 {
+				tok, tokCol, prop = s.i, col, true
+			}
+			s.word(inFlow)
+		case c == '*' && blank(s.byteAt(s.i+1)):
+			// An alias of no name: the parser takes what follows for its
+			// node, as after a tag.
+			if tok < 0 {
+				tok, tokCol, prop = s.i, col, true
+			}
+			s.i++
+		case c == '*':
+			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
+			s.word(inFlow)
+			atStart, afterValue = false, true
+		default:
+			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
+			inPlain, atStart = true, false
+			s.i++
+		}
+		if runTok < 0 && lineParent < 0 && tok >= s.lineStart && tokCol == lineIndent && !inFlow {
+			runTok, runCol, runIndent = tok, tokCol, lineIndent
+		}
+		lineFirst = false
+	}
+}
+
+// nodeStart is where a node that begins at col begins: at its anchor or
+// tag if prop says tok is one.
+func (s *shape) nodeStart(tok, tokCol int, prop bool, col int) (int, int, bool) {
+	if prop && tok >= s.lineStart {
+		return tok, tokCol, false
+	}
+	return s.i, col, false
+}
+
+// closes reports whether c closes the innermost flow collection (after
+// the mapping of one key of "[a: 1]", which it ends): the parser reads a
+// '}' in a list, or a ']' in a mapping, as text.
+func (s *shape) closes(c byte) bool {
+	if c == ']' {
+		s.endImplicit()
+	}
+	return s.flow[len(s.flow)-1].mapping == (c == '}')
+}
+
+// endImplicit closes the mapping of one key of "[a: 1]" at its end.
+func (s *shape) endImplicit() {
+	if n := len(s.flow); n > 0 && s.flow[n-1].implicit {
+		s.flow = s.flow[:n-1]
+	}
+}
+
+// marker skips a directive line to its end, or a document marker at the
+// start of a line, as the parser reads them ("---" before a blank, "..."
+// before anything but a dot). The collections open stay open: a second
+// document is refused after parsing, and until then counting its keys
+// with the first's only counts more.
+func (s *shape) marker() {
+	rest := s.data[s.i:]
+	switch {
+	case len(rest) > 0 && rest[0] == '%':
+		s.toEOL()
+	case len(rest) >= 3 && string(rest[:3]) == "---" && blank(s.byteAt(s.i+3)),
+		len(rest) >= 3 && string(rest[:3]) == "..." && (len(rest) == 3 || rest[3] != '.'):
+		s.i += 3
+	}
+}
+
+// word skips an anchor, alias or tag name, up to a ':' that may be a
+// key's.
+func (s *shape) word(inFlow bool) {
+	s.i++
+	for s.i < len(s.data) && !blank(s.data[s.i]) && !(inFlow && flowIndicator(s.data[s.i])) &&
+		!(s.data[s.i] == ':' && blank(s.byteAt(s.i+1))) {
+		s.i++
+	}
+}
+
+// quoted skips a quoted scalar starting at s.i, to its closing quote:
+// the parser ends it there whatever the lines between.
+func (s *shape) quoted(q byte) {
+	s.i++
+	for s.i < len(s.data) {
+		c := s.data[s.i]
+		switch {
+		case q == '"' && c == '\\':
+			s.i = min(s.i+2, len(s.data))
+			continue
+		case c == q && q == '\'' && s.byteAt(s.i+1) == '\'':
+			s.i += 2
+			continue
+		case c == q:
+			s.i++
+			return
+		case s.eol(s.i):
+			s.newline()
+			continue
+		}
+		s.i++
+	}
+}
+
+// blockHeader reports whether s.i starts a block scalar's header ("|",
+// ">-", "|2+" ...), and moves past it to the end of its line. explicit is
+// set to its indentation indicator (0: none).
+func (s *shape) blockHeader(explicit *int) bool {
+	j := s.i + 1
+	*explicit = 0
+	for j < len(s.data) && (s.data[j] >= '0' && s.data[j] <= '9' || s.data[j] == '+' || s.data[j] == '-') {
+		if d := s.data[j]; d >= '1' && d <= '9' {
+			*explicit = int(d - '0')
+		}
+		j++
+	}
+	if !blank(s.byteAt(j)) {
+		return false
+	}
+	s.i = j
+	s.toEOL()
+	return true
+}
+
+// blockScalar skips a block scalar's lines, from the end of its
+// header: the lines indented as its first line, which must be indented
+// more than its parent, and the empty lines among them. It stops at the
+// start of the first line that is not part of it.
+func (s *shape) blockScalar(parent, explicit int) {
+	indent := -1
+	if explicit > 0 {
+		// Its lines are indented by that much more than its parent: a
+		// line indented less ends it.
+		indent = parent + explicit
+	}
+	for s.i < len(s.data) {
+		s.newline() // the end of the line before
+		n, empty := s.indent()
+		if empty && s.byteAt(s.i+n) != '#' || empty && indent >= 0 && n >= indent {
+			s.toEOL()
+			continue
+		}
+		if indent < 0 {
+			if n <= parent {
+				return
+			}
+			indent = n
+		}
+		if n < indent {
+			return
+		}
+		s.toEOL()
+	}
+}

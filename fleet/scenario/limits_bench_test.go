@@ -1,0 +1,70 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// BenchmarkLimits measures what the limits cost a real file (the scan,
+// against parsing the same file, in the same run) and how fast a file
+// past them is refused, against parsing a file a tenth its size that
+// passes them.
+func BenchmarkLimits(b *testing.B) {
+	real, err := os.ReadFile("../../scenarios/wave-deploy.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var keys strings.Builder
+	for i := range 1_000_000 {
+		fmt.Fprintf(&keys, "k%d: 1\n", i)
+	}
+	events := minimal + "timeline:\n" + strings.Repeat("- at: 1s\n  deploy: {version: 1.2.3, workers: all}\n", 8000)
+	for _, bc := range []struct {
+		name   string
+		data   []byte
+		scan   bool
+		refuse bool
+	}{
+		{"wave-deploy/scan", real, true, false},
+		{"wave-deploy/parse", real, false, false},
+		{"1M-keys/refused", []byte(keys.String()), false, true},
+		{"8000-events/parse", []byte(events), false, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bc.data)))
+			for b.Loop() {
+				if bc.scan {
+					if err := checkShape("f.yaml", bc.data); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				_, err := Parse("f.yaml", bc.data)
+				if refused := err != nil && strings.Contains(err.Error(), "more than"); refused != bc.refuse || err != nil && !bc.refuse {
+					b.Fatalf("%.200v", err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCheckLimits: a check past MaxCheckLength or MaxCheckDepth is
+// refused before expr parses it, against compiling a real check.
+func BenchmarkCheckLimits(b *testing.B) {
+	for _, bc := range []struct{ name, check string }{
+		{"real", `workers.at_version["2.0.0"] == fleet.count`},
+		{"1M-bytes", strings.Repeat("(", 500_000) + "lost" + strings.Repeat(")", 500_000)},
+		{"33-brackets", strings.Repeat("(", 33) + "lost" + strings.Repeat(")", 33) + " == 0"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				_, err := compileCheck(bc.check)
+				if (err != nil) != (bc.name != "real") {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
