@@ -23,6 +23,9 @@ func TestTopicRefusalsRateLimitedPerClient(t *testing.T) {
 	for range 5 {
 		publish(t, a, testTopics.Up("w-b"), 0, "forged")
 	}
+	// QoS 0 publishes still in paho's queue at Disconnect are never sent:
+	// a QoS 1 publish after them proves the broker has read all five.
+	publish(t, a, testTopics.Up("w-a"), 1, "fence")
 	a.Disconnect(250)
 	a = connect(t, b, workerOpts("w-a")) // a new connection: still w-a's quota
 	publish(t, a, testTopics.Up("w-b"), 0, "forged")
