@@ -44,7 +44,10 @@ func TestDeployProgressSurvivesRestart(t *testing.T) {
 	ctx := context.Background()
 
 	first := startOnStore(t, clk, st)
-	first.status("w-1", "online a")
+	// Both workers are away, so the deploy's updates wait parked: sent
+	// before the minute below, w-1's ask would time out in it and its
+	// retry be due only after it.
+	first.status("w-1", "offline a")
 	first.status("w-2", "offline b")
 	if _, err := first.l.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2"}, WaveSize: 1}); err != nil {
 		t.Fatal(err)
@@ -55,8 +58,7 @@ func TestDeployProgressSurvivesRestart(t *testing.T) {
 		return fleettest.Unless(err == nil && len(rs) == 1, "records %v, %v", rs, err)
 	})
 	st.frozen.Store(true)
-	first.status("w-1", "offline a") // and back: its online wakes the relay
-	first.status("w-1", "online a2")
+	first.status("w-1", "online a2") // wakes its parked update
 	first.answer(t, first.sent, "w-1", wire.Envelope{Result: wire.ResultOK})
 	fleettest.Eventually(t, 10*time.Second, "w-1 acked", first.acked(1))
 	first.stop(t)
