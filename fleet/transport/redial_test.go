@@ -51,7 +51,7 @@ func TestRedialAfterBrokerRestart(t *testing.T) {
 
 	b2 := startBroker(t, BrokerOptions{TCPAddr: addr})
 	if err := s.Redial(ctxT(t)); err != nil {
-		t.Fatalf("Redial with the broker back: %v", err)
+		t.Fatalf("Redial with the broker back: %v (lost: %v)", err, s.Err())
 	}
 	select {
 	case <-s.Lost():

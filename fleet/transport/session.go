@@ -239,7 +239,9 @@ func (s *Session) Redial(ctx context.Context) error {
 	subs := slices.Clone(s.subs)
 	s.mu.Unlock()
 	if err := wait(ctx, s.c.Connect()); err != nil {
-		s.c.Disconnect(0) // stop an attempt still under way
+		if ctx.Err() != nil {
+			s.c.Disconnect(0) // stop the attempt still under way
+		}
 		s.markLost(err)
 		return fmt.Errorf("transport: reconnect: %w", err)
 	}
