@@ -16,6 +16,10 @@ type windowMark struct {
 	relay   WindowRelay
 	workers WindowWorkers
 	wait    stats.HistogramSnapshot // the leader mailbox's wait, since the start
+	// The newest leader instance's mailbox high-water mark, and how many
+	// instances the run had started: a mark that rose between two edges
+	// was reached between them.
+	maxDepth, instances int
 }
 
 // windowEdges pushes an action at each distinct edge of the windows that
@@ -58,6 +62,7 @@ func (r *Runner) windowMark() windowMark {
 	if n := len(lt.all); n > 0 {
 		last := lt.all[n-1].Mailbox
 		mb.Capacity, mb.Policy, mb.Depth = last.Capacity, last.Policy.String(), last.Depth
+		m.maxDepth, m.instances = last.MaxDepth, n
 	}
 	m.leader.RequestsServed = sum(func(l *leader.Stats) uint64 { return l.RequestsServed })
 	m.leader.AnsweredFull = sum(func(l *leader.Stats) uint64 { return l.AnsweredFull })
@@ -107,6 +112,13 @@ func (r *Runner) windowResults(samples []Sample) map[string]WindowResult {
 			Dropped: bm.Dropped - am.Dropped, Rejected: bm.Rejected - am.Rejected,
 			MaxDepth: max(am.Depth, bm.Depth),
 			Wait:     quantilesOf(b.wait.Since(a.wait)),
+		}
+		// The mailbox's own high-water mark is exact where it applies: it
+		// rose within the window, or its instance started within it. The
+		// samples below only approximate the rest (a sample can land
+		// just after the leader took a message from a full mailbox).
+		if b.instances != a.instances || b.maxDepth > a.maxDepth {
+			res.Leader.Mailbox.MaxDepth = max(res.Leader.Mailbox.MaxDepth, b.maxDepth)
 		}
 		for _, s := range samples {
 			if t := time.Duration(float64(s.T) * float64(time.Second)); t >= a.at && t <= b.at {

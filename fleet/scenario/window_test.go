@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"testing"
+	"time"
 )
 
 // TestWindowsAndEvents: a window reads the counters between its edges, an
@@ -74,6 +75,38 @@ expect:
 		ev := r.eventResults()
 		if len(ev) != 1 || ev["away"].Workers != tc.want || ev["away"].At != 1 {
 			t.Errorf("at %d workers: events %+v, want away selecting %d at 1s", tc.workers, ev, tc.want)
+		}
+	}
+}
+
+// TestWindowMaxDepthExact: a window's leader.mailbox.max_depth is the
+// mailbox's own high-water mark when that rose inside the window (or a
+// new leader instance started in it); samples, which can land just after
+// the leader took a message from a full mailbox, only fill in the rest.
+func TestWindowMaxDepthExact(t *testing.T) {
+	sc, err := Parse("maxdepth.yaml", []byte(`
+name: maxdepth
+duration: 10s
+fleet: {count: 1}
+windows:
+  - {name: load, from: 2s, to: 6s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := []Sample{{T: 1, LeaderDepth: 3}, {T: 3, LeaderDepth: 199}, {T: 5, LeaderDepth: 150}, {T: 8, LeaderDepth: 250}}
+	for _, c := range []struct {
+		name string
+		a, b windowMark
+		want int
+	}{
+		{"the mark rose inside", windowMark{at: 2 * time.Second, maxDepth: 10, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 1}, 200},
+		{"a new instance inside", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 2}, 200},
+		{"the mark was reached before: samples", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 300, instances: 1}, 199},
+	} {
+		r := &Runner{sc: sc, marks: map[time.Duration]*windowMark{2 * time.Second: &c.a, 6 * time.Second: &c.b}}
+		if got := r.windowResults(samples)["load"].Leader.Mailbox.MaxDepth; got != c.want {
+			t.Errorf("%s: max_depth %d, want %d", c.name, got, c.want)
 		}
 	}
 }
