@@ -293,8 +293,16 @@ func (s *shape) run() {
 		prevTokCol = 0
 		prop       = false // tok is where the node's anchor or tag begins
 		prevPlain  = false // the line before ended in plain text
-		explicit   = 0     // a block scalar's indentation indicator
-		lineFirst  = true  // no token yet on this line
+		// The column of the last key: the parser reads a line indented
+		// more, after plain text, as more of that text, even from a '['
+		// or '{'.
+		lastKeyCol = -1
+		// Brackets open in block plain text from a '[' or '{' that
+		// starts a line (-1: none such), as they would be if the parser
+		// read them as flow collections.
+		textFlow   = -1
+		explicit   = 0    // a block scalar's indentation indicator
+		lineFirst  = true // no token yet on this line
 		lineIndent = 0
 		lineParent = -1 // column of the line's last key or "- " (a block scalar's parent)
 		// Where plain text alone on its line began, and that line's
@@ -363,6 +371,7 @@ func (s *shape) run() {
 			case inFlow && flowIndicator(c):
 				inPlain = false
 			default:
+				s.textBracket(c, &textFlow)
 				s.i++
 				continue
 			}
@@ -411,8 +420,9 @@ func (s *shape) run() {
 				s.node(tok)
 			} else {
 				s.item(tok, tokCol, false, chained && (tokCol <= pendingCol || tok < s.lineStart || tok == s.i))
-				lineParent, first = tokCol, false
+				lineParent, first, textFlow = tokCol, false, -1
 			}
+			lastKeyCol = tokCol
 			s.i++
 			atStart, afterValue, tok, prevTok, prop = true, false, -1, -1, false
 		case inFlow && (c == '[' || c == '{'):
@@ -435,7 +445,7 @@ func (s *shape) run() {
 			// Text after a complete node (the parser will refuse it), or
 			// a quote inside plain text: read on.
 			s.i++
-		case c == '[' || c == '{':
+		case (c == '[' || c == '{') && !(lineFirst && prevPlain && col > lastKeyCol):
 			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
 			s.flow = append(s.flow, flowLevel{mapping: c == '{'})
 			s.deeper(s.i)
@@ -444,7 +454,7 @@ func (s *shape) run() {
 		case (c == '-' || c == '?') && blank(s.byteAt(s.i+1)) && !inFlow:
 			// A list item, or an explicit key ("? ").
 			s.item(s.i, col, c == '-', first && pending && col <= pendingCol)
-			lineParent, first = col, false
+			lineParent, first, textFlow = col, false, -1
 			s.i++
 			atStart, tok, prop = true, -1, false
 		case (c == '"' || c == '\'') && (inFlow || !lineFirst || !prevPlain):
@@ -485,12 +495,38 @@ func (s *shape) run() {
 		default:
 			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
 			inPlain, atStart = true, false
+			if !inFlow && (c == '[' || c == '{') {
+				textFlow = max(textFlow, 0) // one that starts a line (see above)
+			}
+			s.textBracket(c, &textFlow)
 			s.i++
 		}
 		if runTok < 0 && lineParent < 0 && tok >= s.lineStart && tokCol == lineIndent && !inFlow {
 			runTok, runCol, runIndent = tok, tokCol, lineIndent
 		}
 		lineFirst = false
+	}
+}
+
+// textBracket counts a bracket c in block plain text as the flow
+// collection it would open or close: a '[' or '{' that starts a line
+// after plain text is more of that text when the line is indented more
+// than the last key, and the scan reads it so; but should the parser read
+// it as a collection, its nesting is counted here.
+func (s *shape) textBracket(c byte, open *int) {
+	if *open < 0 {
+		return
+	}
+	switch c {
+	case '[', '{':
+		*open++
+		d := *open
+		if n := len(s.block); n > 0 {
+			d += s.block[n-1].depth
+		}
+		s.depth(s.i, d)
+	case ']', '}':
+		*open = max(*open-1, 0)
 	}
 }
 
