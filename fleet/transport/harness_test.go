@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
 	"testing"
 	"time"
 
@@ -33,7 +34,8 @@ func startBroker(t testing.TB, o BrokerOptions) *Broker {
 	}
 	t.Cleanup(func() {
 		if err := b.Close(ctxT(t)); err != nil {
-			t.Errorf("broker Close: %v", err)
+			buf := make([]byte, 1<<20)
+			t.Errorf("broker Close: %v\n%s", err, buf[:runtime.Stack(buf, true)])
 		}
 	})
 	return b
