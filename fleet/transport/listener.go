@@ -89,6 +89,13 @@ func (s *connSet) close() {
 	}
 }
 
+// wait waits for every connection's goroutine. A listener's Close calls
+// mochi's closeClients only after it: in mochi 2.7.9 that takes the
+// client list's read lock twice (GetByListener, then Len inside it), and a
+// connection ending meanwhile asks for the write lock in between (Delete)
+// — the second read lock then waits for the writer, which waits for the
+// first: the broker's Close never returned. Once the goroutines are done,
+// nothing deletes concurrently.
 func (s *connSet) wait() { s.wg.Wait() }
 
 // MemListener is a mochi listener for in-process clients: each Dial makes a
@@ -187,8 +194,8 @@ func (l *MemListener) dial(ctx context.Context, o MemDialOptions) (net.Conn, err
 func (l *MemListener) Close(closeClients listeners.CloseFn) {
 	l.set.close()
 	l.servedOnce.Do(func() { close(l.served) }) // release Dials waiting for Serve
-	closeClients(l.id)
 	l.set.wait()
+	closeClients(l.id) // after the wait: see connSet.wait
 }
 
 // tcpListener is a mochi listener on TCP (or TLS). Unlike mochi's own, it
@@ -299,6 +306,6 @@ func (l *tcpListener) Close(closeClients listeners.CloseFn) {
 		<-l.exited
 	}
 	l.set.close()
-	closeClients(l.id)
 	l.set.wait()
+	closeClients(l.id) // after the wait: see connSet.wait
 }

@@ -3,6 +3,7 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -74,7 +75,8 @@ func startRigOn(t *testing.T, cfg worker.Config, fake *clock.Fake, c clock.Clock
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := b.Close(cctx); err != nil {
-			t.Errorf("broker close: %v", err)
+			buf := make([]byte, 1<<20)
+			t.Errorf("broker close: %v\n%s", err, buf[:runtime.Stack(buf, true)])
 		}
 	})
 	// The first connect is due at once on the fake clock; the connection
