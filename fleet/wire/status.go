@@ -37,6 +37,10 @@ type Status struct {
 	// Epoch is the connection's epoch; "" for a status without one (an
 	// older worker, or one typed by hand), which keeps its plain meaning.
 	Epoch string
+	// Via names the gateway that announced this status for a device
+	// behind it ("online <epoch> via <gateway>"); "" for a worker with its
+	// own session. A status with Via has an epoch.
+	Via string
 }
 
 // String is the status as it goes on the wire: "online", "offline",
@@ -49,27 +53,35 @@ func (s Status) String() string {
 	if s.Epoch == "" {
 		return word
 	}
+	if s.Via != "" {
+		return word + " " + s.Epoch + " " + statusVia + " " + s.Via
+	}
 	return word + " " + s.Epoch
 }
+
+// statusVia separates a device's epoch from its gateway's id.
+const statusVia = "via"
 
 // Payload is String as bytes, for a publish or a last will.
 func (s Status) Payload() []byte { return []byte(s.String()) }
 
 // ParseStatus reads a status payload received on topic. It is strict: the
 // word in lower case, then nothing, or exactly one space and a valid epoch
-// (see ValidEpoch); no other whitespace, no trailing newline. Whatever it
+// (see ValidEpoch), optionally followed by " via " and a gateway id (see
+// ValidGatewayID); no other whitespace, no trailing newline. Whatever it
 // accepts, String gives back byte for byte. An empty payload (a cleared
 // retained message) is an error too: the caller decides what it means.
 // Every failure is a *DecodeError with Kind ErrBadStatus.
 func ParseStatus(topic string, payload []byte) (Status, error) {
 	fail := func(format string, a ...any) (Status, error) {
 		return Status{}, &DecodeError{Topic: topic, Kind: ErrBadStatus, Detail: fmt.Sprintf(format, a...) +
-			` (want "online" or "offline", optionally followed by one space and an epoch of 1 to 64 characters from A-Z a-z 0-9 . _ -)`}
+			` (want "online" or "offline", optionally followed by one space and an epoch of 1 to 64 characters from A-Z a-z 0-9 . _ -,` +
+			` and for a device behind a gateway " via " and the gateway's id)`}
 	}
-	if len(payload) > len(StatusOffline)+1+MaxEpochLen {
+	if len(payload) > len(StatusOffline)+1+MaxEpochLen+1+len(statusVia)+1+MaxIDLen {
 		return fail("%d bytes", len(payload))
 	}
-	word, epoch, hasEpoch := strings.Cut(string(payload), " ")
+	word, rest, hasEpoch := strings.Cut(string(payload), " ")
 	var s Status
 	switch word {
 	case StatusOnline:
@@ -81,10 +93,22 @@ func ParseStatus(topic string, payload []byte) (Status, error) {
 	if !hasEpoch {
 		return s, nil
 	}
+	epoch, via, hasVia := strings.Cut(rest, " ")
 	if err := ValidEpoch(epoch); err != nil {
 		return fail("%v", err)
 	}
 	s.Epoch = epoch
+	if !hasVia {
+		return s, nil
+	}
+	gw, ok := strings.CutPrefix(via, statusVia+" ")
+	if !ok {
+		return fail("%q after the epoch", via)
+	}
+	if err := ValidGatewayID(gw); err != nil {
+		return fail("%v", err)
+	}
+	s.Via = gw
 	return s, nil
 }
 
