@@ -30,6 +30,11 @@ type Config struct {
 	// ID is the worker's id, MQTT client id and topic level (see
 	// wire.ValidWorkerID). Required.
 	ID string
+	// Gateway is the id of the gateway this worker sits behind, a device
+	// on the gateway's one MQTT session (see wire.GatewayStatus); "" (the
+	// default) gives the worker a session of its own. A Pool builds one
+	// gateway per id its workers name.
+	Gateway string
 	// Topics names the topics. Default prefix "fleet".
 	Topics wire.Topics
 	// Clock times everything. Default: wall.
