@@ -236,12 +236,14 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// initialRing is the most slots a bounded mailbox allocates up front. The
-// ring doubles from there as it fills (a copy of what is queued each time:
-// amortised, one more copy per message at most), and never shrinks, so a
-// mailbox that once held a flood keeps the room for the next one. A
-// variable only so that the model test can start rings at one slot.
-var initialRing = 64
+// initialRing is the most slots a bounded mailbox allocates up front: every
+// simulated worker holds a mailbox, and a million idle ones should not
+// hold empty slots. The ring doubles from there as it fills (a copy of
+// what is queued each time: amortised, one more copy per message at most),
+// and never shrinks, so a mailbox that once held a flood keeps the room
+// for the next one. A variable only so that the model test can start
+// rings at one slot.
+var initialRing = 4
 
 func ringSize(capacity int) int {
 	n := 1
