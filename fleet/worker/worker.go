@@ -108,7 +108,7 @@ func New(cfg Config, dial Dialer) (*Worker, error) {
 	w := &Worker{
 		cfg: cfg, clk: cfg.Clock, dial: dial,
 		rnd:      rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
-		incoming: make(chan incoming, 64),
+		incoming: make(chan incoming, incomingBuffer),
 		control:  make(chan control, 8),
 		done:     make(chan struct{}),
 		applied:  make(map[string]uint64),
@@ -251,3 +251,9 @@ func (w *Worker) update(f func(*Stats)) {
 	f(&w.st)
 	w.mu.Unlock()
 }
+
+// incomingBuffer is how many messages the session's delivery goroutine can
+// hand the loop before it waits for it. A few smooth a burst; more only
+// cost memory in every idle worker, and the mailbox behind the loop is
+// where commands queue.
+const incomingBuffer = 8
