@@ -41,7 +41,8 @@ When a file does not load, nothing runs: every file's problems are
 printed (exit 2), and --junit still writes its file, with a failed
 testcase per file that did not load.
 
-A missing baseline, or one captured at another fleet size, fails the check:
+A missing baseline, or one captured at another fleet size or gateway size
+(--workers, --gateway-size), fails the check:
 record one with --update-baseline. With --repeat N each scenario runs N
 times: each metric's value is the median of the runs, its band is sized
 from their spread, and the spread (runs, min, max) is written beside it.

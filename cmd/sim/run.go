@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +26,7 @@ type runFlags struct {
 	speed    float64
 	seed     uint64
 	workers  int
+	gateway  optionalInt
 	report   string
 	headless bool
 	progress time.Duration
@@ -33,6 +36,7 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().Float64Var(&f.speed, "speed", 0, fmt.Sprintf("simulated seconds per wall second, above 0 and at most %d, overriding the scenario's speed (0: the scenario's)", scenario.MaxSpeed))
 	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
+	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
 	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines (0: none)")
 	f.fileFlags.add(c)
@@ -46,6 +50,8 @@ func (f *runFlags) validate() error {
 		return cli.Usagef("--speed %g: want above 0 and at most %d (simulated seconds per wall second), or 0 for the scenario's speed", f.speed, scenario.MaxSpeed)
 	case f.workers < 0 || f.workers > scenario.MaxWorkers:
 		return cli.Usagef("--workers %d: want 1 to %d, or 0 for the scenario's fleet.count", f.workers, scenario.MaxWorkers)
+	case f.gateway.set && f.gateway.n < 1:
+		return cli.Usagef("--gateway-size %d: want 1 to fleet.count workers per gateway, or leave the flag out for the scenario's fleet.gateway_size", f.gateway.n)
 	case f.progress < 0:
 		return cli.Usagef("--progress %v: want an interval such as 5s, or 0 for no progress lines", f.progress)
 	}
@@ -61,6 +67,20 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		sc = s
 	}
+	if n := f.gateway.n; f.gateway.set {
+		if n > sc.Fleet.Count {
+			scaled := ""
+			if f.workers > 0 {
+				scaled = " (with --workers)"
+			}
+			return nil, cli.Usagef("--gateway-size %d: %s has %d workers%s: want 1 to %d workers per gateway", n, sc.File, sc.Fleet.Count, scaled, sc.Fleet.Count)
+		}
+		s, err := sc.WithGatewaySize(n)
+		if err != nil {
+			return nil, cli.Usagef("--gateway-size %d: %s: %v", n, sc.File, err)
+		}
+		sc = s
+	}
 	if f.speed > 0 {
 		sc.Speed = f.speed
 	}
@@ -68,6 +88,31 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		sc.Seed = f.seed
 	}
 	return sc, nil
+}
+
+// optionalInt is an integer flag that knows whether it was given, so that
+// an explicit 0 is refused rather than read as "left out".
+type optionalInt struct {
+	n   int
+	set bool
+}
+
+func (o *optionalInt) String() string {
+	if !o.set {
+		return ""
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *optionalInt) Type() string { return "int" }
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("want a whole number")
+	}
+	o.n, o.set = n, true
+	return nil
 }
 
 func newRunCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
@@ -92,6 +137,7 @@ see 'sim validate') go to stderr before the run.
 ` + exitCodes,
 		Example: `  sim run scenarios/wave-deploy.yaml
   sim run thundering-herd --workers 200 --speed 20 --headless
+  sim run wave-deploy --workers 2000 --gateway-size 100 --headless
   sim run scenarios/ --report out/`,
 		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -28,10 +28,16 @@ type Baseline struct {
 	// run that fell behind gives no timings to compare with. The timings
 	// are measured from the runs that kept up; KeptUp is false, and the
 	// timings are never compared, unless at least half of the runs did.
-	Seed       uint64    `json:"seed"`
-	FleetCount int       `json:"fleet_count"`
-	KeptUp     bool      `json:"kept_up"`
-	Captured   time.Time `json:"captured"`
+	Seed       uint64 `json:"seed"`
+	FleetCount int    `json:"fleet_count"`
+	// Gateways and GatewaySize are the runs' fleet.gateways and
+	// fleet.gateway_size (0, left out of the file: a session per worker):
+	// counts behind gateways say nothing about a fleet of sessions, so a
+	// run of another gateway layout is not compared either.
+	Gateways    int       `json:"gateways,omitempty"`
+	GatewaySize int       `json:"gateway_size,omitempty"`
+	KeptUp      bool      `json:"kept_up"`
+	Captured    time.Time `json:"captured"`
 	// Err is the captured run's error: a baseline of a run that did not
 	// complete compares nothing.
 	Err string `json:"error,omitempty"`
@@ -69,7 +75,7 @@ var help = []string{
 	"rule band: from value/factor - abs to value*factor + abs, so a fall to a tenth fails as a rise to tenfold does (abs: slack for small counts and zeros).",
 	"rule timing (seconds): the same band; not compared when the run or this baseline's run fell behind its schedule.",
 	"better lower or higher: a change that way beyond the rule is reported as better, not as a regression.",
-	"A run at another fleet size (fleet_count) is not compared. docs/REPORTS.md has the details.",
+	"A run at another fleet size (fleet_count) or gateway layout (gateways, gateway_size) is not compared. docs/REPORTS.md has the details.",
 }
 
 // helpRuns says where the bands of a baseline captured from n runs came
@@ -136,7 +142,8 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 	}
 	r0 := reps[0]
 	for i, r := range reps[1:] {
-		if r.Scenario != r0.Scenario || r.Variant != r0.Variant || r.Result.Fleet.Count != r0.Result.Fleet.Count || r.Result.Run.Seed != r0.Result.Run.Seed {
+		if r.Scenario != r0.Scenario || r.Variant != r0.Variant || r.Result.Fleet.Count != r0.Result.Fleet.Count || r.Result.Run.Seed != r0.Result.Run.Seed ||
+			r.Result.Fleet.Gateways != r0.Result.Fleet.Gateways || r.Result.Fleet.GatewaySize != r0.Result.Fleet.GatewaySize {
 			return Baseline{}, nil, fmt.Errorf("run %d of %d is %s at %d workers, seed %d; run 1 is %s at %d workers, seed %d: a baseline is measured from repeats of one run",
 				i+2, len(reps), label(r.Scenario, r.Variant), r.Result.Fleet.Count, r.Result.Run.Seed,
 				label(r0.Scenario, r0.Variant), r0.Result.Fleet.Count, r0.Result.Run.Seed)
@@ -147,9 +154,10 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 		Variant:    r0.Variant,
 		Seed:       r0.Result.Run.Seed,
 		FleetCount: r0.Result.Fleet.Count,
-		Captured:   r0.Started,
-		Help:       slices.Insert(slices.Clone(help), 4, helpRuns(len(reps))),
-		Metrics:    []Metric{},
+		Gateways:   r0.Result.Fleet.Gateways, GatewaySize: r0.Result.Fleet.GatewaySize,
+		Captured: r0.Started,
+		Help:     slices.Insert(slices.Clone(help), 4, helpRuns(len(reps))),
+		Metrics:  []Metric{},
 	}
 	keptUp := 0
 	for i, r := range reps {
@@ -210,11 +218,13 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 // where the user made an exact metric a band). Values and bands come from
 // reps: a band is measured, not kept. A metric of old that the runs lack
 // is dropped, as is one a baseline no longer keeps (an input echoed
-// back). An old baseline of another scenario, variant or fleet size is
-// not an edit of this one: Recapture then returns Capture(reps...).
+// back). An old baseline of another scenario, variant, fleet size or
+// gateway layout is not an edit of this one: Recapture then returns
+// Capture(reps...).
 func Recapture(old Baseline, reps ...*scenario.Report) (Baseline, error) {
 	b, ms, err := captureRuns(reps)
-	if err != nil || old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount || len(old.Metrics) == 0 {
+	if err != nil || old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount ||
+		old.Gateways != b.Gateways || old.GatewaySize != b.GatewaySize || len(old.Metrics) == 0 {
 		return b, err
 	}
 	now := make(map[string]measured, len(ms))

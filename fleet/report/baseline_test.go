@@ -150,6 +150,16 @@ func TestCompareSkips(t *testing.T) {
 	}{
 		{"fleet size", nil, func(r *scenario.Report) { r.Result.Fleet.Count = 1000; r.Result.Lost = 5 },
 			"the baseline was captured with 10 workers and this run had 1000"},
+		{"gateways in the run", nil, func(r *scenario.Report) {
+			r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 5
+			r.Result.Lost = 5
+		},
+			"the baseline was captured with a session per worker and this run had 2 gateways of up to 5 workers"},
+		{"gateways in the baseline", func(b *Baseline) { b.Gateways, b.GatewaySize = 1, 10 }, nil,
+			"the baseline was captured with 1 gateways of up to 10 workers and this run had a session per worker"},
+		{"another gateway size", func(b *Baseline) { b.Gateways, b.GatewaySize = 2, 6 },
+			func(r *scenario.Report) { r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 9 },
+			"the baseline was captured with 2 gateways of up to 6 workers and this run had 2 gateways of up to 9 workers"},
 		{"another scenario", func(b *Baseline) { b.Scenario = "t" }, nil, `the baseline is of "t", not "s"`},
 		{"another variant", func(b *Baseline) { b.Variant = "x=1" }, nil, `the baseline is of "s" variant "x=1", not "s"`},
 		{"run did not complete", nil, func(r *scenario.Report) { r.Err = "broker: listen: address in use" }, "the run did not complete: broker: listen"},
@@ -804,5 +814,34 @@ func TestRecaptureKeepsEdits(t *testing.T) {
 	fresh, err := Recapture(old, runs...)
 	if err != nil || len(fresh.Metrics) != len(capture(t, runs...).Metrics) {
 		t.Errorf("a baseline of another size was not captured afresh: %d metrics, %v", len(fresh.Metrics), err)
+	}
+}
+
+// TestCaptureGateways: a baseline records the runs' gateway layout, writes
+// it to the file, and does not compare a run of another layout; a run of
+// its own layout is compared.
+func TestCaptureGateways(t *testing.T) {
+	r := small()
+	r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 5
+	b := capture(t, r)
+	if b.Gateways != 2 || b.GatewaySize != 5 {
+		t.Fatalf("captured gateways %d of %d, want 2 of 5", b.Gateways, b.GatewaySize)
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := SaveBaseline(path, b); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadBaseline(path)
+	if err != nil || got.Gateways != 2 || got.GatewaySize != 5 {
+		t.Fatalf("read back: %v, gateways %d of %d", err, got.Gateways, got.GatewaySize)
+	}
+	if c := Compare(got, r); c.Skipped != "" || c.Compared == 0 {
+		t.Errorf("same layout: %+v", c)
+	}
+	if c := Compare(got, small()); !strings.Contains(c.Skipped, "this run had a session per worker") {
+		t.Errorf("a run without gateways compared: %+v", c)
+	}
+	if other := capture(t, small()); other.Gateways != 0 {
+		t.Errorf("no gateways captured as %d", other.Gateways)
 	}
 }

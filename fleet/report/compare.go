@@ -78,8 +78,17 @@ func (c Comparison) count(o Outcome) int {
 	return n
 }
 
+// gatewayText describes a gateway layout for a message.
+func gatewayText(gateways, size int) string {
+	if gateways == 0 {
+		return "a session per worker"
+	}
+	return fmt.Sprintf("%d gateways of up to %d workers", gateways, size)
+}
+
 // Compare compares r with b by each metric's rule. A run that cannot be
-// compared meaningfully (another scenario or variant, another fleet size,
+// compared meaningfully (another scenario or variant, another fleet size
+// or gateway layout,
 // a run or baseline run that did not complete) compares nothing and says
 // why in Skipped.
 func Compare(b Baseline, r *scenario.Report) Comparison {
@@ -94,6 +103,9 @@ func Compare(b Baseline, r *scenario.Report) Comparison {
 		c.Skipped = "the baseline's run did not complete (" + b.Err + "): capture it again"
 	case b.FleetCount != res.Fleet.Count:
 		c.Skipped = fmt.Sprintf("the baseline was captured with %d workers and this run had %d: counts at different sizes do not compare; capture a baseline at this size", b.FleetCount, res.Fleet.Count)
+	case b.Gateways != res.Fleet.Gateways || b.GatewaySize != res.Fleet.GatewaySize:
+		c.Skipped = fmt.Sprintf("the baseline was captured with %s and this run had %s: counts of other sessions do not compare; capture a baseline with this gateway size",
+			gatewayText(b.Gateways, b.GatewaySize), gatewayText(res.Fleet.Gateways, res.Fleet.GatewaySize))
 	}
 	if c.Skipped != "" {
 		return c

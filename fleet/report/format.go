@@ -20,6 +20,19 @@ type keyNumber struct {
 	Names []string
 }
 
+// fleetRow is the fleet's size and end state, and how its workers reach
+// the broker: a session each, or behind gateways.
+func fleetRow(res *scenario.Result) keyNumber {
+	f := res.Fleet
+	k := keyNumber{"fleet", fmt.Sprintf("%s workers, %s online at the end", thousands(int64(f.Count)), thousands(int64(f.Online))),
+		[]string{"fleet.count", "fleet.online"}}
+	if f.Gateways > 0 {
+		k.Value += fmt.Sprintf("; behind %s gateways of up to %s", thousands(int64(f.Gateways)), thousands(int64(f.GatewaySize)))
+		k.Names = append(k.Names, "fleet.gateways", "fleet.gateway_size")
+	}
+	return k
+}
+
 // keyNumbers are the numbers a person checks first after a run.
 func keyNumbers(r *scenario.Report) []keyNumber {
 	res := &r.Result
@@ -34,8 +47,7 @@ func keyNumbers(r *scenario.Report) []keyNumber {
 	rows := []keyNumber{
 		{"lost", fmt.Sprintf("%s (commands %s, telemetry %s)", thousands(res.Lost), thousands(res.Commands.Lost), thousands(res.Telemetry.Lost)),
 			[]string{"lost", "commands.lost", "telemetry.lost"}},
-		{"fleet", fmt.Sprintf("%s workers, %s online at the end", thousands(int64(res.Fleet.Count)), thousands(int64(res.Fleet.Online))),
-			[]string{"fleet.count", "fleet.online"}},
+		fleetRow(res),
 		{"leader mailbox max depth / capacity", thousands(int64(lm.MaxDepth)) + " / " + capacity,
 			[]string{"leader.mailbox.max_depth", "leader.mailbox.capacity"}},
 		{"leader mailbox wait p50 / p99", secs(lm.Wait.P50) + " / " + secs(lm.Wait.P99),

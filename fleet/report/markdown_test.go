@@ -127,3 +127,25 @@ func TestSecs(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownGateways: the summary says when the workers sat behind
+// gateways, and only then.
+func TestMarkdownGateways(t *testing.T) {
+	r := small()
+	r.Result.Fleet.Online = 10
+	var buf bytes.Buffer
+	if err := Markdown(&buf, []*scenario.Report{r}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "gateways") {
+		t.Errorf("a fleet of sessions is said to have gateways:\n%s", buf.String())
+	}
+	r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 3, 4
+	buf.Reset()
+	if err := Markdown(&buf, []*scenario.Report{r}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if want := "10 workers, 10 online at the end; behind 3 gateways of up to 4"; !strings.Contains(buf.String(), want) {
+		t.Errorf("summary lacks %q:\n%s", want, buf.String())
+	}
+}

@@ -282,6 +282,8 @@ var skipped = map[string]string{
 	"run.leader_restarts":                input + " (the timeline's leader crashes)",
 	"fleet.count":                        input + " (a run at another size is not compared at all)",
 	"fleet.groups[*]":                    input,
+	"fleet.gateways":                     input + " (the layout fleet.gateway_size gives)",
+	"fleet.gateway_size":                 input,
 	"workers.mailbox.capacity":           input,
 	"leader.mailbox.capacity":            input,
 	"relay.partitions":                   input,

@@ -36,14 +36,22 @@ func (s *Scenario) applyDefaults() {
 // WorkerSpec is one worker of the fleet, with its group's profile merged
 // over the fleet's.
 type WorkerSpec struct {
-	ID      string
-	Index   int
-	Group   string
+	ID    string
+	Index int
+	Group string
+	// Gateway is the id of the gateway the worker sits behind, "" when it
+	// has a session of its own (worker.Config.Gateway).
+	Gateway string
 	Profile WorkerProfile
 }
 
 // WorkerID is the id of the worker at index i: w-00000, w-00001, …
 func WorkerID(i int) string { return fmt.Sprintf("w-%05d", i) }
+
+// GatewayID is the id of the gateway at index i: gw-00000, gw-00001, …
+// It is the gateway's MQTT client id; the "gw-" prefix keeps it apart from
+// the workers' ids, which share the broker's client ids.
+func GatewayID(i int) string { return fmt.Sprintf("gw-%05d", i) }
 
 // groupSizes returns each group's size in order, then the default group's
 // (the rest of the fleet), or an error if the groups ask for more than
@@ -66,24 +74,69 @@ func (f Fleet) groupSizes() ([]int, int, error) {
 }
 
 // Workers lays out the fleet: the groups in file order, then the default
-// group. It fails only on a scenario that has not been validated.
+// group. With a gateway size (the fleet's, or a group's own), each group's
+// workers fill gateways gw-00000, gw-00001, … in order, that many to a
+// gateway, the group's last gateway taking what is left: a gateway never
+// carries workers of two groups, so a group's profile (its keepalive, its
+// reconnect policy) is its gateways' too. It fails only on a scenario that
+// has not been validated.
 func (s *Scenario) Workers() ([]WorkerSpec, error) {
 	sizes, rest, err := s.Fleet.groupSizes()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]WorkerSpec, 0, s.Fleet.Count)
-	add := func(name string, n int, p WorkerProfile) {
-		for range n {
-			i := len(out)
-			out = append(out, WorkerSpec{ID: WorkerID(i), Index: i, Group: name, Profile: p})
+	gateways := 0
+	add := func(name string, n int, gwSize *int, p WorkerProfile) error {
+		if gwSize != nil && *gwSize < 1 {
+			return fmt.Errorf("group %s: gateway size %d: want at least 1", name, *gwSize)
 		}
+		for j := range n {
+			i := len(out)
+			ws := WorkerSpec{ID: WorkerID(i), Index: i, Group: name, Profile: p}
+			if gwSize != nil {
+				if j%*gwSize == 0 {
+					gateways++
+				}
+				ws.Gateway = GatewayID(gateways - 1)
+			}
+			out = append(out, ws)
+		}
+		return nil
 	}
 	for i, g := range s.Fleet.Groups {
-		add(g.Name, sizes[i], s.Fleet.Worker.merge(g.WorkerProfile))
+		gw := s.Fleet.GatewaySize
+		if g.GatewaySize != nil {
+			gw = g.GatewaySize
+		}
+		if err := add(g.Name, sizes[i], gw, s.Fleet.Worker.merge(g.WorkerProfile)); err != nil {
+			return nil, err
+		}
 	}
-	add(DefaultGroup, rest, s.Fleet.Worker)
+	if err := add(DefaultGroup, rest, s.Fleet.GatewaySize, s.Fleet.Worker); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// gatewayShape is how a laid-out fleet uses its MQTT sessions: how many
+// gateways carry workers, and the most workers one of them carries (both
+// 0 when every worker has a session of its own).
+func gatewayShape(ws []WorkerSpec) (gateways, largest int) {
+	count := 0
+	for i, w := range ws {
+		if w.Gateway == "" {
+			continue
+		}
+		// A gateway's workers are consecutive (Workers).
+		if i == 0 || ws[i-1].Gateway != w.Gateway {
+			gateways++
+			count = 0
+		}
+		count++
+		largest = max(largest, count)
+	}
+	return gateways, largest
 }
 
 // merge returns p with o's set fields over it.

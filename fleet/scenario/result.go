@@ -168,6 +168,11 @@ type FleetResult struct {
 	Offline int            `expr:"offline" json:"offline"`
 	// LeaderOnline is the leader's view (from statuses and wills).
 	LeaderOnline int `expr:"leader_online" json:"leader_online"`
+	// Gateways is how many gateways carry workers, each one MQTT session
+	// (fleet.gateway_size); GatewaySize the most workers one of them
+	// carries. Both 0 when every worker has a session of its own.
+	Gateways    int `expr:"gateways" json:"gateways"`
+	GatewaySize int `expr:"gateway_size" json:"gateway_size"`
 }
 
 // WorkersResult sums the workers' own counters.

@@ -117,6 +117,7 @@ func (r *Runner) result(f *finalState) Result {
 	for _, g := range r.groups {
 		res.Fleet.Groups[g]++
 	}
+	res.Fleet.Gateways, res.Fleet.GatewaySize = gatewayShape(r.specs)
 
 	res.Workers = r.workersResult(f)
 	lt := f.leaders

@@ -80,7 +80,7 @@ func (r *Runner) buildPool() error {
 func (r *Runner) workerConfig(ws WorkerSpec) worker.Config {
 	p := ws.Profile
 	c := worker.Config{
-		ID: ws.ID, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),
+		ID: ws.ID, Gateway: ws.Gateway, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),
 		ServiceLag: &r.lag.service.workers, DeliveryLag: &r.lag.delivery.workers,
 	}
 	if p.Mailbox != nil {

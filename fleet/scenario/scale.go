@@ -63,9 +63,14 @@ func deepCopy(dst, src reflect.Value) {
 // fleet.count becomes n, and what counts workers follows in proportion:
 // group counts (at least 1 each; percent groups already follow), index
 // range selectors, and deploy wave sizes (at least 1). Percentages and
-// group selectors need no change. Expectations are unchanged: write them
-// relative to fleet.count. A selector listing a worker id that the smaller
-// fleet does not have, or groups that no longer fit, is an error.
+// group selectors need no change. A gateway size is kept, as a kind of
+// gateway carries so many devices whatever the fleet's size: a larger
+// fleet has more gateways, not larger ones. It is only clamped to what it
+// divides (fleet.gateway_size to n, a group's own to the group's scaled
+// size), so a fleet scaled below it is one gateway. Expectations are
+// unchanged: write them relative to fleet.count. A selector listing a
+// worker id that the smaller fleet does not have, or groups that no longer
+// fit, is an error.
 func (s *Scenario) Scale(n int) (*Scenario, error) {
 	if n < 1 || n > MaxWorkers {
 		return nil, fmt.Errorf("--workers %d: want 1 to %d", n, MaxWorkers)
@@ -84,6 +89,7 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 			g.Count = scale(g.Count)
 		}
 	}
+	clampGateways(&c.Fleet)
 	for i := range c.Timeline {
 		ev := &c.Timeline[i]
 		for _, sel := range ev.selectors() {
@@ -107,6 +113,23 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 		return nil, errs.sorted()
 	}
 	return c, nil
+}
+
+// clampGateways lowers each gateway size to the size of what it divides.
+// Groups that do not fit are left for validate to report.
+func clampGateways(f *Fleet) {
+	if g := f.GatewaySize; g != nil {
+		*g = min(*g, f.Count)
+	}
+	sizes, _, err := f.groupSizes()
+	if err != nil {
+		return
+	}
+	for i := range f.Groups {
+		if g := f.Groups[i].GatewaySize; g != nil {
+			*g = min(*g, sizes[i])
+		}
+	}
 }
 
 // selectors returns the event's selectors, to change them in place.
@@ -133,4 +156,29 @@ func (ev *Event) selectors() []*Selector {
 		out = append(out, &ev.Poison.Workers)
 	}
 	return out
+}
+
+// WithGatewaySize returns a copy of s whose workers sit behind gateways of
+// n (sim run --gateway-size): fleet.gateway_size becomes n and the groups'
+// own gateway sizes are dropped, so every group fills gateways of n (a
+// group smaller than n is one gateway). n must be 1 to fleet.count.
+func (s *Scenario) WithGatewaySize(n int) (*Scenario, error) {
+	if n < 1 || n > s.Fleet.Count {
+		return nil, fmt.Errorf("gateway size %d: want 1 to %d (fleet.count) workers per gateway", n, s.Fleet.Count)
+	}
+	c := s.Clone()
+	c.Fleet.GatewaySize = &n
+	for i := range c.Fleet.Groups {
+		c.Fleet.Groups[i].GatewaySize = nil
+	}
+	src := s.src
+	if src == nil {
+		src = sourceOf(s)
+	}
+	note := *src
+	note.note = fmt.Sprintf(" (with --gateway-size %d)", n)
+	if errs := validate(c, &note); len(errs) > 0 {
+		return nil, errs.sorted()
+	}
+	return c, nil
 }

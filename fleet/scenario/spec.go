@@ -71,6 +71,12 @@ type Fleet struct {
 	Count int `yaml:"count"`
 	// Ramp spaces the workers' first connects. Default 0: all at once.
 	Ramp Duration `yaml:"ramp"`
+	// GatewaySize, if set, puts the workers behind gateways: each group's
+	// workers in turn fill gateways of this many (the last one of a group
+	// possibly fewer), each gateway one MQTT session carrying its workers
+	// as devices. A group's own GatewaySize replaces it. nil (the default):
+	// every worker has a session of its own. 1 to Count.
+	GatewaySize *int `yaml:"gateway_size"`
 	// Worker is the profile every group starts from.
 	Worker WorkerProfile `yaml:"worker"`
 	// Groups carve out workers with their own profile, in order.
@@ -86,6 +92,9 @@ type Group struct {
 	// down, at least 1). Exactly one is required.
 	Count   int     `yaml:"count"`
 	Percent float64 `yaml:"percent"`
+	// GatewaySize replaces the fleet's GatewaySize for this group's
+	// workers; nil inherits it. 1 to the group's size.
+	GatewaySize *int `yaml:"gateway_size"`
 
 	WorkerProfile `yaml:",inline"`
 }

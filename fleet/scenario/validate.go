@@ -178,10 +178,23 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 		}
 		v.profile(&g.WorkerProfile, path)
 	}
+	countOK := f.Count >= 1 && f.Count <= MaxWorkers
+	v.gatewaySize("fleet.gateway_size", f.GatewaySize, f.Count, countOK, "the fleet (fleet.count %d)",
+		"leave the key out to give every worker an MQTT session of its own")
 	if !ok {
+		for i, g := range f.Groups {
+			v.gatewaySize(join(index("fleet.groups", i), "gateway_size"), g.GatewaySize, 0, false, "", groupInherits)
+		}
 		return fleetShape{}, false
 	}
 	sizes, rest, err := f.groupSizes()
+	for i, g := range f.Groups {
+		n := 0
+		if err == nil {
+			n = sizes[i]
+		}
+		v.gatewaySize(join(index("fleet.groups", i), "gateway_size"), g.GatewaySize, n, err == nil, "the group (%d workers)", groupInherits)
+	}
 	if err != nil {
 		v.errorf("fleet.groups", "%v", err)
 		return fleetShape{}, false
@@ -194,6 +207,24 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 	shape.groups[DefaultGroup] = rest
 	shape.names = append(shape.names, DefaultGroup)
 	return shape, true
+}
+
+const groupInherits = "leave the key out for fleet.gateway_size"
+
+// gatewaySize checks a gateway_size that is set: at least 1 and, when the
+// size of what it divides is known (known), at most that size n. whole
+// describes what it divides ("the group (%d workers)"), unset what leaving
+// the key out means.
+func (v *validator) gatewaySize(path string, x *int, n int, known bool, whole, unset string) {
+	switch {
+	case x == nil:
+	case *x < 1 && known:
+		v.errorf(path, "%d is out of range: want 1 to %d workers per gateway; %s", *x, n, unset)
+	case *x < 1:
+		v.errorf(path, "%d is out of range: want at least 1 worker per gateway; %s", *x, unset)
+	case known && *x > n:
+		v.errorf(path, "%d is larger than "+whole+": want 1 to %d workers per gateway", *x, n, n)
+	}
 }
 
 // profile checks a worker profile's set fields.
