@@ -221,3 +221,27 @@ func TestGatewayWillIsPublished(t *testing.T) {
 		t.Errorf("got %q on %q, want the gateway's will", m.Payload(), m.Topic())
 	}
 }
+
+// BenchmarkPolicyPublish: the topic check of one publish, a worker's on
+// its own up topic against a gateway's for a device in its range (its
+// username and range parsed again on each check).
+func BenchmarkPolicyPublish(b *testing.B) {
+	p := newPolicy(testAuth())
+	user := wire.GatewayUsername("gw-00001", wire.DeviceRange{Prefix: "w-", First: 1000, Last: 1999})
+	b.Run("worker", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !p.allowed("w-01500", "w-01500", "fleet/w-01500/up", true) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("gateway", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !p.allowed(user, "gw-00001", "fleet/w-01500/up", true) {
+				b.Fatal("refused")
+			}
+		}
+	})
+}
