@@ -265,3 +265,18 @@ func TestGatewayStatusMalformed(t *testing.T) {
 		t.Fatalf("malformed %d, gateways online %d; want 4, 1", s.Malformed, s.GatewaysOnline)
 	}
 }
+
+// TestGatewayNamesDoNotAccumulate: a status payload may name any gateway;
+// one the leader knows only from its devices is forgotten with its last
+// device, so names that never come back do not pile up.
+func TestGatewayNamesDoNotAccumulate(t *testing.T) {
+	r := startLeader(t, leader.Config{})
+	for i := range 100 {
+		r.status("w-1", fmt.Sprintf("online d%d via gw-%d", i, i))
+	}
+	r.status("w-1", "online d100") // its own session
+	r.gwStatus("gw-real", "online g1")
+	if n := r.l.GatewaysKnown(); n != 1 {
+		t.Fatalf("%d gateways kept after a device named 100 in turn, want 1 (the one with a status of its own)", n)
+	}
+}

@@ -23,11 +23,16 @@ func (f *fleetView) gateway(gw string) *gatewayState {
 	return g
 }
 
-// leaveGateway forgets that device is carried by gw ("" for none). Called
-// with f.mu held.
+// leaveGateway forgets that device is carried by gw ("" for none). A
+// gateway known only from its devices' statuses is forgotten with its
+// last device: a status payload may name any gateway, and the map must
+// not grow with names that never come back. Called with f.mu held.
 func (f *fleetView) leaveGateway(device, gw string) {
 	if g := f.gateways[gw]; g != nil {
 		delete(g.devices, device)
+		if !g.seen && len(g.devices) == 0 {
+			delete(f.gateways, gw)
+		}
 	}
 }
 
