@@ -72,6 +72,7 @@ var (
 	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
 	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
 	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+	dStale      = desc("leader_status_stale_total", "Statuses ignored as leftovers of a session that is gone: an offline of another epoch than the current connection's (a late will), a device's online via a gateway known offline.")
 	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
 	dDeployReqs = desc("leader_deploy_requests_total", "Deploy requests on <prefix>/_leader/deploy, by result: started, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
 	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
@@ -89,6 +90,12 @@ var (
 	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
 	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
 
+	// Gateways: one session carrying many devices; its death takes them
+	// offline.
+	dGwOnline   = desc("leader_gateways_online", "Gateways whose last status is online.")
+	dGwOfflines = desc("leader_gateway_offlines_total", "Gateway offlines applied (a goodbye or a last will; stale ones are in leader_status_stale_total).")
+	dGwDevices  = desc("leader_gateway_devices_offline_total", "Devices taken offline by their gateway: by its offline, or by its online on a new session.")
+
 	// The leader's session with its broker: while it is down, deliveries
 	// pause and the leader dials again.
 	dBrokerUp         = desc("leader_broker_connected", "1 while the leader's session with its broker is up, 0 while it is lost and being dialed again.")
@@ -104,6 +111,7 @@ var allDescs = []*prometheus.Desc{
 	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dForged, dDeployReqs,
 	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
+	dStale, dGwOnline, dGwOfflines, dGwDevices,
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
@@ -163,6 +171,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dTimeouts, s.AsksTimedOut)
 	counter(dMalformed, s.Malformed)
 	counter(dReconnects, s.Reconnects)
+	counter(dStale, s.StatusStale)
+	gauge(dGwOnline, float64(s.GatewaysOnline))
+	counter(dGwOfflines, s.GatewayOfflines)
+	counter(dGwDevices, s.GatewayDevicesOffline)
 	counter(dRepDropped, s.RepliesDroppedFull, "queue_full")
 	counter(dRepDropped, s.RepliesDroppedStopping, "stopping")
 	up := 0.0

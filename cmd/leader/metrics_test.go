@@ -71,3 +71,29 @@ func TestBrokerMetrics(t *testing.T) {
 		}
 	}
 }
+
+// gatewaysSource is a source whose leader follows gateways.
+type gatewaysSource struct{ deploysOnly }
+
+func (gatewaysSource) Stats() leader.Stats {
+	return leader.Stats{GatewaysOnline: 3, GatewayOfflines: 2, GatewayDevicesOffline: 40, StatusStale: 5}
+}
+
+// TestGatewayMetrics: /metrics says how many gateways are online, how
+// many died, how many devices their deaths took offline, and how many
+// statuses were ignored as stale.
+func TestGatewayMetrics(t *testing.T) {
+	w := httptest.NewRecorder()
+	metricsHandler(gatewaysSource{}, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	b, _ := io.ReadAll(w.Body)
+	for _, want := range []string{
+		"fleetsim_leader_gateways_online 3",
+		"fleetsim_leader_gateway_offlines_total 2",
+		"fleetsim_leader_gateway_devices_offline_total 40",
+		"fleetsim_leader_status_stale_total 5",
+	} {
+		if !strings.Contains(string(b), "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}

@@ -253,6 +253,14 @@ JSON: auth, topic, packet_too_large, payload_too_large, malformed, forged_ack) a
 logged at warn with its size, never its payload, at most once per client
 and reason every 10 s.
 
+A gateway (one MQTT session carrying many devices) logs in to the
+embedded broker as gateway/<id>/<device range>, e.g.
+gateway/gw-0/w-{0..999}, with the hex HMAC-SHA256 of that whole username
+under the fleet secret, and may act only for the devices in its range.
+When a gateway's session dies, its last will takes every device it
+announced offline at once (docs/PROTOCOL.md, Gateways;
+fleetsim_leader_gateway* on /metrics).
+
 It says "online" (retained) on <prefix>/_leader/status once it serves;
 its session's last will says "offline" for it if it dies without a
 goodbye.

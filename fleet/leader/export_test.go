@@ -4,3 +4,10 @@ package leader
 // for how many workers it remembers the newest: what its memory of
 // deploys grows with.
 func (l *Leader) TrackedUpdates() (updates, workers int) { return l.deploys.tracking() }
+
+// GatewaysKnown returns how many gateways the leader keeps a state for.
+func (l *Leader) GatewaysKnown() int {
+	l.fleet.mu.Lock()
+	defer l.fleet.mu.Unlock()
+	return len(l.fleet.gateways)
+}

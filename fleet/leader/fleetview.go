@@ -6,10 +6,15 @@ import (
 	"time"
 )
 
-// fleetView is what the leader knows of each worker.
+// fleetView is what the leader knows of each worker, and of the gateways
+// that announce some of them.
 type fleetView struct {
-	mu      sync.Mutex
-	workers map[string]*workerState
+	mu       sync.Mutex
+	workers  map[string]*workerState
+	gateways map[string]*gatewayState
+	// gatewaysOnline counts the gateways whose last status applied is
+	// online.
+	gatewaysOnline int
 }
 
 type workerState struct {
@@ -20,9 +25,16 @@ type workerState struct {
 	lastHeartbeat time.Time // when the leader processed it
 	lastSeq       uint64
 	seen          bool // any status or heartbeat at all
+	// via is the gateway its last online applied came through; "" for a
+	// worker on its own session. It stays after an offline: the gateway
+	// the device was last seen behind.
+	via string
 }
 
-func (f *fleetView) init() { f.workers = make(map[string]*workerState) }
+func (f *fleetView) init() {
+	f.workers = make(map[string]*workerState)
+	f.gateways = make(map[string]*gatewayState)
+}
 
 func (f *fleetView) get(id string) *workerState {
 	w := f.workers[id]
@@ -33,13 +45,14 @@ func (f *fleetView) get(id string) *workerState {
 	return w
 }
 
-// setOnline records an online status of the connection epoch. It reports
+// setOnline records an online status of the connection epoch, announced
+// via gateway via ("" for the worker's own session). It reports
 // whether the worker came back (reconnected): seen offline before, or
 // online on another connection whose offline has not arrived (and, if it
 // is a late will, never will count); and whether it was online already
 // (wasOnline): false for a worker this leader has not yet seen online,
 // true for a retained replay of the status it holds.
-func (f *fleetView) setOnline(id, epoch string, now time.Time) (reconnected, wasOnline bool) {
+func (f *fleetView) setOnline(id, epoch, via string, now time.Time) (reconnected, wasOnline bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w := f.get(id)
@@ -48,7 +61,13 @@ func (f *fleetView) setOnline(id, epoch string, now time.Time) (reconnected, was
 	if !wasOnline {
 		w.since = now
 	}
-	w.online, w.seen, w.epoch = true, true, epoch
+	if wasOnline && w.via != via {
+		f.leaveGateway(id, w.via)
+	}
+	if via != "" {
+		f.gateway(via).devices[id] = struct{}{}
+	}
+	w.online, w.seen, w.epoch, w.via = true, true, epoch, via
 	return reconnected, wasOnline
 }
 
@@ -70,6 +89,9 @@ func (f *fleetView) setOffline(id string, now time.Time) {
 	w := f.get(id)
 	if w.online || !w.seen {
 		w.since = now
+	}
+	if w.online {
+		f.leaveGateway(id, w.via)
 	}
 	w.online, w.seen = false, true
 }
@@ -97,6 +119,10 @@ type WorkerView struct {
 	Since         time.Time // last online/offline change
 	Version       string    // from its last processed heartbeat
 	LastHeartbeat time.Time // zero if none processed yet
+	// Gateway is the gateway its last online came through ("online
+	// <epoch> via <gateway>"), kept after it goes offline; "" for a
+	// worker on its own session.
+	Gateway string
 }
 
 // FleetView is the leader's whole picture of the fleet.
@@ -115,7 +141,7 @@ func (l *Leader) Fleet() FleetView {
 	defer f.mu.Unlock()
 	v := FleetView{Workers: make([]WorkerView, 0, len(f.workers)), ByVersion: map[string]int{}}
 	for id, w := range f.workers {
-		v.Workers = append(v.Workers, WorkerView{ID: id, Online: w.online, Since: w.since, Version: w.version, LastHeartbeat: w.lastHeartbeat})
+		v.Workers = append(v.Workers, WorkerView{ID: id, Online: w.online, Since: w.since, Version: w.version, LastHeartbeat: w.lastHeartbeat, Gateway: w.via})
 		if w.online {
 			v.Online++
 		} else {

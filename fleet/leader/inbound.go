@@ -15,6 +15,12 @@ import (
 // onStatus follows a worker's retained status (and its last will): the
 // fleet view, and the relay's idea of whom to try.
 //
+// A device behind a gateway is announced "online <epoch> via <gateway>":
+// the leader records the gateway, whose own offline takes the device
+// offline too (see onGatewayStatus). While the leader knows that gateway
+// offline, such an online is a retained leftover of its dead session and
+// is counted as stale.
+//
 // An "offline" whose epoch is not that of the "online" last applied is the
 // late will of a connection the worker has since replaced (the broker
 // publishes it when it drops that connection, which may be after the new
@@ -41,7 +47,14 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 	}
 	now := l.clk.Now()
 	if st.Online {
-		reconnected, wasOnline := l.fleet.setOnline(worker, st.Epoch, now)
+		if st.Via != "" && l.fleet.gatewayDown(st.Via) {
+			// A retained leftover of a dead gateway's session: a live
+			// gateway says its own online before its devices'.
+			l.c.statusStale.Add(1)
+			l.cfg.Logger.Debug("online via an offline gateway ignored", "worker", worker, "gateway", st.Via)
+			return
+		}
+		reconnected, wasOnline := l.fleet.setOnline(worker, st.Epoch, st.Via, now)
 		if reconnected {
 			l.c.reconnects.Add(1)
 		}
@@ -68,8 +81,13 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 		l.cfg.Logger.Debug("stale offline ignored", "worker", worker, "epoch", st.Epoch)
 		return
 	}
-	// The relay first: whoever sees the worker offline in the fleet view
-	// can count on the relay not trying it.
+	l.takeOffline(worker, now)
+}
+
+// takeOffline applies an offline for worker: its own, or its gateway's.
+// The relay first: whoever sees the worker offline in the fleet view can
+// count on the relay not trying it.
+func (l *Leader) takeOffline(worker string, now time.Time) {
 	l.relay.SetOffline(worker)
 	l.fleet.setOffline(worker, now)
 }

@@ -127,7 +127,7 @@ var ErrStopped = errors.New("leader: stopped")
 // outages.
 func (l *Leader) Run(ctx context.Context) error {
 	tp := l.cfg.Topics
-	// Up first, status last: subscribing to the statuses brings every
+	// Up first, statuses last: subscribing to the statuses brings every
 	// worker's retained status at once, and a SUBSCRIBE sent behind that
 	// flood was seen to be lost (mochi 2.7.9 + paho 1.5.1) while its token
 	// completed. Up is QoS 0: the leader's own acks and timeouts make
@@ -135,6 +135,14 @@ func (l *Leader) Run(ctx context.Context) error {
 	// worker message (see transport.BrokerOptions.MaxInflight).
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 0, l.onUp); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllUp(), err)
+	}
+	// Gateways before their devices: a dead gateway's retained offline
+	// then comes before its devices' retained onlines and makes them
+	// stale; after them, they would be applied (the relay woken for
+	// them) and taken offline again a moment later. Gateways are few:
+	// their replay is no flood.
+	if err := l.cfg.Link.Subscribe(ctx, tp.AllGatewayStatus(), 1, l.onGatewayStatus); err != nil {
+		return fmt.Errorf("leader: subscribe %s: %w", tp.AllGatewayStatus(), err)
 	}
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllStatus(), 1, l.onStatus); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllStatus(), err)

@@ -24,6 +24,8 @@ type counters struct {
 
 	payloadTooLarge atomic.Uint64 // also counted in malformed
 	acksForged      atomic.Uint64
+
+	gatewayOfflines, gatewayDevicesOffline atomic.Uint64
 }
 
 // Stats is everything the leader counts, for the dashboard, the reports and
@@ -42,10 +44,23 @@ type Stats struct {
 	Malformed         uint64 // payloads refused (bad topic, envelope or status)
 	RejectedMalformed uint64 // of those, answered with a reject
 	Reconnects        uint64 // workers back online after being offline, or online on a new connection (epoch)
-	// StatusStale counts offline statuses ignored because their epoch is
-	// not that of the worker's current connection: the late last will of
-	// a connection the worker had already replaced.
+	// StatusStale counts statuses ignored as leftovers of a session that
+	// is gone: an offline whose epoch is not that of the worker's (or
+	// gateway's) current connection, the late last will of a connection
+	// already replaced; and a device's online via a gateway the leader
+	// knows offline, retained from that gateway's dead session.
 	StatusStale uint64
+
+	// GatewaysOnline is the number of gateways whose last status is
+	// online.
+	GatewaysOnline int
+	// GatewayOfflines counts gateway offlines applied: a gateway's
+	// goodbye or its last will (stale ones are in StatusStale).
+	GatewayOfflines uint64
+	// GatewayDevicesOffline counts the devices taken offline by their
+	// gateway: by its offline, or by its online on a new connection
+	// (the old session, and the devices it carried, are gone).
+	GatewayDevicesOffline uint64
 
 	RequestsReceived, RequestsServed   uint64
 	TelemetryReceived, TelemetryServed uint64
@@ -93,7 +108,9 @@ func (l *Leader) Stats() Stats {
 		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(), Broker: l.link.stats(l.clk),
 		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
 		Reconnects: c.reconnects.Load(), StatusStale: c.statusStale.Load(),
-		RequestsReceived: c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
+		GatewaysOnline: l.fleet.gatewayCount(), GatewayOfflines: c.gatewayOfflines.Load(),
+		GatewayDevicesOffline: c.gatewayDevicesOffline.Load(),
+		RequestsReceived:      c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
 		TelemetryReceived: c.telemetryReceived.Load(), TelemetryServed: c.telemetryServed.Load(),
 		AnsweredFull: c.answeredFull.Load(),
 		RepliesSent:  c.repliesSent.Load(), ReplyErrors: c.replyErrors.Load(),

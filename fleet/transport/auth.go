@@ -34,8 +34,19 @@ const MinSecretLen = 16
 // read-only control topics (<prefix>/_control/#), and its last will, if
 // any, must be on its own status topic.
 //
+// A gateway (one session carrying many devices, see wire.GatewayUsername)
+// logs in with the username "gateway/<gateway id>/<device range>", the
+// gateway id as client id, and WorkerPassword(Secret, username) as
+// password: the HMAC covers the whole username, so the password vouches
+// for the range as much as for the id. A gateway may publish to the up and
+// status topics of the devices in its range and to its own gateway status
+// topic (wire.Topics.GatewayStatus), subscribe to its devices' down topics
+// and the control topics, and its last will, if any, must be on its own
+// gateway status topic.
+//
 // Nothing else logs in: not other usernames, not a worker whose username
-// differs from its client id. Topics outside the prefix (including $SYS)
+// differs from its client id, not a gateway whose client id is not the id
+// in its username. Topics outside the prefix (including $SYS)
 // are closed to everyone. A login is decided before the broker looks at
 // the session already connected with the same client id: a refused one
 // leaves it alone, an accepted one takes it over (MQTT's rule).
@@ -76,6 +87,7 @@ type policy struct {
 	topics   wire.Topics
 	prefix   string // "fleet"
 	control  string // "fleet/_control/"
+	gateways string // "fleet/_gateway/": before a gateway's id in its status topic
 	leaderPw []byte
 	secret   []byte
 }
@@ -86,6 +98,7 @@ func newPolicy(a *Auth) *policy {
 		p.prefix = wire.DefaultPrefix
 	}
 	p.control = a.Topics.Control("")
+	p.gateways = strings.TrimSuffix(a.Topics.GatewayStatus(""), "/"+wire.ChanStatus)
 	p.leaderPw = []byte(a.LeaderPassword)
 	p.secret = append([]byte(nil), a.Secret...)
 	return p
@@ -109,8 +122,11 @@ func (p *policy) check(l login) (reason string) {
 		}
 		return ""
 	}
+	if wire.IsGatewayUsername(l.username) {
+		return p.checkGateway(l)
+	}
 	if err := wire.ValidWorkerID(l.username); err != nil {
-		return fmt.Sprintf("username is neither %q nor a valid worker id: %v", LeaderUsername, err)
+		return fmt.Sprintf("username is neither %q, a gateway's nor a valid worker id: %v", LeaderUsername, err)
 	}
 	if l.clientID != l.username {
 		return fmt.Sprintf("client id %q differs from username %q; a worker uses its id for both", l.clientID, l.username)
@@ -130,6 +146,9 @@ func (p *policy) check(l login) (reason string) {
 func (p *policy) allowed(username, clientID, topic string, write bool) bool {
 	if username == LeaderUsername {
 		return p.underPrefix(topic)
+	}
+	if wire.IsGatewayUsername(username) {
+		return p.gatewayAllowed(username, clientID, topic, write)
 	}
 	if write {
 		return p.isWorkerTopic(topic, clientID, wire.ChanUp) || p.isWorkerTopic(topic, clientID, wire.ChanStatus)
