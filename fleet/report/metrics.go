@@ -165,6 +165,7 @@ var rules = map[string]spec{
 	"workers.malformed":        exact(None),
 	"workers.crashes":          count(None),
 	"workers.refused":          count(None),
+	"workers.gateway_dropped":  count(Lower),
 	"workers.sync_sent":        count(None),
 	"workers.sync_ok":          count(None),
 	"workers.sync_full":        count(None),

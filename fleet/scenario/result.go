@@ -205,6 +205,11 @@ type WorkersResult struct {
 	// (poison): the leader dead-letters them at once.
 	Crashes uint64 `expr:"crashes" json:"crashes"`
 	Refused uint64 `expr:"refused" json:"refused"`
+	// GatewayDropped counts messages a gateway dropped for a worker behind
+	// it whose loop was behind (gateway mode): a gateway never waits for
+	// one device. A dropped command is delivered again when the leader's
+	// ask times out; a dropped reply is asked for again.
+	GatewayDropped uint64 `expr:"gateway_dropped" json:"gateway_dropped"`
 	// Sync is the request every worker sends on (re)connect.
 	SyncSent     uint64 `expr:"sync_sent" json:"sync_sent"`
 	SyncOK       uint64 `expr:"sync_ok" json:"sync_ok"`

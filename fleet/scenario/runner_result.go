@@ -189,6 +189,7 @@ func (r *Runner) workersResult(f *finalState) WorkersResult {
 		w.Malformed += s.Malformed
 		w.Crashes += s.Crashes
 		w.Refused += s.Refused
+		w.GatewayDropped += s.DeliveriesDropped
 		w.SyncSent += s.SyncSent
 		w.SyncOK += s.SyncOK
 		w.SyncFull += s.SyncFull
