@@ -35,20 +35,25 @@ type finalState struct {
 // the broker — capturing on the way what the Result needs, and computes
 // the Result.
 func (r *Runner) shutdown(st *runStack) endState {
+	// The run ends now: the clock a snapshot shows stops here, and the
+	// last sample is the fleet as it ended.
+	var f finalState
+	r.mu.Lock()
+	started := r.started
+	if started {
+		r.endAt, r.ended = r.clk.Mono()-r.t0, true
+		f.simEnd = r.endAt
+	}
+	r.mu.Unlock()
 	if st.timeline != nil {
 		st.timeline.stop()
 	}
 	st.offline.stop()
 	r.stopBackground(st)
 	st.sampler.stop()
-	var f finalState
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
 	if started {
-		r.takeSample(r.simNow())
+		r.takeSample(f.simEnd)
 	}
-	f.simEnd = r.simNow()
 	for _, w := range r.workers {
 		if w.State().Online {
 			f.online++
