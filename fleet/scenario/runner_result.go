@@ -158,7 +158,7 @@ func (r *Runner) result(f *finalState) Result {
 }
 
 func quantilesOf(s stats.HistogramSnapshot) Quantiles {
-	return Quantiles{P50: simSec(s.Quantile(0.5)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
+	return Quantiles{P50: simSec(s.Quantile(0.5)), P90: simSec(s.Quantile(0.9)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
 }
 
 // MaxAppliedTwiceIDs bounds workers.applied_twice_ids: enough to find the
