@@ -61,6 +61,7 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 		} else if why := res.Run.Behind(); why != "" {
 			fmt.Fprintf(w, "  fell behind: %s: timing checks not judged\n", why)
 		}
+		report.Terminal(w, r)
 		printVerdicts(w, "  ", r.Verdicts)
 		if len(r.Comparisons) > 0 {
 			fmt.Fprintf(w, "  comparisons across %s's variants:\n", r.Scenario)
