@@ -39,7 +39,7 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
-	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines (0: none)")
+	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines, which also come at every phase change and every tenth of the run's simulated time (0: no lines)")
 	f.fileFlags.add(c)
 }
 
@@ -129,8 +129,18 @@ and writes the reports.
 On a terminal a single scenario opens the live dashboard (press ? for its
 keys); the summary stays on screen until you press q. A sweep shows each
 variant in turn: q once a variant has ended starts the next, q before it
-ends stops the run. Elsewhere, or with --headless, it prints a progress
-line every few seconds.
+ends stops the run. A run's reports are written as soon as it is judged,
+and the end summary and the verdicts are printed once the dashboard is
+closed.
+
+Elsewhere, or with --headless, it prints a progress line of at most 100
+columns at every phase change, every tenth of the run's simulated time and
+every --progress of wall time: simulated time and phase, workers online,
+the leader's mailbox (box: now/capacity and the most it held), requests
+rejected (rej) and relay backpressure (bp) since the line before, the
+mailbox wait p99 (w99) and the run's lag (BEHIND when it cannot keep up);
+the least needed parts give way on a long line. Errors come after the
+verdicts.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the run.
@@ -344,26 +354,6 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		fmt.Fprintf(stdout, "logs: %s\n", logFile.Name())
 	}
 	return rep, stopped, quit, nil
-}
-
-// headless prints a progress line every interval until the run has
-// finished. It reads the run's own snapshot, as the dashboard does.
-func headless(ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
-	if every <= 0 {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-finished:
-			return
-		case <-t.C:
-			fmt.Fprintln(w, progressLine(r.Snapshot()))
-		}
-	}
 }
 
 func isTerminal(f *os.File) bool {
