@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -117,4 +119,17 @@ func TestHeadlessProgressCadence(t *testing.T) {
 func fmtSscan(field string, now *float64) (int, error) {
 	s, _, _ := strings.Cut(field, "/")
 	return fmt.Sscanf(strings.TrimSuffix(s, "s"), "%g", now)
+}
+
+// TestErrorAfterVerdicts: on one terminal (stdout and stderr together) a
+// failed run's error comes after its verdicts and end summary, not among
+// them.
+func TestErrorAfterVerdicts(t *testing.T) {
+	var both bytes.Buffer
+	code := Main(context.Background(), []string{"run", "testdata/failing.yaml", "--headless", "--report", t.TempDir(), "--log-level", "error"}, &both, &both)
+	out := both.String()
+	verdict, summary, reports, errAt := strings.Index(out, "✗ nobody is at a version"), strings.Index(out, "lost ....."), strings.Index(out, "reports: "), strings.Index(out, "sim: error: 1 of 1 runs failed")
+	if code != 4 || verdict < 0 || summary < 0 || reports < 0 || errAt < max(verdict, summary, reports) {
+		t.Fatalf("exit %d; want the error after the verdicts, the summary and the reports' path:\n%s", code, out)
+	}
 }
