@@ -236,6 +236,7 @@ type MailboxResult struct {
 // Quantiles of a time distribution, in simulated seconds.
 type Quantiles struct {
 	P50  Seconds `expr:"p50" json:"p50"`
+	P90  Seconds `expr:"p90" json:"p90"`
 	P99  Seconds `expr:"p99" json:"p99"`
 	Max  Seconds `expr:"max" json:"max"`
 	Mean Seconds `expr:"mean" json:"mean"`
@@ -397,8 +398,13 @@ const (
 type Sample struct {
 	T Seconds `json:"t"` // simulated seconds since the start
 
-	LeaderDepth      int     `json:"leader_depth"`
-	LeaderCapacity   int     `json:"leader_capacity"`
+	LeaderDepth    int `json:"leader_depth"`
+	LeaderCapacity int `json:"leader_capacity"`
+	// LeaderMaxDepth is the most requests the leader's mailbox has held
+	// at once since the run started (over its restarts): the high-water
+	// mark a moment's depth misses when a burst fills and empties the box
+	// between two samples.
+	LeaderMaxDepth   int     `json:"leader_max_depth"`
 	LeaderWaitP99    Seconds `json:"leader_wait_p99"`
 	LeaderAccepted   uint64  `json:"leader_accepted"`
 	LeaderRejected   uint64  `json:"leader_rejected"`
