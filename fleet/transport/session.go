@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
 )
 
 // Session is a connected MQTT client with the few calls fleetsim's leader
@@ -308,4 +309,10 @@ func (c *silentConn) Read(p []byte) (int, error) {
 		// Silent: what arrives is lost; keep reading until the far end
 		// gives up and closes, so the reader sees that as the error.
 	}
+}
+
+// RefusedLogin reports whether err (from Connect) is the broker refusing
+// the login: CONNACK "bad user name or password" or "not authorized".
+func RefusedLogin(err error) bool {
+	return errors.Is(err, packets.ErrorRefusedNotAuthorised) || errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/flow"
+	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -102,6 +103,12 @@ type GatewayStats struct {
 	// that left while a message for it was on its way): dropped, as the
 	// broker would drop them for a session that is gone.
 	Unrouted uint64
+	// LoginsRefused counts connection attempts the broker refused at the
+	// login (a wrong fleet secret, a range the broker does not grant this
+	// gateway). The gateway keeps trying by its backoff, logging each
+	// refusal; its devices stay offline meanwhile and lose nothing: what
+	// the leader has for them waits in its outbox.
+	LoginsRefused uint64
 }
 
 // NewGateway checks cfg and builds a gateway that connects through dial;
@@ -228,10 +235,18 @@ func (g *Gateway) connect(ctx context.Context) {
 		}
 	}
 	if err != nil {
-		// The first failure in a row is a warning: a refused login (bad
-		// secret, a range the broker does not accept) shows up here.
+		// A refused login is an error every time: it will not mend by
+		// itself (bad secret, a range the broker does not grant). Other
+		// failures warn once in a row.
 		log := g.cfg.Logger.Debug
-		if g.attempt == 0 {
+		switch {
+		case transport.RefusedLogin(err):
+			g.update(func(s *GatewayStats) { s.LoginsRefused++ })
+			g.cfg.Logger.Error("gateway login refused: check the fleet secret and that the broker grants this gateway these devices",
+				"gateway", id, "username", wire.GatewayUsername(id, g.cfg.Range), "err", err)
+			g.retry()
+			return
+		case g.attempt == 0:
 			log = g.cfg.Logger.Warn
 		}
 		log("gateway connect failed", "gateway", id, "devices", g.cfg.Range.String(), "err", err)

@@ -441,3 +441,53 @@ func TestPoolGatewayErrors(t *testing.T) {
 		t.Errorf("%d gateways, want 1", n)
 	}
 }
+
+// TestGatewayLoginRefused: a gateway whose login the broker refuses (its
+// password derived from another secret) counts each refusal and keeps
+// trying; its devices stay offline. With the fleet's secret the same pool
+// gets in, with no refusal counted.
+func TestGatewayLoginRefused(t *testing.T) {
+	secret := []byte("fleet-secret-0123456789abcdef")
+	for _, tc := range []struct {
+		name   string
+		secret []byte
+		refuse bool
+	}{{"wrong secret", []byte("another-secret-0123456789abcd"), true}, {"fleet secret", secret, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := transport.StartBroker(transport.BrokerOptions{Auth: &transport.Auth{LeaderPassword: "leader-pw", Secret: secret}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := b.Close(ctx); err != nil {
+					t.Errorf("broker close: %v", err)
+				}
+			}()
+			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+			cfgs := make([]worker.Config, 3)
+			for i := range cfgs {
+				cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%04d", i), Index: uint64(i), Gateway: gatewayID, NoSync: true, Clock: clk}
+			}
+			pool, err := worker.NewPool(cfgs, worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: tc.secret}, worker.PoolOptions{Clock: clk})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); _ = pool.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			fleettest.Eventually(t, 10*time.Second, "the gateway's logins decided", func() error {
+				clk.Advance(time.Second) // the gateway's and the devices' retries
+				s := pool.Stats()
+				if tc.refuse {
+					return fleettest.Unless(s.GatewayLoginsRefused >= 2 && s.Online == 0,
+						"%d logins refused, %d devices online; want 2 or more refused, none online", s.GatewayLoginsRefused, s.Online)
+				}
+				return fleettest.Unless(s.Online == 3 && s.GatewayLoginsRefused == 0,
+					"%d devices online, %d logins refused; want 3 online, none refused", s.Online, s.GatewayLoginsRefused)
+			})
+		})
+	}
+}

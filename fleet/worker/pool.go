@@ -119,8 +119,10 @@ type PoolStats struct {
 	// Gateways is how many gateways the pool runs, GatewaysOnline how many
 	// of them are connected now.
 	Gateways, GatewaysOnline int
-	ByVersion                map[string]int // workers per applied version
-	Total                    Stats          // counters summed over the workers
+	// GatewayLoginsRefused sums the gateways' refused logins.
+	GatewayLoginsRefused uint64
+	ByVersion            map[string]int // workers per applied version
+	Total                Stats          // counters summed over the workers
 }
 
 // Stats sums every worker's counters. It walks all workers: call it a few
@@ -131,9 +133,11 @@ func (p *Pool) Stats() PoolStats {
 	t.AppliedVersions = map[string]int{}
 	ps.Gateways = len(p.gateways)
 	for _, g := range p.gateways {
-		if g.Stats().Online {
+		gs := g.Stats()
+		if gs.Online {
 			ps.GatewaysOnline++
 		}
+		ps.GatewayLoginsRefused += gs.LoginsRefused
 	}
 	for _, w := range p.workers {
 		s := w.Stats()
