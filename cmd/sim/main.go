@@ -7,6 +7,8 @@
 //	sim check scenarios/ --junit junit.xml    # gate a CI on the scenarios
 //	sim validate my-scenario.yaml             # check a file without running it
 //	sim list                                  # the shipped scenarios
+//	sim new my-scenario                       # a commented scenario to start from
+//	sim schema > scenario.schema.json         # the format's JSON Schema, for editors
 //	sim dash --broker tcp://127.0.0.1:1883    # watch a running leader process
 package main
 
@@ -84,6 +86,8 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 		newCheckCmd(ctx, stdout, stderr, &logs),
 		newValidateCmd(ctx, stdout, stderr, &logs),
 		newListCmd(stdout),
+		newSchemaCmd(stdout),
+		newNewCmd(stdout, stderr),
 		newDashCmd(ctx, stderr, &logs),
 	)
 	return root
