@@ -44,7 +44,7 @@ func (b byReceiver) Deliver(ctx context.Context, m outbox.Message) error {
 // holRun drains the head-of-line class through one partition (AIMD, limit
 // up to holLimit, starting there) and returns how long, in simulated time,
 // the fast receivers' messages took, and the relay's stats then.
-func holRun(t *testing.T, shared bool) (took time.Duration, stats outbox.PartitionStats) {
+func holRun(t *testing.T, shared bool) (took time.Duration, slowTaken int, stats outbox.PartitionStats) {
 	synctest.Test(t, func(t *testing.T) {
 		st := newMemory(t, outbox.Options{Partitions: 1, MaxAttempts: 1000})
 		var slow, fast []string
@@ -82,6 +82,7 @@ func holRun(t *testing.T, shared bool) (took time.Duration, stats outbox.Partiti
 		stats = r.Stats().Partitions[0]
 		slowMB.mu.Lock()
 		defer slowMB.mu.Unlock()
+		slowTaken = len(slowMB.taken)
 		if slowMB.rejected == 0 {
 			t.Fatal("the slow receivers never answered full: the run shows nothing")
 		}
@@ -89,7 +90,7 @@ func holRun(t *testing.T, shared bool) (took time.Duration, stats outbox.Partiti
 			t.Error(e)
 		}
 	})
-	return took, stats
+	return took, slowTaken, stats
 }
 
 // TestRelaySlowReceiversDoNotThrottleOthers: a few receivers that keep
@@ -102,10 +103,11 @@ func holRun(t *testing.T, shared bool) (took time.Duration, stats outbox.Partiti
 func TestRelaySlowReceiversDoNotThrottleOthers(t *testing.T) {
 	last := time.Duration(holWaves-1) * holEvery
 	bound := last + 400*time.Millisecond
-	lane, ls := holRun(t, false)
-	shared, ss := holRun(t, true)
-	t.Logf("fast receivers' last wave due at %v, taken by: slow lane %v (%+v); shared limit %v (%+v)",
-		last, lane, ls, shared, ss)
+	lane, laneSlow, ls := holRun(t, false)
+	shared, sharedSlow, ss := holRun(t, true)
+	t.Logf("fast receivers' last wave due at %v; its last message taken at %v with the slow lane, %v with one shared limit", last, lane, shared)
+	t.Logf("by then the slow receivers took %d with the slow lane (%d \"full\", partition limit %d, lane limit %d), %d with one shared limit (%d \"full\", %d decreases)",
+		laneSlow, ls.Backpressure, ls.Limit, ls.SlowLimit, sharedSlow, ss.Backpressure, ss.Decreases)
 	if lane > bound {
 		t.Errorf("with the slow lane the fast receivers' last message was taken at %v, after %v (400 ms after its wave)", lane, bound)
 	}
