@@ -118,3 +118,36 @@ func TestRelaySlowReceiversDoNotThrottleOthers(t *testing.T) {
 		t.Errorf("the slow lane's limit never fell: the slow receivers were not paced by it")
 	}
 }
+
+// TestRelaySlowReceiversForgotten: a receiver joins the slow class with
+// its "full" answer and leaves it, and the relay's memory, once it has
+// been quiet for SlowFor; receivers that never push back are never
+// remembered.
+func TestRelaySlowReceiversForgotten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		st := newMemory(t, outbox.Options{Partitions: 1})
+		enqueue(t, st, 1, "busy", "idle-1", "idle-2")
+		rec := newRecorder(func(m outbox.Message, attempt int) error {
+			if m.Receiver == "busy" && attempt == 1 {
+				return flow.Capacity(time.Second, "mailbox full")
+			}
+			return nil
+		})
+		const slowFor = 10 * time.Second
+		r, stop := start(t, st, rec, outbox.RelayOptions{SlowFor: slowFor, Seed: 1})
+		defer stop()
+		time.Sleep(2 * time.Second) // simulated: the retry is taken
+		synctest.Wait()
+		if n := len(rec.snapshot("")); n != 4 {
+			t.Fatalf("%d deliveries, want 4 (busy twice, each idle once)", n)
+		}
+		if got := r.Stats().Partitions[0].SlowReceivers; got != 1 {
+			t.Fatalf("slow receivers after busy's \"full\": %d, want 1", got)
+		}
+		time.Sleep(2 * slowFor) // past its expiry and the sweep after it
+		synctest.Wait()
+		if got := r.Stats().Partitions[0].SlowReceivers; got != 0 {
+			t.Fatalf("slow receivers %v after the last \"full\": %d, want 0", 2*slowFor, got)
+		}
+	})
+}
