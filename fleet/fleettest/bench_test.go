@@ -15,22 +15,36 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
-// BenchmarkAckedDeliveries measures commands delivered leader -> workers and
-// acknowledged back, end to end in one process: the bbolt outbox
-// (durability none), the partitioned AIMD relay, the embedded broker over
-// in-memory connections, 200 workers with roomy mailboxes and no service
-// time. One op is one acked delivery.
+// benchWorkers is the fleet BenchmarkAckedDeliveries delivers to.
 var benchWorkers = 200
 
-func BenchmarkAckedDeliveries(b *testing.B) {
-	b.Run("bbolt", func(b *testing.B) { benchAcked(b, false) })
-	b.Run("memory", func(b *testing.B) { benchAcked(b, true) })
+// ackedVariant is one way to run the fleet; opts adjusts the benchmark's
+// fleet options.
+type ackedVariant struct {
+	name string
+	opts func(*fleettest.Options)
 }
 
-func benchAcked(b *testing.B, memory bool) {
+var ackedVariants = []ackedVariant{
+	{"memory", func(o *fleettest.Options) { o.MemoryOutbox = true }},
+	{"bbolt", func(o *fleettest.Options) {}}, // durability none
+}
+
+// BenchmarkAckedDeliveries measures commands delivered leader -> workers and
+// acknowledged back, end to end in one process: the leader's outbox, the
+// partitioned AIMD relay, the embedded broker over in-memory connections,
+// 200 workers with roomy mailboxes and no service time. One op is one
+// acked delivery. Each variant in ackedVariants is a sub-benchmark, so
+// they compare in one run.
+func BenchmarkAckedDeliveries(b *testing.B) {
+	for _, v := range ackedVariants {
+		b.Run(v.name, func(b *testing.B) { benchAcked(b, v) })
+	}
+}
+
+func benchAcked(b *testing.B, v ackedVariant) {
 	workers := benchWorkers
-	f := fleettest.StartFleet(b, workers, fleettest.Options{
-		MemoryOutbox: memory,
+	o := fleettest.Options{
 		// Workers that take a command at once: this measures the delivery
 		// path, not a worker's service time.
 		Worker: worker.Config{Service: dist.Const(time.Nanosecond), Mailbox: mailbox.Options{Capacity: 1024}},
@@ -38,7 +52,9 @@ func benchAcked(b *testing.B, memory bool) {
 		Leader: leader.Config{Relay: outbox.RelayOptions{
 			Batch: 100, Limiter: flow.LimiterOptions{Initial: 100, Min: 1, Max: 200},
 		}},
-	})
+	}
+	v.opts(&o)
+	f := fleettest.StartFleet(b, workers, o)
 	f.WaitOnline(b, workers)
 	ctx := context.Background()
 	ids := f.IDs()
