@@ -28,8 +28,9 @@ type PoolOptions struct {
 	// FirstDials is how many workers may be making their first connection
 	// attempt at once; the next starts when one has connected (or failed).
 	// Default 64. Negative: no limit, every worker dials as it starts. A
-	// broker takes CONNECTs fastest a few dozen at a time: 40,000 at once
-	// took 6 times as long and 4 times the peak memory (docs/BENCHMARKS.md).
+	// broker takes CONNECTs fastest a few dozen at a time; tens of
+	// thousands at once run into their connect timeouts and retry, and a
+	// large fleet does not come up (docs/BENCHMARKS.md, Idle fleet).
 	// Reconnects are never limited: a reconnect storm stays one.
 	FirstDials int
 }
