@@ -18,6 +18,7 @@ type Pool struct {
 	gwByID   map[string]*Gateway
 	clk      clock.Clock
 	ramp     time.Duration
+	dialing  int // at most this many workers in their first connect; 0: no limit
 }
 
 // PoolOptions configures a Pool.
@@ -30,7 +31,18 @@ type PoolOptions struct {
 	// Gateways opens the sessions of the pool's gateways. Default: the
 	// pool's Dialer, if it is a GatewayDialer (MQTTDialer is).
 	Gateways GatewayDialer
+	// FirstDials is how many workers may be making their first connection
+	// attempt at once; the next starts when one has connected (or failed).
+	// Default 64. Negative: no limit, every worker dials as it starts. A
+	// broker takes CONNECTs fastest a few dozen at a time; tens of
+	// thousands at once run into their connect timeouts and retry, and a
+	// large fleet does not come up (docs/BENCHMARKS.md, Idle fleet).
+	// Reconnects are never limited: a reconnect storm stays one.
+	FirstDials int
 }
+
+// DefaultFirstDials is PoolOptions.FirstDials's default.
+const DefaultFirstDials = 64
 
 // NewPool builds one worker per config, all dialing through dial but
 // those behind a gateway (Config.Gateway), which dial through it. The pool
@@ -42,7 +54,13 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp}
+	switch {
+	case o.FirstDials == 0:
+		o.FirstDials = DefaultFirstDials
+	case o.FirstDials < 0:
+		o.FirstDials = 0
+	}
+	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp, dialing: o.FirstDials}
 	if err := p.buildGateways(cfgs, dial, o); err != nil {
 		return nil, err
 	}
@@ -89,11 +107,23 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var slots chan struct{}
+	if p.dialing > 0 {
+		slots = make(chan struct{}, p.dialing)
+	}
 	for i, w := range p.workers {
 		if i > 0 && p.ramp > 0 {
 			if clock.Sleep(ctx, p.clk, p.ramp) != nil {
 				return nil
 			}
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+			w.started = func() { <-slots }
 		}
 		wg.Go(func() { _ = w.Run(ctx) })
 	}

@@ -63,6 +63,11 @@ type Worker struct {
 
 	timers timers
 
+	// started, if set, is called once, after the loop's first event
+	// (normally the first connection attempt): a Pool's limit on first
+	// connects. Owned by the loop.
+	started func()
+
 	mu sync.Mutex // guards st
 	st Stats
 }
@@ -160,6 +165,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.onControl(c)
 		}
 		w.housekeeping()
+		if w.started != nil {
+			w.started()
+			w.started = nil
+		}
 	}
 }
 
