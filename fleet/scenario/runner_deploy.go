@@ -21,6 +21,7 @@ type deployRun struct {
 	targets []int    // worker indexes, in wave order
 	via     []string // the config servers serving the downloads (Deploy.Via)
 	at      time.Duration
+	paced   bool // the runner enqueues the waves one by one (wait_for_wave)
 
 	// Guarded by Runner.mu.
 	refs   []deployRef
@@ -41,7 +42,7 @@ type deployRef struct {
 // by wave; otherwise as one leader deploy whose waves the outbox holds
 // (they survive a leader crash), enqueued at once if the leader is up.
 func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
-	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow()}
+	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow(), paced: spec.WaitForWave}
 	if spec.Via != nil {
 		idx, err := spec.Via.Select(r.specs)
 		if err != nil {

@@ -49,6 +49,9 @@ func (r *Runner) shutdown(st *runStack) endState {
 		r.takeSample(r.simNow())
 	}
 	f.simEnd = r.simNow()
+	if started {
+		r.keepEndStates()
+	}
 	for _, w := range r.workers {
 		if w.State().Online {
 			f.online++

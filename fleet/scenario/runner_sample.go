@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"context"
 	"sync"
 	"time"
@@ -89,7 +90,12 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
 	lt, _ := r.gather()
-	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, r.leaderWait.Snapshot().Quantile(0.99))
+	wait := r.leaderWait.Snapshot()
+	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, wait.Quantile(0.99))
+	r.sampleMu.Lock()
+	s.LeaderWaitP99Interval = simSec(wait.Since(r.lastWait).Quantile(0.99))
+	r.lastWait = wait
+	r.sampleMu.Unlock()
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()
@@ -111,12 +117,18 @@ func (r *Runner) takeSample(now time.Duration) {
 	}
 	r.mu.Lock()
 	r.samples = append(r.samples, s)
+	var news []string
 	for _, d := range r.deploys {
 		if !d.done && allAt(states, d.targets, d.version) {
 			d.done, d.doneAt = true, now
+			news = append(news, fmt.Sprintf("deploy %s: every target runs it, %s after it started", d.version, fmtDur(now-d.at)))
 		}
 	}
+	refs := r.waveRefs()
 	r.mu.Unlock()
+	for _, text := range append(r.waveNews(refs), news...) {
+		r.record("event", text, 0)
+	}
 }
 
 func allAt(states []worker.State, targets []int, version string) bool {
