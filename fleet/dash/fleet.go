@@ -12,10 +12,10 @@ import (
 var severity = [numStates]int{
 	scenario.StatePartitioned: 5,
 	scenario.StateOffline:     4,
-	scenario.StateFull:    3,
-	scenario.StateBusy:    2,
-	scenario.StateOnline:  1,
-	scenario.StateUpdated: 0,
+	scenario.StateFull:        3,
+	scenario.StateBusy:        2,
+	scenario.StateOnline:      1,
+	scenario.StateUpdated:     0,
 }
 
 // fleetGrid is the fleet pane's content: counts per state and one state

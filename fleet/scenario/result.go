@@ -392,17 +392,17 @@ const (
 type Sample struct {
 	T Seconds `json:"t"` // simulated seconds since the start
 
-	LeaderDepth      int     `json:"leader_depth"`
-	LeaderCapacity   int     `json:"leader_capacity"`
-	LeaderWaitP99    Seconds `json:"leader_wait_p99"`
+	LeaderDepth    int     `json:"leader_depth"`
+	LeaderCapacity int     `json:"leader_capacity"`
+	LeaderWaitP99  Seconds `json:"leader_wait_p99"`
 	// LeaderWaitP99Interval is the p99 of the waits that ended since the
 	// sample before (0 when none did): what the mailbox is like now,
 	// where LeaderWaitP99 covers the whole run so far.
 	LeaderWaitP99Interval Seconds `json:"leader_wait_p99_interval"`
-	LeaderAccepted   uint64  `json:"leader_accepted"`
-	LeaderRejected   uint64  `json:"leader_rejected"`
-	LeaderDropped    uint64  `json:"leader_dropped"`
-	HeartbeatsQueued int     `json:"heartbeats_queued"`
+	LeaderAccepted        uint64  `json:"leader_accepted"`
+	LeaderRejected        uint64  `json:"leader_rejected"`
+	LeaderDropped         uint64  `json:"leader_dropped"`
+	HeartbeatsQueued      int     `json:"heartbeats_queued"`
 
 	Limits       []int  `json:"limits"`    // AIMD limit per partition
 	InFlight     int    `json:"in_flight"` // deliveries running

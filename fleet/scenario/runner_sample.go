@@ -1,8 +1,8 @@
 package scenario
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
