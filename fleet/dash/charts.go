@@ -231,16 +231,15 @@ func limitChart(hist *history, lines []limitLine, from, to scenario.Seconds, w, 
 	gh := h - 1 // the axis row
 	dots := make([][]col, len(lines))
 	top := 1.0
-	gutter := 0
-	for pass := 0; pass < 2; pass++ { // the gutter's width depends on top
-		gw := w - gutter
-		for i, ln := range lines {
-			dots[i] = columns(hist, from, to, 2*gw, ln.get)
-			top = max(top, peak(dots[i]))
+	for _, b := range hist.in(from, to) {
+		for _, ln := range lines {
+			if a, ok := ln.get(&b); ok {
+				top = max(top, a.hi)
+			}
 		}
-		top = math.Ceil(top * 1.1) // headroom: the peaks do not run along the top edge
-		gutter = len(fmtNum(top)) + 1
 	}
+	top = math.Ceil(top * 1.1) // headroom: the peaks do not run along the top edge
+	gutter := len(fmtNum(top)) + 1
 	gw := w - gutter
 	if gw < 4 {
 		return nil

@@ -146,6 +146,7 @@ func (m *Model) pull() {
 // addSamples folds the samples newer than the history's into it, and
 // logs what a person waits for that the samples show.
 func (m *Model) addSamples(l scenario.Live) {
+	m.seen.noLeader = l.Phase == PhaseRemote
 	add := func(s scenario.Sample) {
 		if m.hist.have && s.T <= m.hist.prev.T {
 			return

@@ -26,14 +26,17 @@ func (m *Model) leaderPane(w, h int) []string {
 		lines = append(lines, stBad.Render("LEADER DOWN (restarting from bbolt)"))
 	}
 	// Mailbox depth against capacity.
-	label := fmt.Sprintf("mailbox %s/%s ", fmtNum(float64(s.LeaderDepth)), fmtNum(float64(s.LeaderCapacity)))
+	nw := len(fmtNum(float64(s.LeaderCapacity)))
+	label := fmt.Sprintf("mailbox %*s/%s ", nw, fmtNum(float64(s.LeaderDepth)), fmtNum(float64(s.LeaderCapacity)))
 	frac := 0.0
 	if s.LeaderCapacity > 0 {
 		frac = min(1, float64(s.LeaderDepth)/float64(s.LeaderCapacity))
 	}
 	bar := m.bar
 	bar.FullColor = string(fillColour(frac))
-	if gw := w - ansi.StringWidth(label); gw >= 10 {
+	if !s.LeaderUp {
+		lines = append(lines, "mailbox –")
+	} else if gw := w - ansi.StringWidth(label); gw >= 10 {
 		bar.Width = gw
 		lines = append(lines, label+bar.ViewAs(frac))
 	} else {

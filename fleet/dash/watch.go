@@ -10,6 +10,9 @@ import (
 // run does not record itself: the leader going down and coming back,
 // and the first request its mailbox turned away.
 type watch struct {
+	// noLeader: the source records the leader's ups and downs itself
+	// (a Remote, from the leader's status).
+	noLeader bool
 	started  bool
 	up       bool
 	downAt   scenario.Seconds
@@ -19,7 +22,9 @@ type watch struct {
 // observe returns the events sample s shows, in the order they happened.
 func (w *watch) observe(s scenario.Sample) []string {
 	var out []string
-	if !w.started {
+	if w.noLeader {
+		// Nothing to say of the leader here.
+	} else if !w.started {
 		w.started, w.up = true, s.LeaderUp
 		if !s.LeaderUp {
 			w.downAt = s.T

@@ -24,9 +24,12 @@ type deployRun struct {
 	paced   bool // the runner enqueues the waves one by one (wait_for_wave)
 
 	// Guarded by Runner.mu.
-	refs   []deployRef
-	done   bool          // every target ran the version at a sample
-	doneAt time.Duration // that sample's time
+	refs []deployRef
+	done bool // every target ran the version at a sample
+	// wavesDone: done, and every wave the serving leader tracks was
+	// reported delivered (waveNews).
+	wavesDone bool
+	doneAt    time.Duration // that sample's time
 }
 
 // deployRef is one leader.Deploy call: the instance that took it, the

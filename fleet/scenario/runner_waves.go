@@ -25,7 +25,9 @@ type deployRefs struct {
 func (r *Runner) waveRefs() []deployRefs {
 	out := make([]deployRefs, 0, len(r.deploys))
 	for _, d := range r.deploys {
-		if !d.done {
+		// A deploy's targets may all run it before the leader's progress
+		// says its last wave is delivered: it is followed until then.
+		if !d.wavesDone {
 			out = append(out, deployRefs{d: d, refs: append([]deployRef(nil), d.refs...)})
 		}
 	}
@@ -51,6 +53,7 @@ func (r *Runner) waveNews(all []deployRefs) []string {
 	var news []string
 	for _, dr := range all {
 		d := dr.d
+		delivered := d.done
 		for ri, ref := range dr.refs {
 			if ref.lr != cur {
 				continue
@@ -75,7 +78,13 @@ func (r *Runner) waveNews(all []deployRefs) []string {
 					news = append(news, fmt.Sprintf("deploy %s: wave %d of %d delivered in %s", d.version, num, of, fmtDur(w.Duration)))
 				}
 				r.waveSeen[k] = seen
+				delivered = delivered && seen.done
 			}
+		}
+		if delivered {
+			r.mu.Lock()
+			d.wavesDone = true
+			r.mu.Unlock()
 		}
 	}
 	return news
