@@ -68,6 +68,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.scrollLog(1<<30, logW, logH)
 	case key.Matches(msg, k.Bottom):
 		m.events.scroll = 0
+	case key.Matches(msg, k.Left, k.Right) && m.chart.whole():
+		m.events.addNote(m.live.Now, "the charts show the whole run: [ zooms in, then ← → pan")
 	case key.Matches(msg, k.Left):
 		m.chart.pan(&m.hist, -0.25)
 	case key.Matches(msg, k.Right):
@@ -118,8 +120,11 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		v := NextVersion(m.live.Target)
 		m.ctl.Deploy(v)
 		m.control("deploy " + v)
-		// Until the snapshot shows it, the next d deploys the one after.
-		m.live.Target = v
+		// Until the snapshot shows it, the next d deploys the one after,
+		// and the fleet line says what is true: a version just sent is
+		// run by no worker yet.
+		m.live.Target, m.live.AtTarget = v, 0
+		m.refitFleet()
 	default:
 		m.disabledKey(msg)
 	}

@@ -47,7 +47,7 @@ func (m *Model) leaderPane(w, h int) []string {
 	items := []string{
 		"accepted " + pad(fmtRate(r.Accepted), numWidth+2),
 		rateItem("rejected ", r.Rejected),
-		"wait p99 " + pad(fmtSec(s.LeaderWaitP99Interval), 6),
+		m.waitLabel() + " " + pad(fmtSec(s.LeaderWaitP99Interval), 6),
 		rateItem("dropped ", r.Dropped),
 		"heartbeats queued " + pad(fmtNum(float64(s.HeartbeatsQueued)), numWidth),
 	}
@@ -58,16 +58,28 @@ func (m *Model) leaderPane(w, h int) []string {
 		text = text[:min(len(text), h-len(lines)-3)]
 	}
 	lines = append(lines, text...)
-	return append(lines, m.strips(leaderStrips, w, h-len(lines))...)
+	return append(lines, m.strips(m.leaderStrips(), w, h-len(lines))...)
+}
+
+// waitLabel names the leader's wait over the latest interval: its p99,
+// or for a remote leader its mean (the stats on the wire carry the
+// wait's count and sum, not its buckets).
+func (m *Model) waitLabel() string {
+	if m.live.Phase == PhaseRemote {
+		return "wait avg"
+	}
+	return "wait p99"
 }
 
 // leaderStrips are the leader pane's charts, most telling first: when
 // the pane is short, the last ones give way.
-var leaderStrips = []strip{
-	{"depth", mDepth, stLine, func(v float64) string { return fmtNum(v) }},
-	{"reject/s", mRejected, lipgloss.NewStyle().Foreground(colWarn), fmtNum},
-	{"wait p99", mWait, stLine, func(v float64) string { return fmtSec(scenario.Seconds(v)) }},
-	{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
+func (m *Model) leaderStrips() []strip {
+	return []strip{
+		{"depth", mDepth, stLine, fmtNum},
+		{"reject/s", mRejected, lipgloss.NewStyle().Foreground(colWarn), fmtNum},
+		{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(scenario.Seconds(v)) }},
+		{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
+	}
 }
 
 // strips draws as many of ss as fit in w×h over the charts' window,

@@ -185,3 +185,44 @@ func TestRunContextEnds(t *testing.T) {
 		t.Fatalf("Run after cancel = %v, want context.Canceled", err)
 	}
 }
+
+// endingSource is a run that finishes after a few snapshots.
+type endingSource struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *endingSource) Snapshot() scenario.Live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.n < 5 {
+		l := midRun()
+		return l
+	}
+	return finished()
+}
+
+// The leftover-drawing case: started at 80×24, resized to 120×36, the
+// run ends and q quits. The resize clears the whole screen (a grown
+// terminal keeps what was drawn past the old edges otherwise), and the
+// last frame is blank, so nothing of the dashboard is left above what
+// the caller prints next.
+func TestProgramResizeEndQuit(t *testing.T) {
+	tm := teatest.NewTestModel(t, New(&endingSource{}, &fakeControls{}, Options{Refresh: MinRefresh}),
+		teatest.WithInitialTermSize(80, 24))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), contains(what),
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	wait("wave-deploy")
+	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 36})
+	wait("\x1b[2J") // the whole screen cleared after the resize
+	wait("done: FAILED")
+	tm.Type("q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if v := fm.View(); v != "" {
+		t.Errorf("the last frame after q is not blank:\n%s", v)
+	}
+}

@@ -90,12 +90,9 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
 	lt, _ := r.gather()
-	wait := r.leaderWait.Snapshot()
-	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, wait.Quantile(0.99))
-	r.sampleMu.Lock()
-	s.LeaderWaitP99Interval = simSec(wait.Since(r.lastWait).Quantile(0.99))
-	r.lastWait = wait
-	r.sampleMu.Unlock()
+	cum, interval := r.waitP99()
+	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, cum)
+	s.LeaderWaitP99Interval = simSec(interval)
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()
@@ -129,6 +126,17 @@ func (r *Runner) takeSample(now time.Duration) {
 	for _, text := range append(r.waveNews(refs), news...) {
 		r.record("event", text, 0)
 	}
+}
+
+// waitP99 is the leader mailbox wait's p99 over the run so far and over
+// the waits since the last call (from the histogram's difference).
+func (r *Runner) waitP99() (cum, interval time.Duration) {
+	wait := r.leaderWait.Snapshot()
+	r.sampleMu.Lock()
+	defer r.sampleMu.Unlock()
+	interval = wait.Since(r.lastWait).Quantile(0.99)
+	r.lastWait = wait
+	return wait.Quantile(0.99), interval
 }
 
 func allAt(states []worker.State, targets []int, version string) bool {
