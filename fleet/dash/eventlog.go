@@ -181,9 +181,7 @@ func (e *eventLog) scrollLines(n int, entries []entry, w, h int) {
 // the report's entries start among them (len when none).
 func (e *eventLog) matching(filter string) (out []entry, reportAt int) {
 	reportAt = len(e.entries)
-	if !e.reported {
-		reportAt = len(e.entries)
-	} else {
+	if e.reported {
 		reportAt = e.reportAt
 	}
 	if filter == "" {

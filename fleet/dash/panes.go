@@ -89,11 +89,15 @@ func (m *Model) strips(ss []strip, w, h int) []string {
 		return nil
 	}
 	n := min(len(ss), h-1)
-	rows := (h - 1) / n
+	rows, extra := (h-1)/n, (h-1)%n
 	from, to := m.chart.window(&m.hist)
 	var out []string
-	for _, s := range ss[:n] {
-		out = append(out, stripLines(&m.hist, s, from, to, w, rows)...)
+	for i, s := range ss[:n] {
+		r := rows
+		if i < extra { // the rows left over go to the first strips
+			r++
+		}
+		out = append(out, stripLines(&m.hist, s, from, to, w, r)...)
 	}
 	return append(out, axisRow(from, to, stripLabel+1, w-stripLabel-stripPeak-2))
 }

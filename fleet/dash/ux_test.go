@@ -329,3 +329,31 @@ func TestEveryHelpKey(t *testing.T) {
 		t.Errorf("controls %q, want %q", ctl.Calls(), want)
 	}
 }
+
+// The samples tell what a person waits for that no record says: the
+// leader going down and coming back, and the first rejection.
+func TestDerivedEvents(t *testing.T) {
+	src := newRunningSource()
+	var tm tea.Model = New(src, src, Options{})
+	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 120, Height: 36})
+	tm, _ = tm.Update(tickMsg{})
+	src.KillLeader() // the next samples show it down
+	tm, _ = tm.Update(tickMsg{})
+	tm, _ = tm.Update(tickMsg{})
+	src.mu.Lock()
+	src.live.Latest.LeaderUp = true
+	src.mu.Unlock()
+	tm, _ = tm.Update(tickMsg{})
+	for range 2 { // a rejection, and more: told once
+		src.mu.Lock()
+		src.live.Latest.LeaderRejected += 5
+		src.mu.Unlock()
+		tm, _ = tm.Update(tickMsg{})
+	}
+	ev := strings.Join(tm.(Model).Events(), "\n")
+	for _, want := range []string{"event   leader down", "event   leader up again after 2.0s down", "event   first rejection"} {
+		if strings.Count(ev, want) != 1 {
+			t.Errorf("events hold %q %d times, want once:\n%s", want, strings.Count(ev, want), ev)
+		}
+	}
+}
