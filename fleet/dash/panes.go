@@ -265,7 +265,7 @@ func (m *Model) detailPane(w, h int) []string {
 	lines := []string{stTitle.Render(fmt.Sprintf("%-9s %-9s %-11s %9s %8s", "id", "version", "state", "mailbox", "attempts"))}
 	for _, d := range m.details {
 		if len(lines) >= h {
-			lines[h-1] = stDim.Render(fmt.Sprintf("… %d more (zoom with enter to see more)", len(m.details)-(h-2)))
+			lines[h-1] = stDim.Render(fmt.Sprintf("… %d more: a larger terminal shows smaller cells", len(m.details)-(h-2)))
 			break
 		}
 		lk := stateLooks[clampState(d.State)]

@@ -226,3 +226,59 @@ func TestProgramResizeEndQuit(t *testing.T) {
 		t.Errorf("the last frame after q is not blank:\n%s", v)
 	}
 }
+
+// The whole program on a fake terminal, driven by every key the help
+// lists: each one's mark shows on the screen, the run keys reach the
+// source in order, and q quits with a blank last frame.
+func TestProgramEveryKey(t *testing.T) {
+	src := newRunningSource()
+	tm := teatest.NewTestModel(t, New(src, src, Options{Refresh: MinRefresh}), teatest.WithInitialTermSize(120, 36))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), contains(what),
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	key := func(k tea.KeyType) { tm.Send(tea.KeyMsg{Type: k}) }
+	wait("3.0s / 1m00s")
+	for _, step := range []struct {
+		send func()
+		mark string
+	}{
+		{func() { tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}) }, "PAUSED"},
+		{func() { tm.Type("+") }, "speed ×8"},
+		// The source keeps its speed (×4): - halves that.
+		{func() { tm.Type("-") }, "control speed ×2"},
+		{func() { tm.Type("p") }, "partition 10% of workers"},
+		{func() { tm.Type("h") }, "heal partitions"},
+		{func() { tm.Type("d") }, "deploy 1.0.2"},
+		{func() { key(tea.KeyLeft) }, "the charts show the whole run"},
+		{func() { tm.Type("[") }, "Leader ["},
+		{func() { key(tea.KeyLeft) }, "Relay: AIMD limit per partition ["},
+		{func() { key(tea.KeyRight) }, "Relay: AIMD limit per partition ["},
+		{func() { tm.Type("]") }, "Relay: AIMD limit per partition ─"},
+		{func() { key(tea.KeyHome) }, "lines up · end follows"},
+		{func() { key(tea.KeyEnd) }, "Events ─"},
+		{func() { key(tea.KeyUp) }, "(1 lines up"},
+		{func() { key(tea.KeyDown) }, "Events ─"},
+		{func() { key(tea.KeyPgUp) }, "lines up · end follows"},
+		{func() { key(tea.KeyPgDown) }, "Events ─"},
+		{func() { tm.Type("/"); tm.Type("speed"); key(tea.KeyEnter) }, "Events matching /speed: "},
+		{func() { key(tea.KeyEsc) }, "Events ─"},
+		{func() { key(tea.KeyTab); key(tea.KeyTab); key(tea.KeyTab); key(tea.KeyRight) }, "Workers 0–"},
+		{func() { key(tea.KeyEsc); key(tea.KeyShiftTab); key(tea.KeyEnter) }, "Outbox"},
+		{func() { key(tea.KeyEsc); tm.Type("?") }, "Help (? or esc to close)"},
+		{func() { key(tea.KeyEsc); tm.Type("k") }, "leader DOWN"},
+	} {
+		step.send()
+		wait(step.mark)
+	}
+	tm.Type("q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if v := fm.View(); v != "" {
+		t.Errorf("the last frame is not blank:\n%s", v)
+	}
+	want := []string{"pause", "speed ×8", "speed ×2", "partition 10", "heal", "deploy 1.0.2", "kill"}
+	if got := src.Calls(); !slices.Equal(got, want) {
+		t.Errorf("controls %q, want %q", got, want)
+	}
+}

@@ -75,6 +75,11 @@ func (m *Model) paneView(p pane) string {
 		case m.selecting:
 			lo := m.cursor * m.fleet.per
 			title = fmt.Sprintf("Workers %d–%d (arrows move · esc back)", lo, min(lo+m.fleet.per, m.fleet.total)-1)
+		case m.filter.Value() != "":
+			title = fmt.Sprintf("Events matching /%s: %d of %d", m.filter.Value(), len(m.logEntries()), len(m.events.entries))
+			if m.events.scroll > 0 {
+				title += fmt.Sprintf(" (%d lines up)", m.events.scroll)
+			}
 		case m.events.scroll > 0:
 			title = fmt.Sprintf("Events (%d lines up · end follows)", m.events.scroll)
 		case m.events.reported:
