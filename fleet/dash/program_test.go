@@ -63,6 +63,13 @@ func (s *runningSource) Pause() {
 	s.fakeControls.Pause()
 }
 
+func (s *runningSource) SetSpeed(v float64) {
+	s.mu.Lock()
+	s.live.Speed = v
+	s.mu.Unlock()
+	s.fakeControls.SetSpeed(v)
+}
+
 func (s *runningSource) KillLeader() {
 	s.mu.Lock()
 	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "kill leader"})
@@ -246,8 +253,7 @@ func TestProgramEveryKey(t *testing.T) {
 	}{
 		{func() { tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}) }, "PAUSED"},
 		{func() { tm.Type("+") }, "speed ×8"},
-		// The source keeps its speed (×4): - halves that.
-		{func() { tm.Type("-") }, "control speed ×2"},
+		{func() { tm.Type("-") }, "control speed ×4"},
 		{func() { tm.Type("p") }, "partition 10% of workers"},
 		{func() { tm.Type("h") }, "heal partitions"},
 		{func() { tm.Type("d") }, "deploy 1.0.2"},
@@ -269,6 +275,7 @@ func TestProgramEveryKey(t *testing.T) {
 		{func() { key(tea.KeyEsc); tm.Type("?") }, "Help (? or esc to close)"},
 		{func() { key(tea.KeyEsc); tm.Type("k") }, "leader DOWN"},
 	} {
+		t.Logf("waiting for %q", step.mark)
 		step.send()
 		wait(step.mark)
 	}
@@ -277,7 +284,7 @@ func TestProgramEveryKey(t *testing.T) {
 	if v := fm.View(); v != "" {
 		t.Errorf("the last frame is not blank:\n%s", v)
 	}
-	want := []string{"pause", "speed ×8", "speed ×2", "partition 10", "heal", "deploy 1.0.2", "kill"}
+	want := []string{"pause", "speed ×8", "speed ×4", "partition 10", "heal", "deploy 1.0.2", "kill"}
 	if got := src.Calls(); !slices.Equal(got, want) {
 		t.Errorf("controls %q, want %q", got, want)
 	}
