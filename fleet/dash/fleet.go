@@ -101,6 +101,9 @@ func (g *fleetGrid) title(w int) string {
 	return fmt.Sprintf("Fleet %d, %d/cell", g.total, g.per)
 }
 
+// cursorGlyph marks the selected cell: no state's glyph.
+const cursorGlyph = "◆"
+
 // stateOrder is the order counts are listed in: best first.
 var stateOrder = []scenario.WorkerState{
 	scenario.StateUpdated, scenario.StateOnline, scenario.StateBusy, scenario.StateFull, scenario.StateOffline,
@@ -144,8 +147,9 @@ func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
 	return append(lines, flow(more, " · ", w)...)
 }
 
-// view draws the pane's interior; cursor (-1 for none) is drawn in
-// reverse video.
+// view draws the pane's interior; the cell at cursor (-1 for none) is
+// drawn as cursorGlyph in reverse video, so it shows without colour too
+// (the event pane lists its workers and their states).
 func (g *fleetGrid) view(cursor int) []string {
 	lines := append([]string(nil), g.head...)
 	var sb strings.Builder
@@ -159,8 +163,7 @@ func (g *fleetGrid) view(cursor int) []string {
 		// One styled run per state change, not one per cell.
 		for i := 0; i < len(row); {
 			if lo+i == cursor {
-				lk := stateLooks[row[i]]
-				sb.WriteString(stPaused.Render(lk.glyph))
+				sb.WriteString(stPaused.Render(cursorGlyph))
 				i++
 				continue
 			}

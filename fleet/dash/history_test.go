@@ -107,7 +107,7 @@ func TestChartsKeepTheRun(t *testing.T) {
 		n := len(row)
 		busy := func(from, to float64) int {
 			k := 0
-			for _, r := range row[int(from*float64(n)) : int(to*float64(n))] {
+			for _, r := range row[int(from*float64(n)):int(to*float64(n))] {
 				if r != ' ' {
 					k++
 				}

@@ -262,7 +262,12 @@ func (m *Model) detailPane(w, h int) []string {
 		}
 		return []string{stDim.Render("no workers in this cell")}
 	}
-	lines := []string{stTitle.Render(fmt.Sprintf("%-9s %-9s %-11s %9s %8s", "id", "version", "state", "mailbox", "attempts"))}
+	// A narrow pane drops the state's name: its glyph says it.
+	stateW, stateHead := 13, "state"
+	if w < 52 {
+		stateW, stateHead = 1, "s"
+	}
+	lines := []string{stTitle.Render(fmt.Sprintf("%-8s %-8s %-*s %7s %8s", "id", "version", stateW, stateHead, "mailbox", "attempts"))}
 	for _, d := range m.details {
 		if len(lines) >= h {
 			lines[h-1] = stDim.Render(fmt.Sprintf("… %d more: a larger terminal shows smaller cells", len(m.details)-(h-2)))
@@ -274,8 +279,11 @@ func (m *Model) detailPane(w, h int) []string {
 		if m.live.Phase == PhaseRemote {
 			mb, att = "–", "–" // the statuses do not carry them
 		}
-		lines = append(lines, fmt.Sprintf("%-9s %-9s %s %-9s %9s %8s",
-			cut(d.ID, 9), cut(d.Version, 9), lk.style.Render(lk.glyph), d.State, mb, att))
+		state := lk.style.Render(lk.glyph)
+		if stateW > 1 {
+			state += fmt.Sprintf(" %-*s", stateW-2, d.State)
+		}
+		lines = append(lines, fmt.Sprintf("%-8s %-8s %s %7s %8s", cut(d.ID, 8), cut(d.Version, 8), state, mb, att))
 	}
 	return lines
 }

@@ -265,8 +265,11 @@ func TestDrillDown(t *testing.T) {
 	if !strings.Contains(ws[1], scenario.WorkerID(per)) || !strings.Contains(ws[1], "1.0.1") {
 		t.Errorf("first worker row %q, want %s", ws[1], scenario.WorkerID(per))
 	}
+	if fleet := strings.Join(paneLines(t, m, "Fleet"), "\n"); strings.Count(fleet, cursorGlyph) != 1 {
+		t.Errorf("the selected cell is not marked once:\n%s", fleet)
+	}
 	m, _ = pressKey(m, tea.KeyEsc)
-	if got := strings.Join(lines(m), "\n"); strings.Contains(got, title) {
+	if got := strings.Join(lines(m), "\n"); strings.Contains(got, title) || strings.Contains(got, cursorGlyph) {
 		t.Error("esc kept the selection")
 	}
 }
