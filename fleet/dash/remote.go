@@ -71,8 +71,11 @@ const maxRemoteRecords = 10_000
 //
 // What it cannot show, it leaves out rather than guess: the workers'
 // statuses say online or offline and nothing else, so a worker is never
-// busy, full or updated in the grid (the leader's count of workers per
-// version is in Latest.AtTarget); the workers' queues, the lag, the seed
+// busy, full or updated in the grid (how many run the latest deploy's
+// version is in Live.AtTarget, from the leader's latest report); the
+// leader's wait p99 over an interval cannot be computed from what its
+// reports carry, so LeaderWaitP99Interval holds the wait's mean over the
+// interval instead; the workers' queues, the lag, the seed
 // and the simulated duration are zero.
 type Remote struct {
 	o    RemoteOptions
@@ -313,8 +316,23 @@ func (r *Remote) fillWorkers(s *scenario.Sample) {
 		}
 	}
 	if t := r.targetLocked(); t != "" {
-		s.AtTarget = r.last.Fleet.ByVersion[t]
+		s.AtTarget = r.atTargetLocked(t)
 	}
+}
+
+// atTargetLocked is how many workers run target by the latest report:
+// the leader's count by version comes from the workers' heartbeats (as
+// old as a heartbeat interval and the leader's processing round), its
+// deploys' acks come as each worker applies the update; the larger is
+// the fresher.
+func (r *Remote) atTargetLocked(target string) int {
+	acked := 0
+	for _, d := range r.last.Deploys {
+		if d.Version == target {
+			acked += d.Delivered()
+		}
+	}
+	return max(r.last.Fleet.ByVersion[target], acked)
 }
 
 // targetLocked is the latest deploy's version, as the leader reports it.
@@ -450,8 +468,7 @@ func (r *Remote) Snapshot() scenario.Live {
 		lv.History = slices.Clone(r.samples[:n])
 	}
 	if r.reports > 0 && lv.Target != "" {
-		// The leader's count, as fresh as its latest report.
-		lv.AtTarget = r.last.Fleet.ByVersion[lv.Target]
+		lv.AtTarget = r.atTargetLocked(lv.Target)
 	}
 	lv.Workers = make([]scenario.WorkerState, len(r.ids))
 	for i, id := range r.ids {

@@ -278,6 +278,15 @@ func TestRemoteSaysWhatItKnows(t *testing.T) {
 	if leaderPane := strings.Join(paneLines(t, m, "Leader"), "\n"); strings.Contains(leaderPane, "p99") || !strings.Contains(leaderPane, "wait avg") {
 		t.Errorf("leader pane names a p99 it cannot know:\n%s", leaderPane)
 	}
+	// The deploy's acks run ahead of the heartbeats' count by version:
+	// the fresher of the two is shown, as soon as a report carries it.
+	rep := leader.StatsReport{Fleet: leader.FleetSummary{ByVersion: map[string]int{"2.0.0": 29}},
+		Deploys: []leader.DeployProgress{{Version: "2.0.0", Targets: 60, Waves: []leader.WaveProgress{{Delivered: 30}, {Delivered: 12}}}}}
+	b, _ := json.Marshal(rep)
+	r.onStats("fleet/_leader/stats", b)
+	if l := r.Snapshot(); l.AtTarget != 42 || l.Latest.AtTarget != 42 {
+		t.Errorf("at target %d (latest sample %d) after 42 acks, want 42", l.AtTarget, l.Latest.AtTarget)
+	}
 }
 
 // While the leader is down, a remote adds a sample every second, so the
