@@ -102,7 +102,7 @@ the lag, for a CI that must not pass on timings it did not check.
 			if err != nil {
 				return err
 			}
-			if err := writeReports(f.report, reps, cmps, stdout); err != nil {
+			if err := writeReports(f.report, reps, cmps); err != nil {
 				return err
 			}
 			if junit != "" {
@@ -118,6 +118,7 @@ the lag, for a CI that must not pass on timings it did not check.
 			}
 			earlier := earlierFailures(stdout, rounds)
 			printSummary(stdout, reps, cmps, false)
+			printReportPaths(stdout, f.report, reps, true)
 			err = verdict(reps, cmps)
 			if err == nil {
 				err = earlier

@@ -7,6 +7,8 @@
 //	sim check scenarios/ --junit junit.xml    # gate a CI on the scenarios
 //	sim validate my-scenario.yaml             # check a file without running it
 //	sim list                                  # the shipped scenarios
+//	sim new my-scenario                       # a commented scenario to start from
+//	sim schema > scenario.schema.json         # the format's JSON Schema, for editors
 //	sim dash --broker tcp://127.0.0.1:1883    # watch a running leader process
 package main
 
@@ -23,7 +25,10 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal closed) stops sim as SIGINT and SIGTERM do:
+	// the dashboard restores the terminal, the reports are written and
+	// the exit code is the runs' verdict, not the signal's.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -36,17 +41,24 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 const exitCodes = `Exit codes:
   0  every scenario ran and passed its expectations (and its baseline, for check);
-     also 'sim run' stopped by SIGINT/SIGTERM or q on the dashboard (not judged)
+     also 'sim run' stopped (q on the dashboard, SIGINT, SIGTERM or SIGHUP) before
+     its run was judged, when no run judged before it failed
   1  runtime failure (a run could not complete, a report could not be written);
-     also 'sim check' and 'sim validate' stopped by SIGINT/SIGTERM (nothing passes unchecked)
+     also 'sim check' and 'sim validate' stopped by SIGINT/SIGTERM/SIGHUP (nothing
+     passes unchecked)
   2  bad flags or arguments, or a scenario file with errors or past the limits
      (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
   4  a scenario failed: an expectation was false, or (check) its baseline regressed,
-     or (check --require-kept-up) the machine could not keep up with its speed
+     or (check --require-kept-up) the machine could not keep up with its speed;
+     'sim run' stopped after a run was judged failed exits 4 too
 
-SIGINT or SIGTERM stops sim at once, whether it is loading files, running or
-checking.`
+SIGINT, SIGTERM or SIGHUP (the terminal closed) stops sim at once, whether it
+is loading files, running or checking; the dashboard leaves the terminal as
+it found it. 'sim run' writes a run's reports (--report) as soon as the run
+is judged, before the dashboard waits for q: a run judged before the stop
+keeps its verdict (PASS or FAIL), and only a run stopped before its end
+reads STOPPED.`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 	var logs cli.LogOptions
@@ -74,6 +86,8 @@ shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.
 		newCheckCmd(ctx, stdout, stderr, &logs),
 		newValidateCmd(ctx, stdout, stderr, &logs),
 		newListCmd(stdout),
+		newSchemaCmd(stdout),
+		newNewCmd(stdout, stderr),
 		newDashCmd(ctx, stderr, &logs),
 	)
 	return root

@@ -235,7 +235,7 @@ func TestCheckRequireKeptUp(t *testing.T) {
 // a run is behind by.
 func TestProgressLineNamesTheLag(t *testing.T) {
 	l := scenario.Live{Scenario: "s", Phase: scenario.PhaseRunning, Lag: 2.3, Behind: true, LagOf: "service"}
-	if got := progressLine(l); !strings.Contains(got, "BEHIND by 2.30s (service lag)") {
+	if got := progressLine(l, scenario.Sample{}); !strings.Contains(got, "BEHIND 2.30s  (service lag)") {
 		t.Errorf("progress line %q does not name the service lag", got)
 	}
 }

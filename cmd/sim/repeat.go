@@ -43,11 +43,14 @@ func runRounds(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *
 		if n > 1 {
 			fmt.Fprintf(stdout, "round %d of %d\n", i+1, n)
 		}
-		reps, _, err := runAll(ctx, scs, f, log, false, stdout)
-		if err != nil || ctx.Err() != nil {
-			return append(rounds, reps), err
+		out, err := runAll(ctx, scs, f, log, false, stdout)
+		if err == nil {
+			err = out.saveErr
 		}
-		rounds = append(rounds, reps)
+		if err != nil || ctx.Err() != nil {
+			return append(rounds, out.reps), err
+		}
+		rounds = append(rounds, out.reps)
 	}
 	return rounds, nil
 }

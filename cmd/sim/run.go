@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
-	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines (0: none)")
+	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines, which also come at every phase change and every tenth of the run's simulated time (0: no lines)")
 	f.fileFlags.add(c)
 }
 
@@ -128,8 +129,18 @@ and writes the reports.
 On a terminal a single scenario opens the live dashboard (press ? for its
 keys); the summary stays on screen until you press q. A sweep shows each
 variant in turn: q once a variant has ended starts the next, q before it
-ends stops the run. Elsewhere, or with --headless, it prints a progress
-line every few seconds.
+ends stops the run. A run's reports are written as soon as it is judged,
+and the end summary and the verdicts are printed once the dashboard is
+closed.
+
+Elsewhere, or with --headless, it prints a progress line of at most 100
+columns at every phase change, every tenth of the run's simulated time and
+every --progress of wall time: simulated time and phase, workers online,
+the leader's mailbox (box: now/capacity and the most it held), requests
+rejected (rej) and relay backpressure (bp) since the line before, the
+mailbox wait p99 (w99) and the run's lag (BEHIND when it cannot keep up);
+the least needed parts give way on a long line. Errors come after the
+verdicts.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the run.
@@ -158,19 +169,31 @@ see 'sim validate') go to stderr before the run.
 				return err
 			}
 			interactive := !f.headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) && len(scs) == 1
-			reps, quit, err := runAll(ctx, scs, &f, log, interactive, stdout)
+			out, err := runAll(ctx, scs, &f, log, interactive, stdout)
 			if err != nil {
 				return err
 			}
-			if err := writeReports(f.report, reps, nil, stdout); err != nil {
+			// Each judged run's reports were written as it was judged;
+			// this writes them once more with a stopped run's partial
+			// report and the sweep's comparisons.
+			werr := writeReports(f.report, out.reps, nil)
+			printSummary(stdout, out.reps, nil, out.stopped)
+			printReportPaths(stdout, f.report, out.reps, werr == nil)
+			if out.left > 0 {
+				fmt.Fprintf(stdout, "stopped: %d more %s not run\n", out.left, plural(out.left, "run", "runs"))
+			}
+			if werr != nil {
+				return werr
+			}
+			if err := out.saveErr; err != nil {
 				return err
 			}
-			stopped := quit || ctx.Err() != nil // q on the dashboard, or SIGINT/SIGTERM
-			printSummary(stdout, reps, nil, stopped)
-			if stopped {
-				return nil // the user stopped it: a graceful stop, exit 0
+			judged := out.reps
+			if out.stopped {
+				// A run stopped before its end was not judged: not a failure.
+				judged = judged[:len(judged)-1]
 			}
-			return verdict(reps, nil)
+			return verdict(judged, nil)
 		},
 	}
 	f.add(c, "fleetsim-report")
@@ -192,42 +215,74 @@ func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, 
 	})
 }
 
-// runAll runs every variant of every scenario in turn and judges it. A run
-// that cannot start is a runtime error; a run that fails part-way yields a
-// report with Err set, and the others still run.
-func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (reps []*scenario.Report, quit bool, err error) {
-	for _, sc := range scs {
-		vs, err := sc.Variants()
-		if err != nil {
-			return nil, false, cli.Usagef("%v", err)
+// outcome is what runAll ran.
+type outcome struct {
+	reps []*scenario.Report
+	// stopped: the last report's run was stopped (q, SIGINT, SIGTERM,
+	// SIGHUP) before it was judged; its report is partial.
+	stopped bool
+	// left counts the runs not started because the user stopped.
+	left int
+	// saveErr is the first error writing a judged run's reports.
+	saveErr error
+}
+
+// runAll runs every variant of every scenario in turn and judges it,
+// writing the reports of the runs so far (--report) as each is judged, so
+// that a run's results are on disk before the dashboard waits for q. A
+// run that cannot start is a runtime error; a run that fails part-way
+// yields a report with Err set, and the others still run.
+func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (out outcome, err error) {
+	all := make([][]scenario.Variant, len(scs))
+	total := 0
+	for i, sc := range scs {
+		if all[i], err = sc.Variants(); err != nil {
+			return outcome{}, cli.Usagef("%v", err)
 		}
+		total += len(all[i])
+	}
+	for i, sc := range scs {
+		vs := all[i]
 		var mine []*scenario.Report
 		for _, v := range vs {
 			if ctx.Err() != nil {
-				return reps, false, nil
+				out.left = total - len(out.reps)
+				return out, nil
+			}
+			prior := out.reps
+			save := func(rep *scenario.Report) {
+				all := append(slices.Clip(prior), rep)
+				if err := writeReports(f.report, all, nil); err != nil && out.saveErr == nil {
+					out.saveErr = err
+				}
 			}
 			// A sweep shows each variant on the dashboard in turn: q once
 			// a variant has ended goes on to the next, q before stops.
-			rep, quit, err := runOne(ctx, v, f, log, interactive, stdout)
+			rep, stopped, quit, err := runOne(ctx, v, f, log, interactive, stdout, save)
 			if err != nil {
-				return nil, false, err
+				return outcome{}, err
 			}
-			reps = append(reps, rep)
+			out.reps = append(out.reps, rep)
 			mine = append(mine, rep)
-			if quit {
-				return reps, true, nil
+			if stopped || quit {
+				out.stopped = stopped
+				out.left = total - len(out.reps)
+				return out, nil
 			}
 		}
 		if len(mine) > 0 {
 			mine[len(mine)-1].Comparisons = scenario.JudgeComparisons(sc, vs, mine)
 		}
 	}
-	return reps, false, nil
+	return out, nil
 }
 
-// runOne runs one variant. quit reports that the user left the dashboard
-// before the run ended (the report is then partial, its Err says so).
-func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (rep *scenario.Report, quit bool, err error) {
+// runOne runs one variant and calls save with its report once it is
+// judged (not for a run that was stopped or failed part-way). stopped
+// reports that the run was stopped before it was judged (the dashboard's
+// q, or ctx: SIGINT, SIGTERM, SIGHUP); its report is then partial, its
+// Err says so. quit reports that the user left the dashboard with q.
+func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*scenario.Report)) (rep *scenario.Report, stopped, quit bool, err error) {
 	o := scenario.RunOptions{Logger: log, Variant: v.Name}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
@@ -236,7 +291,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		// and the warnings to the dashboard's event pane too.
 		var err error
 		if logFile, err = os.CreateTemp("", "fleetsim-*.log"); err != nil {
-			return nil, false, cli.Runtime(err)
+			return nil, false, false, cli.Runtime(err)
 		}
 		defer logFile.Close()
 		o.Logger = slog.New(slog.NewMultiHandler(
@@ -246,7 +301,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	}
 	r, err := scenario.NewRunner(v.Scenario, o)
 	if err != nil {
-		return nil, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
+		return nil, false, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -259,10 +314,15 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	go func() {
 		defer close(finished)
 		rep, err := r.Run(runCtx)
+		if err == nil && rep != nil && rep.Err == "" {
+			// Judged: its results are safe from here on, whatever ends
+			// the process next.
+			save(rep)
+		}
 		done <- result{rep, err}
 	}()
 	if interactive {
-		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil {
+		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil && ctx.Err() == nil {
 			log.Warn("dashboard", "err", err)
 		}
 		select {
@@ -270,7 +330,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		default:
 			// The user quit before the end: a stop they asked for, like
 			// SIGINT, not a failed scenario.
-			quit = true
+			quit = ctx.Err() == nil
 			cancel()
 		}
 	} else {
@@ -278,10 +338,13 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	}
 	res := <-done
 	if res.err != nil && res.rep == nil {
-		return nil, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
+		return nil, false, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
 	}
 	rep = res.rep
-	if quit {
+	// Stopped only if it ended because the run was cancelled: a run
+	// judged before the q or the signal keeps its verdict.
+	stopped = res.err != nil && runCtx.Err() != nil
+	if quit && stopped {
 		rep.Err = fmt.Sprintf("stopped from the dashboard at %.1fs of %v (simulated): not judged", float64(rep.Result.Run.SimSeconds), v.Scenario.Duration)
 	}
 	if res.err != nil && rep.Err == "" {
@@ -290,27 +353,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	if logFile != nil {
 		fmt.Fprintf(stdout, "logs: %s\n", logFile.Name())
 	}
-	return rep, quit, nil
-}
-
-// headless prints a progress line every interval until the run has
-// finished. It reads the run's own snapshot, as the dashboard does.
-func headless(ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
-	if every <= 0 {
-		return
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-finished:
-			return
-		case <-t.C:
-			fmt.Fprintln(w, progressLine(r.Snapshot()))
-		}
-	}
+	return rep, stopped, quit, nil
 }
 
 func isTerminal(f *os.File) bool {
@@ -318,14 +361,34 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// writeReports writes the report files and says where they are.
-func writeReports(dir string, reps []*scenario.Report, cmp []report.Comparison, stdout io.Writer) error {
+// writeReports writes the report files (nothing without a directory).
+func writeReports(dir string, reps []*scenario.Report, cmp []report.Comparison) error {
 	if dir == "" || len(reps) == 0 {
 		return nil
 	}
 	if err := report.WriteDir(dir, reps, cmp); err != nil {
 		return cli.Runtime(fmt.Errorf("--report %s: %w", dir, err))
 	}
-	fmt.Fprintf(stdout, "reports: %s\n", filepath.Join(dir, "summary.md"))
 	return nil
+}
+
+// printReportPaths says where the reports are: the summary, and each
+// run's HTML page when there are few.
+func printReportPaths(w io.Writer, dir string, reps []*scenario.Report, written bool) {
+	if dir == "" || len(reps) == 0 || !written {
+		return
+	}
+	if len(reps) <= 3 {
+		for _, r := range reps {
+			fmt.Fprintf(w, "report: %s\n", filepath.Join(dir, report.FileName(r.Scenario, r.Variant)+".html"))
+		}
+	}
+	fmt.Fprintf(w, "reports: %s\n", filepath.Join(dir, "summary.md"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

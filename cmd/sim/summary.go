@@ -10,32 +10,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
-// progressLine is the headless progress line: simulated time, phase and the
-// counts a person watching a run wants.
-func progressLine(l scenario.Live) string {
-	s := l.Latest
-	var b strings.Builder
-	name := l.Scenario
-	if l.Variant != "" {
-		name += " [" + l.Variant + "]"
-	}
-	fmt.Fprintf(&b, "%s %6.1fs/%gs %-8s online %d/%d", name, float64(l.Now), float64(l.Duration), l.Phase, s.Online, len(l.Workers))
-	if l.Target != "" {
-		fmt.Fprintf(&b, " · at %s %d", l.Target, s.AtTarget)
-	}
-	fmt.Fprintf(&b, " · leader box %d/%d · outbox %d · delivered %d · limits %v", s.LeaderDepth, s.LeaderCapacity, s.OutboxDepth, s.Delivered, s.Limits)
-	if l.Behind {
-		fmt.Fprintf(&b, " · BEHIND by %.2fs", float64(l.Lag))
-		if l.LagOf != "" {
-			fmt.Fprintf(&b, " (%s lag)", l.LagOf)
-		}
-	}
-	if l.Paused {
-		b.WriteString(" · paused")
-	}
-	return b.String()
-}
-
 // printSummary prints one block per report: the verdict, the expectations
 // and the baseline's differences. With stopped, the last run was stopped
 // by the user and is marked so rather than failed.
@@ -61,6 +35,7 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 		} else if why := res.Run.Behind(); why != "" {
 			fmt.Fprintf(w, "  fell behind: %s: timing checks not judged\n", why)
 		}
+		report.Terminal(w, r)
 		printVerdicts(w, "  ", r.Verdicts)
 		if len(r.Comparisons) > 0 {
 			fmt.Fprintf(w, "  comparisons across %s's variants:\n", r.Scenario)

@@ -14,7 +14,10 @@ import (
 )
 
 func newValidateCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
-	var f fileFlags
+	var (
+		f        runFlags
+		resolved bool
+	)
 	c := &cobra.Command{
 		Use:   "validate FILE|DIR|NAME...",
 		Short: "Check scenario files without running them",
@@ -41,9 +44,27 @@ read (not a named pipe or a device).
 			if err != nil {
 				return err
 			}
+			if err := f.validate(); err != nil {
+				return err
+			}
+			if resolved && len(args) != 1 {
+				return cli.Usagef("--resolved prints one scenario: give one file or name, got %d", len(args))
+			}
 			var lines []string
 			_, err = loadFiles(ctx, args, int64(f.maxSize), log, stderr, func(scs []*scenario.Scenario) error {
 				for _, sc := range scs {
+					sc, err := f.prepare(sc)
+					if err != nil {
+						return err
+					}
+					if resolved {
+						b, err := scenario.Resolved(sc)
+						if err != nil {
+							return cli.Usagef("%s: %v", sc.File, err)
+						}
+						lines = append(lines, strings.TrimSuffix(string(b), "\n"))
+						continue
+					}
 					vs, err := sc.Variants()
 					if err != nil {
 						return cli.Usagef("%v", err)
@@ -70,7 +91,14 @@ read (not a named pipe or a device).
 			return nil
 		},
 	}
-	f.add(c)
+	// The file flag and the overrides of run and check, as they define
+	// them; validate has no reports to write.
+	tmp := &cobra.Command{}
+	f.add(tmp, "")
+	for _, name := range []string{"max-file-size", "workers", "gateway-size", "speed", "seed"} {
+		c.Flags().AddFlag(tmp.Flags().Lookup(name))
+	}
+	c.Flags().BoolVar(&resolved, "resolved", false, "print the scenario as it would run (defaults filled in, the overrides applied) as YAML that loads back to the same run")
 	return c
 }
 

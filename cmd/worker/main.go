@@ -1,12 +1,14 @@
 // Command worker runs a pool of simulated fleetsim workers against a
-// broker: each with its own MQTT session, bounded mailbox, service time,
-// heartbeat and telemetry, and reconnect policy.
+// broker: each with its own MQTT session (or behind a gateway that carries
+// many on one), bounded mailbox, service time, heartbeat and telemetry,
+// and reconnect policy.
 //
 //	worker --broker tcp://127.0.0.1:1883 --count 1000 --prefix w- --start 0
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -64,7 +67,33 @@ type options struct {
 	version     string
 	report      time.Duration
 	state       string
+	gatewaySize sizeFlag
 }
+
+// sizeFlag is an int flag that knows whether it was given: --gateway-size
+// 0 is an error, not the same as leaving it out.
+type sizeFlag struct {
+	n   int
+	set bool
+}
+
+func (f *sizeFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	f.n, f.set = n, true
+	return nil
+}
+
+func (f *sizeFlag) String() string {
+	if !f.set {
+		return ""
+	}
+	return strconv.Itoa(f.n)
+}
+
+func (f *sizeFlag) Type() string { return "int" }
 
 func (o *options) addFlags(c *cobra.Command) {
 	f := c.Flags()
@@ -89,6 +118,7 @@ func (o *options) addFlags(c *cobra.Command) {
 	f.Uint64Var(&o.seed, "seed", 1, "seed; worker i draws from PCG(seed, i), so runs repeat")
 	f.StringVar(&o.version, "version", worker.DefaultVersion, "version every worker starts at")
 	f.DurationVar(&o.report, "report", 10*time.Second, "log a summary of the pool this often (0: only at exit)")
+	f.Var(&o.gatewaySize, "gateway-size", "put the workers behind gateways of this many: one MQTT session per gateway, which announces its devices (1 to --count; the last gateway may carry fewer); unset: a session per worker")
 	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts and first-applied times, duplicates, stale (created at start)")
 }
 
@@ -146,7 +176,11 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 		}
 	}
 	width := max(o.width, len(fmt.Sprint(o.start+uint64(o.count)-1)))
+	if g := o.gatewaySize; g.set && (g.n < 1 || g.n > o.count) {
+		return nil, dial, cli.Usagef("--gateway-size %d: want 1 to --count (%d), the workers each gateway carries", g.n, o.count)
+	}
 	cfgs := make([]worker.Config, o.count)
+	var gateway string
 	for i := range cfgs {
 		idx := o.start + uint64(i)
 		id := fmt.Sprintf("%s%0*d", o.prefix, width, idx)
@@ -155,8 +189,16 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 				return nil, dial, cli.Usagef("--prefix %q: %v", o.prefix, err)
 			}
 		}
+		if o.gatewaySize.set && i%o.gatewaySize.n == 0 {
+			// Named after its first device, so that processes with
+			// disjoint worker ranges never share a gateway id.
+			gateway = gatewayPrefix + id
+			if err := wire.ValidGatewayID(gateway); err != nil {
+				return nil, dial, cli.Usagef("--gateway-size: gateway %q (%s + its first worker's id): %v; use a shorter --prefix", gateway, gatewayPrefix, err)
+			}
+		}
 		cfgs[i] = worker.Config{
-			ID: id, Index: idx, Seed: o.seed, Topics: wire.Topics{Prefix: o.topicPrefix},
+			ID: id, Index: idx, Seed: o.seed, Topics: wire.Topics{Prefix: o.topicPrefix}, Gateway: gateway,
 			Mailbox: mailbox.Options{Capacity: o.mailbox, Policy: pol}, Service: svc,
 			Heartbeat: o.heartbeat, Telemetry: o.telemetry,
 			Reconnect: worker.Reconnect{Immediate: o.reconnect == "immediate", Backoff: flow.Backoff{Base: o.backoffBase, Cap: o.backoffCap}},
@@ -165,6 +207,9 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 	}
 	return cfgs, dial, nil
 }
+
+// gatewayPrefix starts a gateway's id; the first worker's id follows.
+const gatewayPrefix = "gw-"
 
 func validBroker(u string) error {
 	scheme, rest, ok := strings.Cut(u, "://")
@@ -197,6 +242,18 @@ is applied), sends heartbeats with its version, and reconnects after a
 lost connection by --reconnect. A worker's applied state lives as long
 as the process.
 
+With --gateway-size N the workers sit behind gateways of N, as devices
+behind edge gateways: each gateway is one MQTT session, named gw- plus
+its first worker's id (gw-w-0000 carries w-0000 to w-0009 at N = 10,
+so processes with disjoint ranges never share one), logged in as
+gateway/<id>/<prefix>{<first>..<last>} (with --secret-file, a password
+derived from that username). It says "online <epoch>" on
+<topic-prefix>/_gateway/<id>/status, with "offline <epoch>" as its last
+will, and announces each of its workers "online <epoch> via <id>"; a
+worker that drops off it gets "offline <epoch> via <id>" from the
+gateway. When the gateway's session is lost, so are its workers'; it
+reconnects with the --backoff-* policy and they follow.
+
 It logs a summary every --report and at exit: workers online, applied
 updates, duplicates, versions. With --state FILE it also writes, at exit,
 each worker's applied state as JSON — the version it runs, each version
@@ -224,6 +281,9 @@ cleanly, and worker exits 0.
 
   # the thundering herd: no backoff after the broker restarts
   worker --count 5000 --reconnect immediate
+
+  # 10,000 workers behind 100 gateways: 100 MQTT sessions
+  worker --count 10000 --gateway-size 100
 
   # keep each worker's applied versions for a check after the run
   worker --count 100 --state workers.json`,
@@ -263,7 +323,8 @@ func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o op
 		}
 		return cli.Usagef("%v", err)
 	}
-	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker)
+	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker,
+		"gateways", len(pool.Gateways()))
 	done := make(chan struct{})
 	go func() { // owned by run: it waits on done below
 		defer close(done)
@@ -291,7 +352,7 @@ func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o op
 
 // summary logs the pool's counts; the e2e tests read the one at exit.
 func summary(log *slog.Logger, msg string, s worker.PoolStats) {
-	log.Info(msg, "workers", s.Workers, "online", s.Online,
+	log.Info(msg, "workers", s.Workers, "online", s.Online, "gateways", s.Gateways, "gateways_online", s.GatewaysOnline, "gateway_logins_refused", s.GatewayLoginsRefused,
 		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates, "stale", s.Total.Stale,
 		"versions", versions(s.ByVersion), "connects", s.Total.Connects, "reconnects", s.Total.Reconnects,
 		"acked_ok", s.Total.AckedOK, "acked_full", s.Total.AckedFull)

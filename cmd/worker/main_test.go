@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,6 +62,12 @@ func TestFlags(t *testing.T) {
 		{"secret missing", []string{"--secret-file", "/nonexistent"}, "--secret-file"},
 		{"secret", []string{"--secret-file", secret}, ""},
 		{"not a number", []string{"--count", "lots"}, `invalid argument "lots" for "--count"`},
+		{"gateway size", []string{"--count", "10", "--gateway-size", "10"}, ""},
+		{"gateway size zero", []string{"--gateway-size", "0"}, "--gateway-size 0: want 1 to --count (1)"},
+		{"gateway size negative", []string{"--count", "5", "--gateway-size", "-2"}, "--gateway-size -2: want 1 to --count (5)"},
+		{"gateway size above count", []string{"--count", "5", "--gateway-size", "6"}, "--gateway-size 6: want 1 to --count (5)"},
+		{"gateway size not a number", []string{"--gateway-size", "ten"}, `invalid argument "ten" for "--gateway-size"`},
+		{"gateway id too long", []string{"--gateway-size", "1", "--prefix", strings.Repeat("w", 59) + "-"}, `--gateway-size: gateway "gw-www`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,6 +108,30 @@ func TestConfigs(t *testing.T) {
 	}
 }
 
+// TestGatewayConfigs: --gateway-size groups the workers in order, each
+// gateway named after its first worker, the last carrying the rest.
+func TestGatewayConfigs(t *testing.T) {
+	cfgs, _, err := build(t, "--count", "25", "--start", "100", "--gateway-size", "10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, c := range cfgs {
+		count[c.Gateway]++
+	}
+	want := map[string]int{"gw-w-0100": 10, "gw-w-0110": 10, "gw-w-0120": 5}
+	if fmt.Sprint(count) != fmt.Sprint(want) || cfgs[9].Gateway != "gw-w-0100" || cfgs[10].Gateway != "gw-w-0110" {
+		t.Errorf("workers per gateway %v, want %v", count, want)
+	}
+	cfgs, _, err = build(t, "--count", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfgs[0].Gateway != "" {
+		t.Errorf("without --gateway-size a worker is behind gateway %q", cfgs[0].Gateway)
+	}
+}
+
 func TestExitCodes(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -109,6 +140,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{[]string{"extra"}, cli.ExitUsage, `worker takes no arguments`},
 		{[]string{"--count", "-3"}, cli.ExitUsage, "--count -3"},
+		{[]string{"--count", "4", "--gateway-size", "0"}, cli.ExitUsage, "--gateway-size 0: want 1 to --count (4)"},
 		{[]string{"--log-format", "xml"}, cli.ExitUsage, `--log-format "xml": want text or json`},
 		{[]string{"--bogus"}, cli.ExitUsage, "unknown flag: --bogus"},
 		{[]string{"--help"}, cli.ExitOK, "Exit codes:"},

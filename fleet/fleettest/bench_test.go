@@ -23,14 +23,18 @@ import (
 var benchWorkers = 200
 
 func BenchmarkAckedDeliveries(b *testing.B) {
-	b.Run("bbolt", func(b *testing.B) { benchAcked(b, false) })
-	b.Run("memory", func(b *testing.B) { benchAcked(b, true) })
+	b.Run("bbolt", func(b *testing.B) { benchAcked(b, false, 0) })
+	b.Run("memory", func(b *testing.B) { benchAcked(b, true, 0) })
+	// The memory variant's fleet behind gateways of 20: 10 MQTT sessions
+	// carry the 200 workers.
+	b.Run("gateway", func(b *testing.B) { benchAcked(b, true, 20) })
 }
 
-func benchAcked(b *testing.B, memory bool) {
+func benchAcked(b *testing.B, memory bool, gatewaySize int) {
 	workers := benchWorkers
 	f := fleettest.StartFleet(b, workers, fleettest.Options{
 		MemoryOutbox: memory,
+		GatewaySize:  gatewaySize,
 		// Workers that take a command at once: this measures the delivery
 		// path, not a worker's service time.
 		Worker: worker.Config{Service: dist.Const(time.Nanosecond), Mailbox: mailbox.Options{Capacity: 1024}},
@@ -62,4 +66,5 @@ func benchAcked(b *testing.B, memory bool) {
 	rtt := f.Leader.Stats().AskRTT
 	b.ReportMetric(float64(rtt.Quantile(0.5).Microseconds()), "ask-p50-µs")
 	b.ReportMetric(float64(rtt.Quantile(0.99).Microseconds()), "ask-p99-µs")
+	b.ReportMetric(float64(f.Pool.Stats().Total.DeliveriesDropped), "gw-dropped")
 }

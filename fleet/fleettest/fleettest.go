@@ -52,6 +52,10 @@ type Options struct {
 	// WrapDial, if set, wraps the dialer the workers connect with: a test
 	// that watches (or disturbs) the workers' sessions.
 	WrapDial func(worker.Dialer) worker.Dialer
+	// GatewaySize, if positive, puts the workers behind gateways of that
+	// many, in order (gw-00000 carries w-0000 to w-<size-1>, …): one MQTT
+	// session per gateway instead of one per worker.
+	GatewaySize int
 }
 
 // Fleet is a running fleet.
@@ -105,13 +109,17 @@ func StartFleet(t testing.TB, n int, o Options) *Fleet {
 	for i := range cfgs {
 		c := o.Worker
 		c.ID, c.Index, c.Seed, c.Clock = fmt.Sprintf("w-%04d", i), uint64(i), o.Seed, o.Clock
+		if o.GatewaySize > 0 {
+			c.Gateway = fmt.Sprintf("gw-%05d", i/o.GatewaySize)
+		}
 		cfgs[i] = c
 	}
-	var dial worker.Dialer = worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: o.Secret}
+	mqtt := worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: o.Secret}
+	var dial worker.Dialer = mqtt
 	if o.WrapDial != nil {
 		dial = o.WrapDial(dial)
 	}
-	if f.Pool, err = worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: o.Clock}); err != nil {
+	if f.Pool, err = worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: o.Clock, Gateways: mqtt}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

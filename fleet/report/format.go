@@ -54,9 +54,13 @@ func keyNumbers(r *scenario.Report) []keyNumber {
 			[]string{"leader.mailbox.wait.p50", "leader.mailbox.wait.p99"}},
 		{"leader mailbox rejected / dropped", uthousands(lm.Rejected) + " / " + uthousands(lm.Dropped),
 			[]string{"leader.mailbox.rejected", "leader.mailbox.dropped"}},
-		{fmt.Sprintf("relay limit min / initial / final (sum of %d partitions)", res.Relay.Partitions),
-			fmt.Sprintf("%d / %d / %d", res.Relay.Limit.Min, res.Relay.Limit.Initial, res.Relay.Limit.Final),
-			[]string{"relay.limit.min", "relay.limit.initial", "relay.limit.final"}},
+		// A partition's limit and the sum over partitions are different
+		// units: each row holds one.
+		{"relay limit per partition: min / initial / max",
+			fmt.Sprintf("%d / %d / %d", res.Relay.Limit.Min, res.Relay.Limit.Initial, res.Relay.Limit.Max),
+			[]string{"relay.limit.min", "relay.limit.initial", "relay.limit.max"}},
+		{fmt.Sprintf("relay limit at the end: sum of %d partitions", res.Relay.Partitions),
+			strconv.Itoa(res.Relay.Limit.Final), []string{"relay.limit.final"}},
 		{"relay delivered", uthousands(res.Relay.Delivered), []string{"relay.delivered"}},
 		{"relay backpressure", uthousands(res.Relay.Backpressure), []string{"relay.backpressure"}},
 		{"dead letters", fmt.Sprintf("%s (dead-lettered during the run: %s)", thousands(int64(res.Outbox.DeadLetters)), uthousands(res.Outbox.DeadLettered)),

@@ -54,6 +54,7 @@ var fedBy = map[string]feed{
 	"workers.malformed":         0,
 	"workers.crashes":           0,
 	"workers.refused":           feedCommands,
+	"workers.gateway_dropped":   0, // syncs and their replies are always sent
 	"workers.sync_sent":         0,
 	"workers.sync_ok":           0,
 	"workers.sync_full":         0,

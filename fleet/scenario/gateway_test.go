@@ -1,10 +1,12 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // gatewayFile is a fleet of 10: a group of 3, a group of 20% (2) and the
@@ -257,5 +259,38 @@ func TestRunnerGateways(t *testing.T) {
 	}
 	if res := r.result(&finalState{}); res.Fleet.Gateways != 0 || res.Fleet.GatewaySize != 0 {
 		t.Errorf("without gateway_size: %+v", res.Fleet)
+	}
+}
+
+// TestRunBehindGateways plays a deploy to a fleet behind gateways on the
+// real stack: every device takes it, nothing is lost, and the devices
+// reached the broker through their gateways' sessions, not their own.
+func TestRunBehindGateways(t *testing.T) {
+	sc := rtFleet(20, 6)
+	sc.Fleet.GatewaySize = rtPtr(5)
+	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0"}}}
+	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := r.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rtDump(t, rep)
+	rtNoLoss(t, rep)
+	if got := rep.Result.Workers.AtVersion["2.0.0"]; got != 20 {
+		t.Errorf("%d of 20 devices at 2.0.0", got)
+	}
+	gws := r.pool.Gateways()
+	if len(gws) != 4 {
+		t.Fatalf("%d gateways, want 4", len(gws))
+	}
+	for _, g := range gws {
+		if s := g.Stats(); s.Connects == 0 {
+			t.Errorf("gateway %s never connected: %+v", g.ID(), s)
+		}
 	}
 }

@@ -35,6 +35,7 @@ func LeaderSample(t Seconds, instances []leader.Stats, serving bool, waitP99 tim
 	s.Backpressure = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Backpressure })
 	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
 	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
+	s.LeaderMaxDepth = lt.maxOf(func(l *leader.Stats) int { return l.Mailbox.MaxDepth })
 	s.LeaderWaitP99 = simSec(waitP99)
 	if n > 0 {
 		s.OutboxDepth = instances[n-1].Outbox.Depth

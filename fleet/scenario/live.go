@@ -10,7 +10,8 @@ type Live struct {
 	Speed    float64 // the speed now
 	Paused   bool
 	// Now and Duration are simulated seconds since the start and the
-	// timeline's length (the drain comes after).
+	// timeline's length (the drain comes after). Once the run is done Now
+	// stays at the time it ran, drain included (Result.Run.SimSeconds).
 	Now, Duration Seconds
 	// Phase is "starting", "running", "draining" or "done".
 	Phase string

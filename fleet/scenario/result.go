@@ -205,6 +205,11 @@ type WorkersResult struct {
 	// (poison): the leader dead-letters them at once.
 	Crashes uint64 `expr:"crashes" json:"crashes"`
 	Refused uint64 `expr:"refused" json:"refused"`
+	// GatewayDropped counts messages a gateway dropped for a worker behind
+	// it whose loop was behind (gateway mode): a gateway never waits for
+	// one device. A dropped command is delivered again when the leader's
+	// ask times out; a dropped reply is asked for again.
+	GatewayDropped uint64 `expr:"gateway_dropped" json:"gateway_dropped"`
 	// Sync is the request every worker sends on (re)connect.
 	SyncSent     uint64 `expr:"sync_sent" json:"sync_sent"`
 	SyncOK       uint64 `expr:"sync_ok" json:"sync_ok"`
@@ -231,6 +236,7 @@ type MailboxResult struct {
 // Quantiles of a time distribution, in simulated seconds.
 type Quantiles struct {
 	P50  Seconds `expr:"p50" json:"p50"`
+	P90  Seconds `expr:"p90" json:"p90"`
 	P99  Seconds `expr:"p99" json:"p99"`
 	Max  Seconds `expr:"max" json:"max"`
 	Mean Seconds `expr:"mean" json:"mean"`
@@ -392,8 +398,13 @@ const (
 type Sample struct {
 	T Seconds `json:"t"` // simulated seconds since the start
 
-	LeaderDepth    int     `json:"leader_depth"`
-	LeaderCapacity int     `json:"leader_capacity"`
+	LeaderDepth    int `json:"leader_depth"`
+	LeaderCapacity int `json:"leader_capacity"`
+	// LeaderMaxDepth is the most requests the leader's mailbox has held
+	// at once since the run started (over its restarts): the high-water
+	// mark a moment's depth misses when a burst fills and empties the box
+	// between two samples.
+	LeaderMaxDepth int     `json:"leader_max_depth"`
 	LeaderWaitP99  Seconds `json:"leader_wait_p99"`
 	// LeaderWaitP99Interval is the p99 of the waits that ended since the
 	// sample before (0 when none did): what the mailbox is like now,

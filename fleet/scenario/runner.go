@@ -119,6 +119,8 @@ type Runner struct {
 	phase     string
 	t0        time.Duration // r.clk.Mono() at simulated time 0
 	started   bool          // t0 is set
+	endAt     time.Duration // simulated time at the run's end (shutdown)
+	ended     bool          // endAt is set: snapshots show it as now
 	records   []Record
 	samples   []Sample
 	target    string

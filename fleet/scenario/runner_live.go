@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"slices"
-	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
@@ -18,14 +17,11 @@ func (r *Runner) Snapshot() Live {
 	r.mu.Lock()
 	// Now is read under the lock that guards the samples, so it is never
 	// before the latest sample's time.
-	var now time.Duration
-	if r.started {
-		now = r.clk.Mono() - r.t0
-	}
+	now := r.liveNow()
 	lv := Live{
 		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
 		Speed: r.clk.Speed(), Paused: r.clk.Paused(),
-		Now: simSec(now), Duration: simSec(r.sc.Duration.D()),
+		Now: now, Duration: simSec(r.sc.Duration.D()),
 		Phase: r.phase, Lag: simSec(lag), Behind: behind, LagOf: lagOf,
 		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
 	}
@@ -53,6 +49,29 @@ func (r *Runner) Snapshot() Live {
 		}
 	}
 	return lv
+}
+
+// Position is where the run is: its simulated time (as Snapshot's Now),
+// the timeline's length and the phase. It is Snapshot without the fleet,
+// the samples and the records, cheap enough to poll many times a second
+// whatever the fleet's size.
+func (r *Runner) Position() (now, duration Seconds, phase string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.liveNow(), simSec(r.sc.Duration.D()), r.phase
+}
+
+// liveNow is the simulated time a snapshot shows: 0 before time 0, and
+// from the run's end on the time it ran (Result.Run.SimSeconds), not a
+// clock that keeps going while the summary is on screen. r.mu is held.
+func (r *Runner) liveNow() Seconds {
+	switch {
+	case r.ended:
+		return simSec(r.endAt)
+	case r.started:
+		return simSec(r.clk.Mono() - r.t0)
+	}
+	return 0
 }
 
 // endState is the fleet as Snapshot shows it once the workers stop.

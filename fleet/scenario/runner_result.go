@@ -35,20 +35,25 @@ type finalState struct {
 // the broker — capturing on the way what the Result needs, and computes
 // the Result.
 func (r *Runner) shutdown(st *runStack) endState {
+	// The run ends now: the clock a snapshot shows stops here, and the
+	// last sample is the fleet as it ended.
+	var f finalState
+	r.mu.Lock()
+	started := r.started
+	if started {
+		r.endAt, r.ended = r.clk.Mono()-r.t0, true
+		f.simEnd = r.endAt
+	}
+	r.mu.Unlock()
 	if st.timeline != nil {
 		st.timeline.stop()
 	}
 	st.offline.stop()
 	r.stopBackground(st)
 	st.sampler.stop()
-	var f finalState
-	r.mu.Lock()
-	started := r.started
-	r.mu.Unlock()
 	if started {
-		r.takeSample(r.simNow())
+		r.takeSample(f.simEnd)
 	}
-	f.simEnd = r.simNow()
 	if started {
 		r.keepEndStates()
 	}
@@ -156,7 +161,7 @@ func (r *Runner) result(f *finalState) Result {
 }
 
 func quantilesOf(s stats.HistogramSnapshot) Quantiles {
-	return Quantiles{P50: simSec(s.Quantile(0.5)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
+	return Quantiles{P50: simSec(s.Quantile(0.5)), P90: simSec(s.Quantile(0.9)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
 }
 
 // MaxAppliedTwiceIDs bounds workers.applied_twice_ids: enough to find the
@@ -192,6 +197,7 @@ func (r *Runner) workersResult(f *finalState) WorkersResult {
 		w.Malformed += s.Malformed
 		w.Crashes += s.Crashes
 		w.Refused += s.Refused
+		w.GatewayDropped += s.DeliveriesDropped
 		w.SyncSent += s.SyncSent
 		w.SyncOK += s.SyncOK
 		w.SyncFull += s.SyncFull

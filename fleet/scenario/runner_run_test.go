@@ -214,6 +214,20 @@ func TestSnapshotDuringRun(t *testing.T) {
 	if lv := r.Snapshot(); lv.Phase != PhaseDone || lv.Report != rep || lv.Next != "" {
 		t.Errorf("final snapshot: phase %s, next %q", lv.Phase, lv.Next)
 	}
+	// The clock a person reads stops with the run: the simulated time
+	// run, drain included, not a clock still going while the summary is
+	// on screen.
+	end := rep.Result.Run.SimSeconds
+	if end < simSec(sc.Duration.D()) {
+		t.Fatalf("run.sim_seconds %v, shorter than the duration", end)
+	}
+	r.clk.SetSpeed(1000) // simulated time runs on, fast
+	if lv := r.Snapshot(); lv.Now != end {
+		t.Errorf("snapshot after the end at %v, want the run's end %v", lv.Now, end)
+	}
+	if now, dur, phase := r.Position(); now != end || dur != 10 || phase != PhaseDone {
+		t.Errorf("position after the end: %v of %v, %s; want %v of 10, done", now, dur, phase, end)
+	}
 }
 
 // TestControls: the dashboard's controls act on a running scenario and

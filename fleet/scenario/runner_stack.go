@@ -61,7 +61,7 @@ func (r *Runner) buildPool() error {
 	dial := worker.DialerFunc(func(ctx context.Context, o worker.DialOptions) (worker.Session, error) {
 		return worker.MQTTDialer{Broker: "mem://", Mem: r.broker.Load()}.Dial(ctx, o)
 	})
-	po := worker.PoolOptions{Clock: r.clk}
+	po := worker.PoolOptions{Clock: r.clk, Gateways: runnerGateways{r}}
 	if n := len(cfgs); n > 1 && r.sc.Fleet.Ramp > 0 {
 		// The scenario's ramp is the time over which the whole fleet
 		// connects; the pool spaces one worker from the next.
@@ -73,6 +73,14 @@ func (r *Runner) buildPool() error {
 	}
 	r.pool, r.workers = p, p.Workers()
 	return nil
+}
+
+// runnerGateways dials the sessions of the pool's gateways on the broker
+// Run starts, as buildPool's dialer does the workers'.
+type runnerGateways struct{ r *Runner }
+
+func (g runnerGateways) DialGateway(ctx context.Context, o worker.GatewayDialOptions) (worker.GatewayLink, error) {
+	return worker.MQTTDialer{Broker: "mem://", Mem: g.r.broker.Load()}.DialGateway(ctx, o)
 }
 
 // workerConfig turns a worker's profile into its worker.Config; unset

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
 )
 
 // Session is a connected MQTT client with the few calls fleetsim's leader
@@ -111,7 +112,18 @@ func (s *Session) Publish(ctx context.Context, topic string, qos byte, retained 
 // Send hands payload to the client without waiting for the broker. It
 // reports only an error the client knows at once (not connected).
 func (s *Session) Send(topic string, qos byte, payload []byte) error {
-	t := s.c.Publish(topic, qos, false, payload)
+	return now(s.c.Publish(topic, qos, false, payload))
+}
+
+// SendRetained is Send of a retained message: a gateway's stand-in for the
+// last will of a device that dropped off it, published from the device's
+// loop, which must not wait for the broker.
+func (s *Session) SendRetained(topic string, qos byte, payload []byte) error {
+	return now(s.c.Publish(topic, qos, true, payload))
+}
+
+// now is a token's error if it has one already, else nil.
+func now(t paho.Token) error {
 	select {
 	case <-t.Done():
 		return t.Error()
@@ -122,10 +134,17 @@ func (s *Session) Send(topic string, qos byte, payload []byte) error {
 
 // Subscribe subscribes and waits for the broker's answer; a refusal is
 // ErrSubscribeRefused. h runs on the client's one delivery goroutine: it
-// must not block for long and must not wait for a publish. A subscription
-// the broker accepted is made again by Redial.
+// must not block for long and must not wait for a publish. A nil h adds no
+// route of its own: the filter's messages go to ClientOptions.DefaultHandler.
+// That is how one session routes for many subscribers (a gateway's
+// devices): paho matches every message against every route in turn, while
+// one handler can look the topic up in a map. A subscription the broker
+// accepted is made again by Redial.
 func (s *Session) Subscribe(ctx context.Context, filter string, qos byte, h func(topic string, payload []byte)) error {
-	sub := subscription{filter: filter, qos: qos, h: func(_ paho.Client, m paho.Message) { h(m.Topic(), m.Payload()) }}
+	sub := subscription{filter: filter, qos: qos}
+	if h != nil {
+		sub.h = func(_ paho.Client, m paho.Message) { h(m.Topic(), m.Payload()) }
+	}
 	if err := s.subscribe(ctx, sub); err != nil {
 		return err
 	}
@@ -133,6 +152,17 @@ func (s *Session) Subscribe(ctx context.Context, filter string, qos byte, h func
 	s.subs = append(s.subs, sub)
 	s.mu.Unlock()
 	return nil
+}
+
+// Unsubscribe asks the broker to drop filter and returns without waiting
+// for its answer (a message already on its way may still arrive); Redial
+// no longer makes the subscription. It reports only an error the client
+// knows at once (not connected).
+func (s *Session) Unsubscribe(filter string) error {
+	s.mu.Lock()
+	s.subs = slices.DeleteFunc(s.subs, func(sub subscription) bool { return sub.filter == filter })
+	s.mu.Unlock()
+	return now(s.c.Unsubscribe(filter))
 }
 
 func (s *Session) subscribe(ctx context.Context, sub subscription) error {
@@ -279,4 +309,10 @@ func (c *silentConn) Read(p []byte) (int, error) {
 		// Silent: what arrives is lost; keep reading until the far end
 		// gives up and closes, so the reader sees that as the error.
 	}
+}
+
+// RefusedLogin reports whether err (from Connect) is the broker refusing
+// the login: CONNACK "bad user name or password" or "not authorized".
+func RefusedLogin(err error) bool {
+	return errors.Is(err, packets.ErrorRefusedNotAuthorised) || errors.Is(err, packets.ErrorRefusedBadUsernameOrPassword)
 }

@@ -2,8 +2,12 @@ package worker
 
 import (
 	"context"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // MQTTDialer opens worker sessions through fleet/transport: over the
@@ -29,6 +33,57 @@ func (d MQTTDialer) Dial(ctx context.Context, o DialOptions) (Session, error) {
 	}
 	if d.Secret != nil {
 		co.Username, co.Password = o.ID, transport.WorkerPassword(d.Secret, o.ID)
+	}
+	s, err := transport.Connect(ctx, co, d.Mem)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// GatewayLink is a gateway's one MQTT session, which carries its devices'
+// traffic. *transport.Session provides it.
+type GatewayLink interface {
+	Session
+	// SendRetained is Send of a retained message (a device's will, played
+	// by the gateway).
+	SendRetained(topic string, qos byte, payload []byte) error
+	// Unsubscribe drops a subscription without waiting for the broker.
+	Unsubscribe(filter string) error
+}
+
+// GatewayDialOptions are what a gateway asks of its session.
+type GatewayDialOptions struct {
+	ID    string           // MQTT client id (= gateway id)
+	Range wire.DeviceRange // the devices it carries: part of its login
+	// Will is published (retained) by the broker if the session ends
+	// without a clean disconnect: the gateway's "offline <epoch>".
+	WillTopic   string
+	WillPayload []byte
+	KeepAlive   time.Duration
+	// Route receives every message of a subscription made with a nil
+	// handler, on the session's delivery goroutine; it must not block.
+	Route func(topic string, payload []byte)
+}
+
+// GatewayDialer opens gateway sessions.
+type GatewayDialer interface {
+	DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error)
+}
+
+// DialGateway connects one gateway: client id = gateway id, logged in as
+// wire.GatewayUsername(id, range) with transport.WorkerPassword(Secret,
+// username) when Secret is set, a clean session and a retained last will
+// on the gateway's status topic.
+func (d MQTTDialer) DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error) {
+	co := transport.ClientOptions{
+		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true,
+		Will:           &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
+		DefaultHandler: func(_ paho.Client, m paho.Message) { o.Route(m.Topic(), m.Payload()) },
+	}
+	if d.Secret != nil {
+		co.Username = wire.GatewayUsername(o.ID, o.Range)
+		co.Password = transport.WorkerPassword(d.Secret, co.Username)
 	}
 	s, err := transport.Connect(ctx, co, d.Mem)
 	if err != nil {

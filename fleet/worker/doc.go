@@ -22,6 +22,14 @@
 // (SetMailboxCapacity). A worker refuses for good ("reject") an apply of a
 // version it cannot install: that is how a scenario injects poison.
 //
+// Gateways: a worker whose Config.Gateway names one is a device behind
+// that gateway, which carries all its devices on one MQTT session (as an
+// edge gateway does) and announces them "online <epoch> via <gateway>".
+// A Pool builds the gateways its workers name; a Gateway is also usable on
+// its own as the Dialer of its devices. Its last will takes its devices
+// offline at the leader; Gateway.Partition cuts it off, and every device
+// behind it loses its session until it is back.
+//
 //	w, _ := worker.New(worker.Config{ID: "w-1", Clock: clk}, dialer)
 //	go w.Run(ctx)
 //	w.Partition() // ... later

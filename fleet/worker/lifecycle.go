@@ -20,6 +20,10 @@ func (w *Worker) scheduleReconnect(attempt int) {
 // tryConnect dials, subscribes to the worker's commands and announces it
 // online. A failure schedules the next attempt.
 //
+// Behind a gateway (Config.Gateway) the statuses say so: "online <epoch>
+// via <gateway>", and the will the gateway plays for the worker
+// "offline <epoch> via <gateway>".
+//
 // Every attempt has a new epoch, carried by the last will ("offline
 // <epoch>") and the announcement ("online <epoch>"): the broker may publish
 // an earlier connection's will after this one's "online" — it drops that
@@ -42,12 +46,16 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	defer cancel()
 	epoch := newEpoch()
 	sess, err := w.dial.Dial(dctx, DialOptions{
-		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: wire.Status{Epoch: epoch}.Payload(),
+		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: wire.Status{Epoch: epoch, Via: w.cfg.Gateway}.Payload(),
 		KeepAlive: w.cfg.KeepAlive,
 	})
 	if err == nil {
-		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, w.deliver(sess)); err == nil {
-			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch}.Payload())
+		h := w.deliver(sess)
+		if _, ok := sess.(sharedSession); ok {
+			h = w.offer(sess)
+		}
+		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, h); err == nil {
+			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch, Via: w.cfg.Gateway}.Payload())
 		}
 		if err != nil {
 			sess.Close(false)
@@ -94,7 +102,7 @@ func (w *Worker) closeSession(clean bool) {
 	}
 	if clean {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_ = w.sess.Publish(ctx, w.cfg.Topics.Status(w.cfg.ID), 1, true, wire.Status{Epoch: w.epoch}.Payload())
+		_ = w.sess.Publish(ctx, w.cfg.Topics.Status(w.cfg.ID), 1, true, wire.Status{Epoch: w.epoch, Via: w.cfg.Gateway}.Payload())
 		cancel()
 	}
 	w.sess.Close(clean)

@@ -9,12 +9,15 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
-// Pool runs many workers in one process.
+// Pool runs many workers in one process, and the gateways that carry the
+// workers whose Config.Gateway names one.
 type Pool struct {
-	workers []*Worker
-	byID    map[string]*Worker
-	clk     clock.Clock
-	ramp    time.Duration
+	workers  []*Worker
+	byID     map[string]*Worker
+	gateways []*Gateway
+	gwByID   map[string]*Gateway
+	clk      clock.Clock
+	ramp     time.Duration
 }
 
 // PoolOptions configures a Pool.
@@ -24,31 +27,66 @@ type PoolOptions struct {
 	// Ramp spaces the workers' starts (on Clock): 0 starts all at once —
 	// which is itself a thundering herd on the broker's CONNECT path.
 	Ramp time.Duration
+	// Gateways opens the sessions of the pool's gateways. Default: the
+	// pool's Dialer, if it is a GatewayDialer (MQTTDialer is).
+	Gateways GatewayDialer
 }
 
-// NewPool builds one worker per config, all dialing through dial.
+// NewPool builds one worker per config, all dialing through dial but
+// those behind a gateway (Config.Gateway), which dial through it. The pool
+// builds one gateway per id its workers name: its range is its devices'
+// common id prefix and their lowest to highest number (w-{0..9} for w-0000
+// to w-0009), and its reconnect backoff, keepalive, clock, topics and
+// logger are its first device's.
 func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), clk: o.Clock, ramp: o.Ramp}
+	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp}
+	if err := p.buildGateways(cfgs, dial, o); err != nil {
+		return nil, err
+	}
 	for _, c := range cfgs {
 		if _, dup := p.byID[c.ID]; dup {
 			return nil, fmt.Errorf("worker pool: duplicate worker id %q", c.ID)
 		}
-		w, err := New(c, dial)
+		d := dial
+		if c.Gateway != "" {
+			d = p.gwByID[c.Gateway]
+		}
+		w, err := New(c, d)
 		if err != nil {
 			return nil, err
 		}
 		p.workers = append(p.workers, w)
 		p.byID[c.ID] = w
 	}
+	for _, g := range p.gateways {
+		if _, dup := p.byID[g.ID()]; dup {
+			return nil, fmt.Errorf("worker pool: gateway %q has the id of a worker; both are MQTT client ids and must differ", g.ID())
+		}
+	}
 	return p, nil
 }
 
-// Run starts every worker (spaced by the ramp) and returns when ctx has
-// ended and every worker has stopped.
+// Run starts the gateways and, once each has made its first connection
+// attempt, every worker (spaced by the ramp). When ctx ends it waits for
+// the workers to stop, then stops the gateways, and returns.
 func (p *Pool) Run(ctx context.Context) error {
+	gctx, stopGateways := context.WithCancel(context.WithoutCancel(ctx))
+	var gws sync.WaitGroup
+	defer gws.Wait()
+	defer stopGateways()
+	for _, g := range p.gateways {
+		gws.Go(func() { _ = g.Run(gctx) })
+	}
+	for _, g := range p.gateways {
+		select {
+		case <-g.Ready():
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for i, w := range p.workers {
@@ -69,11 +107,22 @@ func (p *Pool) Workers() []*Worker { return p.workers }
 // Get returns the worker with id, or nil.
 func (p *Pool) Get(id string) *Worker { return p.byID[id] }
 
+// Gateways returns the gateways in the order their first device appears.
+func (p *Pool) Gateways() []*Gateway { return p.gateways }
+
+// Gateway returns the gateway with id, or nil.
+func (p *Pool) Gateway(id string) *Gateway { return p.gwByID[id] }
+
 // PoolStats sums the workers' stats.
 type PoolStats struct {
 	Workers, Online, Busy int
-	ByVersion             map[string]int // workers per applied version
-	Total                 Stats          // counters summed over the workers
+	// Gateways is how many gateways the pool runs, GatewaysOnline how many
+	// of them are connected now.
+	Gateways, GatewaysOnline int
+	// GatewayLoginsRefused sums the gateways' refused logins.
+	GatewayLoginsRefused uint64
+	ByVersion            map[string]int // workers per applied version
+	Total                Stats          // counters summed over the workers
 }
 
 // Stats sums every worker's counters. It walks all workers: call it a few
@@ -82,6 +131,14 @@ func (p *Pool) Stats() PoolStats {
 	ps := PoolStats{Workers: len(p.workers), ByVersion: map[string]int{}}
 	t := &ps.Total
 	t.AppliedVersions = map[string]int{}
+	ps.Gateways = len(p.gateways)
+	for _, g := range p.gateways {
+		gs := g.Stats()
+		if gs.Online {
+			ps.GatewaysOnline++
+		}
+		ps.GatewayLoginsRefused += gs.LoginsRefused
+	}
 	for _, w := range p.workers {
 		s := w.Stats()
 		if s.Online {
@@ -131,6 +188,7 @@ func (p *Pool) Stats() PoolStats {
 		t.TelemetryQueued += s.TelemetryQueued
 		t.LateReplies += s.LateReplies
 		t.SendErrors += s.SendErrors
+		t.DeliveriesDropped += s.DeliveriesDropped
 		t.MailboxDepth += s.MailboxDepth
 		t.Local.Depth += s.Local.Depth
 	}

@@ -63,6 +63,10 @@ type Stats struct {
 	Reboots, CommandsLostInReboot, TelemetryLostInReboot, HeartbeatsLostInReboot uint64
 
 	LateReplies, SendErrors uint64
+	// DeliveriesDropped counts messages for a worker behind a gateway that
+	// its loop was too far behind to take: the gateway does not wait for
+	// one device (see Worker.offer).
+	DeliveriesDropped uint64
 
 	// MailboxDepth is the commands queued now. The mailbox's wait times go
 	// to the histogram in Config.Mailbox.Wait (a pool shares one per group).

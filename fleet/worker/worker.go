@@ -243,6 +243,28 @@ func (w *Worker) deliver(s Session) func(topic string, payload []byte) {
 	}
 }
 
+// sharedSession is a session that other workers' messages travel on too
+// (a gateway's device session).
+type sharedSession interface{ shared() }
+
+// offer is the message handler on a shared session. It never waits: the
+// session's one delivery goroutine serves every device of the gateway,
+// and a worker whose loop is behind would hold up all of them, forever if
+// the loop never catches up. A message that finds the worker's queue
+// (incomingBuffer) full is dropped and counted (Stats.DeliveriesDropped), as a real
+// gateway with a bounded buffer per device drops: a command's ask times
+// out at the leader, which delivers it again; a reply the worker waited
+// for times out and the worker asks again.
+func (w *Worker) offer(s Session) func(topic string, payload []byte) {
+	return func(topic string, payload []byte) {
+		select {
+		case w.incoming <- incoming{sess: s, topic: topic, payload: payload}:
+		default:
+			w.update(func(s *Stats) { s.DeliveriesDropped++ })
+		}
+	}
+}
+
 // ctxBackground is for mailbox and store calls that cannot block.
 var ctxBackground = context.Background()
 
@@ -253,7 +275,8 @@ func (w *Worker) update(f func(*Stats)) {
 }
 
 // incomingBuffer is how many messages the session's delivery goroutine can
-// hand the loop before it waits for it. A few smooth a burst; more only
-// cost memory in every idle worker, and the mailbox behind the loop is
-// where commands queue.
-const incomingBuffer = 8
+// hand the loop before it waits for it (on a shared session: before the
+// next is dropped). A few smooth a burst; more only cost memory in every
+// idle worker (56 bytes a slot), and the mailbox behind the loop is where
+// commands queue.
+const incomingBuffer = 16
