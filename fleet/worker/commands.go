@@ -170,8 +170,9 @@ func (w *Worker) startNext() {
 		}
 		w.busy = true
 		w.current = cmd.env
-		w.due = w.clk.Now().Add(d)
-		w.timers.service.Reset(d)
+		now := w.clk.Now()
+		w.due = now.Add(d)
+		w.timers.after(tService, now, d)
 		w.update(func(s *Stats) { s.Busy = true })
 	}
 }
@@ -219,6 +220,9 @@ func (w *Worker) apply(env wire.Envelope) {
 				w.update(func(s *Stats) { s.Stale++ })
 			}
 			return
+		}
+		if w.applied == nil {
+			w.applied = make(map[string]uint64)
 		}
 		w.applied[env.Key] = env.Seq
 	}

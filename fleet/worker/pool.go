@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ type Pool struct {
 	gwByID   map[string]*Gateway
 	clk      clock.Clock
 	ramp     time.Duration
+	loops    []*loop
 }
 
 // PoolOptions configures a Pool.
@@ -30,6 +32,12 @@ type PoolOptions struct {
 	// Gateways opens the sessions of the pool's gateways. Default: the
 	// pool's Dialer, if it is a GatewayDialer (MQTTDialer is).
 	Gateways GatewayDialer
+	// Loops is how many goroutines drive the devices behind gateways, for
+	// each clock they read (device i is on loop i mod Loops of its
+	// clock's). Such a device has no goroutine of its own: a loop calls
+	// its handlers, one event at a time, among many devices'. Default
+	// GOMAXPROCS.
+	Loops int
 }
 
 // NewPool builds one worker per config, all dialing through dial but
@@ -42,19 +50,43 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
+	if o.Loops < 0 {
+		return nil, fmt.Errorf("worker pool: %d loops: want 0 (GOMAXPROCS) or more", o.Loops)
+	}
+	if o.Loops == 0 {
+		o.Loops = runtime.GOMAXPROCS(0)
+	}
 	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp}
 	if err := p.buildGateways(cfgs, dial, o); err != nil {
 		return nil, err
 	}
+	loops := map[clock.Clock][]*loop{} // by the clock their devices read
+	devices := map[clock.Clock]int{}
 	for _, c := range cfgs {
 		if _, dup := p.byID[c.ID]; dup {
 			return nil, fmt.Errorf("worker pool: duplicate worker id %q", c.ID)
 		}
-		d := dial
+		d, lp := dial, (*loop)(nil)
 		if c.Gateway != "" {
 			d = p.gwByID[c.Gateway]
+			clk := c.Clock
+			if clk == nil {
+				clk = clock.Real{}
+			}
+			ls := loops[clk]
+			if ls == nil {
+				ls = make([]*loop, o.Loops)
+				loops[clk] = ls
+			}
+			i := devices[clk] % o.Loops
+			devices[clk]++
+			if ls[i] == nil {
+				ls[i] = newLoop(clk)
+				p.loops = append(p.loops, ls[i])
+			}
+			lp = ls[i]
 		}
-		w, err := New(c, d)
+		w, err := newWorker(c, d, lp)
 		if err != nil {
 			return nil, err
 		}
@@ -70,7 +102,9 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 }
 
 // Run starts the gateways and, once each has made its first connection
-// attempt, every worker (spaced by the ramp). When ctx ends it waits for
+// attempt, every worker (spaced by the ramp): a worker with a session of
+// its own on a goroutine of its own, a device behind a gateway on one of
+// the pool's loops (PoolOptions.Loops). When ctx ends it waits for
 // the workers to stop, then stops the gateways, and returns.
 func (p *Pool) Run(ctx context.Context) error {
 	gctx, stopGateways := context.WithCancel(context.WithoutCancel(ctx))
@@ -89,11 +123,18 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	for _, l := range p.loops {
+		wg.Go(func() { _ = l.Run(ctx) })
+	}
 	for i, w := range p.workers {
 		if i > 0 && p.ramp > 0 {
 			if clock.Sleep(ctx, p.clk, p.ramp) != nil {
 				return nil
 			}
+		}
+		if w.lp != nil {
+			w.lp.start(w)
+			continue
 		}
 		wg.Go(func() { _ = w.Run(ctx) })
 	}

@@ -40,6 +40,11 @@ type DialOptions struct {
 	WillTopic   string
 	WillPayload []byte
 	KeepAlive   time.Duration
+
+	// lost, if set, is called once when the session is lost, for a
+	// worker with no goroutine to wait on Lost (a device on a loop). A
+	// gateway's virtual session honours it; other sessions need not.
+	lost func(Session)
 }
 
 // Dialer opens sessions.

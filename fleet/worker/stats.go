@@ -84,7 +84,9 @@ func (w *Worker) Stats() Stats {
 	local := w.local
 	w.mu.Unlock()
 	s.MailboxDepth = w.mb.Len()
-	s.Local = local.Stats()
+	if local != nil {
+		s.Local = local.Stats()
+	}
 	return s
 }
 
@@ -111,6 +113,9 @@ func (w *Worker) State() State {
 	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
 	local := w.local
 	w.mu.Unlock()
-	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), local.Len()
+	s.Depth, s.Capacity = w.mb.Len(), w.mb.Cap()
+	if local != nil {
+		s.Stored = local.Len()
+	}
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
@@ -34,11 +35,20 @@ type Worker struct {
 	// goroutines read it under mu.
 	local *outbox.Memory
 
+	// The driver's. A worker with a session of its own runs on its own
+	// goroutine (Run), which these channels feed. A device on a loop (lp
+	// not nil) has none of them: the loop's queue carries its messages
+	// and controls, the loop's heap its timers (filed under hat at hidx).
 	incoming chan incoming
 	control  chan control
 	done     chan struct{} // closed when Run returns
+	lp       *loop
+	hidx     int32        // in lp's heap; -1: not filed
+	hat      int64        // the due time it is filed under
+	pending  atomic.Int32 // messages posted to lp, not yet handled
 
 	// Owned by the loop goroutine.
+	started    bool // the loop has called start (a loop's device: ramped in)
 	sess       Session
 	lost       <-chan struct{}
 	down       bool // Disconnect: stay offline until Reconnect
@@ -61,7 +71,7 @@ type Worker struct {
 	hbSeq   uint64 // the leader ignores a heartbeat seq not above the last
 	nextID  uint64 // envelope ids stay unique across reboots
 
-	timers timers
+	timers timers // owned by the loop
 
 	mu sync.Mutex // guards st
 	st Stats
@@ -100,25 +110,28 @@ const (
 )
 
 // New checks cfg and builds a worker; nothing runs until Run.
-func New(cfg Config, dial Dialer) (*Worker, error) {
+func New(cfg Config, dial Dialer) (*Worker, error) { return newWorker(cfg, dial, nil) }
+
+// newWorker builds a worker for its own goroutine (lp nil) or for a loop.
+// What an idle worker does not use is made when it is first needed: the
+// maps of asks and of what it applied, the local outbox.
+func newWorker(cfg Config, dial Dialer, lp *loop) (*Worker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
 		cfg: cfg, clk: cfg.Clock, dial: dial,
-		rnd:      rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
-		incoming: make(chan incoming, incomingBuffer),
-		control:  make(chan control, 8),
-		done:     make(chan struct{}),
-		applied:  make(map[string]uint64),
-		version:  cfg.Version,
-		asks:     make(map[string]*ask),
+		rnd:     rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
+		version: cfg.Version,
+		lp:      lp, hidx: -1,
+	}
+	if lp == nil {
+		w.incoming = make(chan incoming, incomingBuffer)
+		w.control = make(chan control, 8)
+		w.done = make(chan struct{})
 	}
 	if w.mb, err = mailbox.New[command](cfg.Mailbox); err != nil {
-		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
-	}
-	if w.local, err = newLocal(cfg); err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
 	}
 	w.st.Version = cfg.Version
@@ -129,37 +142,105 @@ func New(cfg Config, dial Dialer) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.ID }
 
 // Run connects and serves until ctx ends, then disconnects cleanly and
-// returns once the session is closed. A Worker runs once.
+// returns once the session is closed. A Worker runs once. A device a
+// Pool runs on one of its loops (see loop) has no Run of its own: Run
+// returns an error for it.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.lp != nil {
+		return fmt.Errorf("worker %s: runs on its pool's loop, not on a goroutine of its own", w.cfg.ID)
+	}
 	defer close(w.done)
-	w.timers.init(w.clk, w.cfg.Heartbeat, w.cfg.Telemetry)
-	defer w.timers.stop()
-	w.scheduleReconnect(0)
+	t := w.clk.NewTimer(time.Hour)
+	t.Stop()
+	defer t.Stop()
+	w.start()
+	var armed int64 // the due time t is armed for; 0: stopped
+	late := false   // the last round fired timers found due as it re-armed
 	for {
+		if n := w.timers.next(); n != armed {
+			d := time.Duration(0)
+			if n != 0 {
+				d = time.Unix(0, n).Sub(w.clk.Now())
+			}
+			if n != 0 && d <= 0 && !late {
+				// Due already (the handlers took time): fire now, as a
+				// clock timer armed when the time was set would have.
+				late = true
+				w.onTimers(ctx)
+				continue
+			}
+			if n == 0 {
+				t.Stop()
+			} else {
+				t.Reset(max(d, 0))
+			}
+			armed = n
+		}
+		late = false
 		select {
 		case <-ctx.Done():
-			w.closeSession(true)
-			w.mb.Close()
+			w.stop()
 			return nil
 		case in := <-w.incoming:
-			if in.sess == w.sess && w.sess != nil {
-				w.onMessage(in.topic, in.payload)
-			}
+			w.onIncoming(in)
 		case <-w.lost:
 			w.onLost()
-		case <-w.timers.reconnect.C():
-			w.tryConnect(ctx)
-		case <-w.timers.service.C():
-			w.finishCommand()
-		case <-w.timers.heartbeat():
-			w.sendHeartbeat()
-		case <-w.timers.telemetry():
-			w.sendTelemetry()
-		case <-w.timers.wake.C():
+		case <-t.C():
+			armed = 0
+			w.onTimers(ctx) // keeps house after each timer it fires
+			continue
 		case c := <-w.control:
 			w.onControl(c)
 		}
 		w.housekeeping()
+	}
+}
+
+// start arms the worker's first connection attempt (at once) and its
+// tickers; the driver calls it once, before anything else.
+func (w *Worker) start() {
+	w.timers.init(w.clk.Now(), w.cfg.Heartbeat, w.cfg.Telemetry)
+	w.scheduleReconnect(0)
+}
+
+// stop says goodbye (a clean disconnect) and closes the mailbox; the
+// driver calls it once, last.
+func (w *Worker) stop() {
+	w.closeSession(true)
+	w.mb.Close()
+	w.timers.off()
+}
+
+// onTimers fires the worker's timers that are due, each followed by
+// housekeeping, as the loop handles any other event.
+func (w *Worker) onTimers(ctx context.Context) {
+	now := w.clk.Now().UnixNano()
+	if w.timers.take(tReconnect, now) {
+		w.tryConnect(ctx)
+		w.housekeeping()
+	}
+	if w.timers.take(tService, now) {
+		w.finishCommand()
+		w.housekeeping()
+	}
+	if w.timers.take(tHeartbeat, now) {
+		w.sendHeartbeat()
+		w.housekeeping()
+	}
+	if w.timers.take(tTelemetry, now) {
+		w.sendTelemetry()
+		w.housekeeping()
+	}
+	if w.timers.take(tWake, now) {
+		w.housekeeping()
+	}
+}
+
+// onIncoming handles a message from a session, unless the session is no
+// longer the worker's (it reconnected since).
+func (w *Worker) onIncoming(in incoming) {
+	if in.sess == w.sess && w.sess != nil {
+		w.onMessage(in.topic, in.payload)
 	}
 }
 
@@ -225,6 +306,10 @@ func (w *Worker) SetMailboxCapacity(n int) error {
 }
 
 func (w *Worker) send(c control) {
+	if w.lp != nil {
+		w.lp.post(event{w: w, kind: evControl, c: c})
+		return
+	}
 	select {
 	case w.control <- c:
 	case <-w.done:
@@ -261,6 +346,23 @@ func (w *Worker) offer(s Session) func(topic string, payload []byte) {
 		case w.incoming <- incoming{sess: s, topic: topic, payload: payload}:
 		default:
 			w.update(func(s *Stats) { s.DeliveriesDropped++ })
+		}
+	}
+}
+
+// post is the message handler of a device on a loop: the loop's queue
+// takes the message, unless incomingBuffer of the device's are waiting
+// there already; then it is dropped and counted, as offer drops it. It
+// never waits, whatever the loop is doing.
+func (w *Worker) post(s Session) func(topic string, payload []byte) {
+	return func(topic string, payload []byte) {
+		if w.pending.Add(1) > incomingBuffer {
+			w.pending.Add(-1)
+			w.update(func(s *Stats) { s.DeliveriesDropped++ })
+			return
+		}
+		if !w.lp.post(event{w: w, kind: evMessage, in: incoming{sess: s, topic: topic, payload: payload}}) {
+			w.pending.Add(-1)
 		}
 	}
 }
