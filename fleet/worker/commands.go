@@ -169,7 +169,7 @@ func (w *Worker) startNext() {
 			continue
 		}
 		w.busy = true
-		w.current = cmd.env
+		w.current = &cmd.env
 		now := w.clk.Now()
 		w.due = now.Add(d)
 		w.timers.after(tService, now, d)
@@ -187,7 +187,9 @@ func (w *Worker) finishCommand() {
 	w.busy = false
 	w.cfg.ServiceLag.Record(w.clk.Now().Sub(w.due))
 	w.update(func(s *Stats) { s.Busy = false })
-	w.apply(w.current)
+	cur := w.current
+	w.current = nil
+	w.apply(*cur)
 	w.startNext()
 }
 

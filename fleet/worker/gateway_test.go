@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -489,5 +490,22 @@ func TestGatewayLoginRefused(t *testing.T) {
 					"%d devices online, %d logins refused; want 3 online, none refused", s.Online, s.GatewayLoginsRefused)
 			})
 		})
+	}
+}
+
+// TestGatewayDevicesHaveNoGoroutines: devices behind a gateway run on
+// their pool's loops, a few goroutines for all of them, not one each; a
+// hundred devices online and taking commands cost the process far fewer
+// goroutines than a hundred.
+func TestGatewayDevicesHaveNoGoroutines(t *testing.T) {
+	const n = 100
+	g0 := runtime.NumGoroutine()
+	r := startGatewayRig(t, n, worker.Config{Service: dist.Const(time.Microsecond), Heartbeat: time.Second}, nil)
+	r.jobs(t, "j")
+	// The broker, the leader's session and the gateway's, and the loops.
+	g := runtime.NumGoroutine() - g0
+	t.Logf("%d devices online: %d more goroutines", n, g)
+	if g >= n/2 {
+		t.Errorf("%d devices online: %d more goroutines, want far fewer than one each", n, g)
 	}
 }

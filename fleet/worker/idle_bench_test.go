@@ -70,7 +70,9 @@ func BenchmarkIdleDevices(b *testing.B) {
 		return true
 	}
 	b.Run("quiet", func(b *testing.B) {
-		dial := DialerFunc(func(context.Context, DialOptions) (Session, error) { return nil, errors.New("no sessions of their own") })
+		dial := DialerFunc(func(context.Context, DialOptions) (Session, error) {
+			return nil, errors.New("no sessions of their own")
+		})
 		gws := gatewayDialerFunc(func(context.Context, GatewayDialOptions) (GatewayLink, error) {
 			return &quietLink{quietSession{lost: make(chan struct{})}}, nil
 		})

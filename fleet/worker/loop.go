@@ -53,6 +53,9 @@ const (
 	evControl
 )
 
+// spareEvents is the most room for events a loop keeps between bursts.
+const spareEvents = 1024
+
 func newLoop(c clock.Clock) *loop {
 	return &loop{clk: c, wakeup: make(chan struct{}, 1)}
 }
@@ -127,6 +130,9 @@ func (l *loop) drain(ctx context.Context) {
 	for i := range q {
 		l.handle(ctx, q[i])
 		q[i] = event{} // let go of payloads and sessions
+	}
+	if cap(q) > spareEvents {
+		q = nil // a burst's room (a fleet ramping in at once) is not kept
 	}
 	l.spare = q[:0]
 }

@@ -54,7 +54,7 @@ func (w *Worker) reboot() {
 	var commands uint64
 	if w.busy {
 		commands++
-		w.busy, w.current = false, wire.Envelope{}
+		w.busy, w.current = false, nil
 	}
 	// The mailbox counts these as taken: taken out by the reboot.
 	for _, ok := w.mb.TryTake(); ok; _, ok = w.mb.TryTake() {

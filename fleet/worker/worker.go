@@ -55,8 +55,8 @@ type Worker struct {
 	partition  bool // the network is cut: dials fail until Heal
 	attempt    int  // reconnect attempts since the last success
 	busy       bool
-	current    wire.Envelope // the command being served while busy
-	due        time.Time     // when current's service time is up
+	current    *wire.Envelope // the command being served while busy
+	due        time.Time      // when current's service time is up
 	asks       map[string]*ask
 	syncDue    time.Time // zero: no sync to send
 	syncTries  int
