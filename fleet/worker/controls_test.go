@@ -85,7 +85,7 @@ func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c
 		}
 		run = r.w.Run
 	} else {
-		p, err := worker.NewPool([]worker.Config{cfg}, dial, worker.PoolOptions{Clock: fake, Loops: 1})
+		p, err := worker.NewPool([]worker.Config{cfg}, dial, worker.PoolOptions{Clock: fake})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -338,7 +338,9 @@ func (c *gatedClock) Now() time.Time {
 // TestGatewaySlowDeviceDoesNotBlockOthers: a device whose loop has
 // stopped taking messages fills its queue; what the gateway has for it
 // after that is dropped and counted, and the other devices on the same
-// session still get their commands at once.
+// session still get their commands at once. (The stalled device reads a
+// clock of its own, so it has a loop of its own: the gateway's session
+// must not wait on one loop for another's devices.)
 func TestGatewaySlowDeviceDoesNotBlockOthers(t *testing.T) {
 	slow := &gatedClock{}
 	r := startGatewayRig(t, 2, worker.Config{Service: dist.Const(time.Microsecond)}, func(i int, f *clock.Fake) clock.Clock {

@@ -3,7 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
-	"runtime"
+	"reflect"
 	"sync"
 	"time"
 
@@ -32,12 +32,6 @@ type PoolOptions struct {
 	// Gateways opens the sessions of the pool's gateways. Default: the
 	// pool's Dialer, if it is a GatewayDialer (MQTTDialer is).
 	Gateways GatewayDialer
-	// Loops is how many goroutines drive the devices behind gateways, for
-	// each clock they read (device i is on loop i mod Loops of its
-	// clock's). Such a device has no goroutine of its own: a loop calls
-	// its handlers, one event at a time, among many devices'. Default
-	// GOMAXPROCS.
-	Loops int
 }
 
 // NewPool builds one worker per config, all dialing through dial but
@@ -50,18 +44,19 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	if o.Loops < 0 {
-		return nil, fmt.Errorf("worker pool: %d loops: want 0 (GOMAXPROCS) or more", o.Loops)
-	}
-	if o.Loops == 0 {
-		o.Loops = runtime.GOMAXPROCS(0)
-	}
 	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp}
 	if err := p.buildGateways(cfgs, dial, o); err != nil {
 		return nil, err
 	}
-	loops := map[clock.Clock][]*loop{} // by the clock their devices read
-	devices := map[clock.Clock]int{}
+	// A gateway's devices share a loop, as they share its session: what
+	// holds up one gateway (its session's writes) holds up no other. A
+	// device reading a clock of its own gets a loop of its own, whose
+	// timer runs on that clock.
+	type loopKey struct {
+		gateway string
+		clk     clock.Clock
+	}
+	loops := map[loopKey]*loop{}
 	for _, c := range cfgs {
 		if _, dup := p.byID[c.ID]; dup {
 			return nil, fmt.Errorf("worker pool: duplicate worker id %q", c.ID)
@@ -73,18 +68,15 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 			if clk == nil {
 				clk = clock.Real{}
 			}
-			ls := loops[clk]
-			if ls == nil {
-				ls = make([]*loop, o.Loops)
-				loops[clk] = ls
+			k := loopKey{c.Gateway, clk}
+			if !reflect.TypeOf(clk).Comparable() { // cannot key a map: the gateway's first loop
+				k.clk = nil
 			}
-			i := devices[clk] % o.Loops
-			devices[clk]++
-			if ls[i] == nil {
-				ls[i] = newLoop(clk)
-				p.loops = append(p.loops, ls[i])
+			if lp = loops[k]; lp == nil {
+				lp = newLoop(clk)
+				loops[k] = lp
+				p.loops = append(p.loops, lp)
 			}
-			lp = ls[i]
 		}
 		w, err := newWorker(c, d, lp)
 		if err != nil {
@@ -104,7 +96,7 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 // Run starts the gateways and, once each has made its first connection
 // attempt, every worker (spaced by the ramp): a worker with a session of
 // its own on a goroutine of its own, a device behind a gateway on one of
-// the pool's loops (PoolOptions.Loops). When ctx ends it waits for
+// its gateway's loop, one goroutine for all of them (see loop). When ctx ends it waits for
 // the workers to stop, then stops the gateways, and returns.
 func (p *Pool) Run(ctx context.Context) error {
 	gctx, stopGateways := context.WithCancel(context.WithoutCancel(ctx))

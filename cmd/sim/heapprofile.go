@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// heapProfile writes a heap profile of the process to path once the run
+// has played its timeline (the drain begins, or the run is done): the
+// whole fleet is still up then, which is where a large run's memory goes
+// (go tool pprof -sample_index=inuse_space). It returns when it has
+// written it or when ctx ends or the run finishes before.
+func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished <-chan struct{}) error {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-finished:
+			return nil
+		case <-t.C:
+		}
+		if _, _, phase := r.Position(); phase != scenario.PhaseDraining && phase != scenario.PhaseDone {
+			continue
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("--heap-profile: %w", err)
+		}
+		runtime.GC() // the profile shows what is live as of the last collection
+		err = pprof.WriteHeapProfile(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--heap-profile %s: %w", path, err)
+		}
+		return nil
+	}
+}
