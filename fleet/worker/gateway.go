@@ -274,6 +274,12 @@ func (g *Gateway) retry() {
 // wills.
 func (g *Gateway) onLost() {
 	link, devs := g.detachAll()
+	var cause error
+	if e, ok := link.(interface{ Err() error }); ok {
+		cause = e.Err()
+	}
+	g.cfg.Logger.Warn("gateway lost its session: its devices reconnect through it once it is back",
+		"gateway", g.cfg.ID, "devices", len(devs), "err", cause)
 	link.Close(false)
 	for _, d := range devs {
 		d.drop()
