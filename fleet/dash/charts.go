@@ -1,153 +1,289 @@
 package dash
 
 import (
+	"fmt"
 	"math"
 	"strings"
 
 	"github.com/NimbleMarkets/ntcharts/canvas"
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
-	"github.com/NimbleMarkets/ntcharts/linechart"
-	"github.com/NimbleMarkets/ntcharts/sparkline"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
-// sparkView draws the newest w values as a w×h sparkline, scaled to the
-// largest value shown (ntcharts would otherwise start its scale at 1,
-// which flattens values in seconds).
-func sparkView(values []float64, w, h int, st lipgloss.Style) string {
-	if w < 1 || h < 1 {
-		return ""
+// col is one column of a chart: a series' envelope over the column's
+// span of time, and its first and last value there (to join columns).
+type col struct {
+	agg
+	ok bool
+}
+
+// columns spreads the buckets of [from, to] over n columns and merges
+// each column's buckets with get (ok false: the bucket has no value).
+func columns(h *history, from, to scenario.Seconds, n int, get func(b *bucket) (agg, bool)) []col {
+	out := make([]col, n)
+	if n <= 0 || to <= from {
+		return out
 	}
-	if len(values) > w {
-		values = values[len(values)-w:]
+	dt := float64(to-from) / float64(n)
+	at := func(t scenario.Seconds) int {
+		return min(n-1, max(0, int(float64(t-from)/dt)))
 	}
-	peak := 0.0
-	for _, v := range values {
-		peak = max(peak, v)
+	bs := h.in(from, to)
+	for i := range bs {
+		a, ok := get(&bs[i])
+		if !ok {
+			continue
+		}
+		for c := at(bs[i].t0); c <= at(bs[i].t1); c++ {
+			if !out[c].ok {
+				out[c] = col{a, true}
+			} else {
+				out[c].merge(a)
+			}
+		}
 	}
-	opts := []sparkline.Option{sparkline.WithStyle(st)}
-	if peak > 0 {
-		opts = append(opts, sparkline.WithMaxValue(peak))
+	return out
+}
+
+func metricOf(m metric) func(b *bucket) (agg, bool) {
+	return func(b *bucket) (agg, bool) { return b.m[m], true }
+}
+
+// peak is the largest value of cs (0 with none).
+func peak(cs []col) float64 {
+	p := 0.0
+	for _, c := range cs {
+		if c.ok {
+			p = max(p, c.hi)
+		}
 	}
-	sl := sparkline.New(w, h, opts...)
-	sl.PushAll(values)
-	sl.DrawColumnsOnly()
-	return canvasView(&sl.Canvas)
+	return p
+}
+
+// bars are the eighths of a cell, for the column strips.
+var bars = []rune(" ▁▂▃▄▅▆▇█")
+
+// stripView draws cs as h rows of vertical bars, each column's highest
+// value scaled to top: a peak inside a column is never averaged away.
+func stripView(cs []col, h int, top float64, st lipgloss.Style) []string {
+	rows := make([][]rune, h)
+	for r := range rows {
+		rows[r] = []rune(strings.Repeat(" ", len(cs)))
+	}
+	if top <= 0 {
+		top = 1
+	}
+	for x, c := range cs {
+		if !c.ok || c.hi <= 0 {
+			continue
+		}
+		// At least one eighth, so a small non-zero value shows.
+		eighths := max(1, int(math.Round(c.hi/top*float64(8*h))))
+		for r := h - 1; r >= 0 && eighths > 0; r-- {
+			rows[r][x] = bars[min(8, eighths)]
+			eighths -= 8
+		}
+	}
+	out := make([]string, h)
+	for r := range rows {
+		out[r] = st.Render(string(rows[r]))
+	}
+	return out
+}
+
+// strip is one labelled series of the leader and outbox panes: the
+// label, the bars over the window, and the peak the bars are scaled to,
+// in fixed widths so nothing moves as the numbers change.
+type strip struct {
+	label string
+	m     metric
+	style lipgloss.Style
+	unit  func(float64) string
+}
+
+const (
+	stripLabel = 8 // "reject/s"
+	stripPeak  = 7 // "  12.3k"
+)
+
+// stripLines draws s over [from, to] in w×h: the label on its first row,
+// the peak on its last.
+func stripLines(hist *history, s strip, from, to scenario.Seconds, w, h int) []string {
+	bw := w - stripLabel - stripPeak - 2
+	if bw < 4 || h < 1 {
+		return nil
+	}
+	cs := columns(hist, from, to, bw, metricOf(s.m))
+	p := peak(cs)
+	body := stripView(cs, h, p, s.style)
+	out := make([]string, h)
+	for r := range body {
+		label, right := strings.Repeat(" ", stripLabel), strings.Repeat(" ", stripPeak)
+		if r == 0 {
+			label = fmt.Sprintf("%-*s", stripLabel, s.label)
+		}
+		if r == h-1 {
+			right = fmt.Sprintf("%*s", stripPeak, s.unit(p))
+		}
+		out[r] = label + " " + body[r] + " " + stDim.Render(right)
+	}
+	return out
+}
+
+// axisRow is a time axis for a chart whose plot starts at column left
+// and is n columns wide: simulated seconds at ticks at least 10 apart.
+func axisRow(from, to scenario.Seconds, left, n int) string {
+	row := []rune(strings.Repeat(" ", left+n))
+	if n < 6 {
+		return string(row)
+	}
+	ticks := max(1, n/12)
+	for i := 0; i <= ticks; i++ {
+		x := i * (n - 1) / ticks
+		label := []rune(fmtSec(from + (to-from)*scenario.Seconds(float64(x)/float64(max(1, n-1)))))
+		at := left + x
+		switch {
+		case i == ticks:
+			at = left + n - len(label) // the last label ends at the edge
+		case i > 0:
+			at -= len(label) / 2
+		}
+		at = max(0, at)
+		if at+len(label) > len(row) {
+			continue
+		}
+		// Keep a space between labels.
+		if at > 0 && row[at-1] != ' ' {
+			continue
+		}
+		copy(row[at:], label)
+	}
+	return stDim.Render(string(row))
+}
+
+// limitLine is one line of the relay chart.
+type limitLine struct {
+	style lipgloss.Style
+	get   func(b *bucket) (agg, bool)
 }
 
 // maxLines is how many partitions the relay chart draws one line for;
 // with more, it draws the lowest and the highest limit instead.
 var maxLines = len(lineColours)
 
-// limitLine is one line of the relay chart.
-type limitLine struct {
-	style lipgloss.Style
-	value func(s *scenario.Sample) (float64, bool)
-}
-
 // limitLines picks the chart's lines for n partitions.
 func limitLines(n int) []limitLine {
+	part := func(p int) func(b *bucket) (agg, bool) {
+		return func(b *bucket) (agg, bool) {
+			if p >= len(b.limits) || math.IsNaN(b.limits[p].lo) {
+				return agg{}, false
+			}
+			return b.limits[p], true
+		}
+	}
 	if n <= maxLines {
 		lines := make([]limitLine, n)
 		for p := range n {
-			lines[p] = limitLine{
-				style: lipgloss.NewStyle().Foreground(lineColours[p]),
-				value: func(s *scenario.Sample) (float64, bool) {
-					if p >= len(s.Limits) {
-						return 0, false
-					}
-					return float64(s.Limits[p]), true
-				},
-			}
+			lines[p] = limitLine{lipgloss.NewStyle().Foreground(lineColours[p]), part(p)}
 		}
 		return lines
 	}
-	extreme := func(pick func(a, b int) int) func(s *scenario.Sample) (float64, bool) {
-		return func(s *scenario.Sample) (float64, bool) {
-			if len(s.Limits) == 0 {
-				return 0, false
+	extreme := func(hi bool) func(b *bucket) (agg, bool) {
+		return func(b *bucket) (agg, bool) {
+			var out agg
+			ok := false
+			for p := range b.limits {
+				a, have := part(p)(b)
+				if !have {
+					continue
+				}
+				if !ok {
+					out, ok = a, true
+					continue
+				}
+				if hi {
+					out = agg{max(out.first, a.first), max(out.last, a.last), max(out.lo, a.lo), max(out.hi, a.hi)}
+				} else {
+					out = agg{min(out.first, a.first), min(out.last, a.last), min(out.lo, a.lo), min(out.hi, a.hi)}
+				}
 			}
-			v := s.Limits[0]
-			for _, l := range s.Limits[1:] {
-				v = pick(v, l)
-			}
-			return float64(v), true
+			return out, ok
 		}
 	}
 	return []limitLine{
-		{lipgloss.NewStyle().Foreground(lineColours[0]), extreme(func(a, b int) int { return max(a, b) })},
-		{lipgloss.NewStyle().Foreground(lineColours[1]), extreme(func(a, b int) int { return min(a, b) })},
+		{lipgloss.NewStyle().Foreground(lineColours[0]), extreme(true)},
+		{lipgloss.NewStyle().Foreground(lineColours[1]), extreme(false)},
 	}
 }
 
-// limitChart draws the AIMD limit per partition against simulated time
-// as a w×h ntcharts line chart. The lines are braille (2×4 dots a cell),
-// so a short chart still shows the sawtooth: the slow additive climb and
-// the sharp multiplicative drop. "" when there is no room or no data.
-func limitChart(samples []scenario.Sample, lines []limitLine, w, h int) string {
-	if w < 12 || h < 2 || len(samples) == 0 || len(lines) == 0 {
-		return ""
+// limitChart draws the AIMD limit per partition over [from, to] as w×h
+// braille lines (2×4 dots a cell, so a short chart still shows the
+// sawtooth: the slow additive climb and the sharp multiplicative drop),
+// with the scale on the left and simulated time below. A column that
+// spans several samples draws their whole range, so a tooth narrower
+// than a dot is not lost. Nil when there is no room or no data.
+func limitChart(hist *history, lines []limitLine, from, to scenario.Seconds, w, h int) []string {
+	if w < 12 || h < 3 || len(hist.buckets) == 0 || len(lines) == 0 {
+		return nil
 	}
-	// One braille dot column per sample at most: older samples scroll
-	// off the left, so each tooth of the saw stays several dots wide.
-	if keep := 2 * w; len(samples) > keep {
-		samples = samples[len(samples)-keep:]
-	}
-	minX, maxX := float64(samples[0].T), float64(samples[len(samples)-1].T)
-	if maxX <= minX {
-		maxX = minX + 1
-	}
+	gh := h - 1 // the axis row
+	dots := make([][]col, len(lines))
 	top := 1.0
-	for i := range samples {
+	for _, b := range hist.in(from, to) {
 		for _, ln := range lines {
-			if v, ok := ln.value(&samples[i]); ok {
-				top = max(top, v)
+			if a, ok := ln.get(&b); ok {
+				top = max(top, a.hi)
 			}
 		}
 	}
-	// Headroom, so the peaks do not run along the top edge.
-	top = math.Ceil(top * 1.1)
-
-	// The time axis takes two rows: only when the lines keep six.
-	xStep := 0
-	if h >= 8 {
-		xStep = max(10, w/4)
+	top = math.Ceil(top * 1.1) // headroom: the peaks do not run along the top edge
+	gutter := len(fmtNum(top)) + 1
+	gw := w - gutter
+	if gw < 4 {
+		return nil
 	}
-	lc := linechart.New(w, h, minX, maxX, 0, top,
-		linechart.WithXYSteps(xStep, 2),
-		linechart.WithStyles(stBorder, stDim, stLine),
-		linechart.WithXLabelFormatter(func(_ int, v float64) string { return fmtSec(scenario.Seconds(v)) }),
-	)
-	gw, gh := lc.GraphWidth(), lc.GraphHeight()
-	if gw < 2 || gh < 1 {
-		return ""
+	for i, ln := range lines {
+		dots[i] = columns(hist, from, to, 2*gw, ln.get)
 	}
-	lc.DrawXYAxisAndLabel()
-	at := canvas.Point{X: lc.Origin().X + 1, Y: 0}
-	for _, ln := range lines {
-		g := graph.NewBrailleGrid(gw, gh, minX, maxX, 0, top)
+	c := canvas.New(gw, gh)
+	for i, ln := range lines {
+		g := graph.NewBrailleGrid(gw, gh, 0, float64(2*gw-1), 0, top)
 		var prev canvas.Point
 		have := false
-		for i := range samples {
-			v, ok := ln.value(&samples[i])
-			if !ok {
+		for x, d := range dots[i] {
+			if !d.ok {
 				have = false
 				continue
 			}
-			p := g.GridPoint(canvas.Float64Point{X: float64(samples[i].T), Y: v})
-			if !have {
-				prev = p
+			p := func(v float64) canvas.Point { return g.GridPoint(canvas.Float64Point{X: float64(x), Y: v}) }
+			first := p(d.first)
+			if have {
+				for _, q := range graph.GetLinePoints(prev, first) {
+					g.Set(q)
+				}
 			}
-			for _, q := range graph.GetLinePoints(prev, p) {
+			for _, q := range graph.GetLinePoints(p(d.lo), p(d.hi)) {
 				g.Set(q)
 			}
-			prev, have = p, true
+			prev, have = p(d.last), true
 		}
-		graph.DrawBraillePatterns(&lc.Canvas, at, g.BraillePatterns(), ln.style)
+		graph.DrawBraillePatterns(&c, canvas.Point{}, g.BraillePatterns(), ln.style)
 	}
-	return canvasView(&lc.Canvas)
+	plot := strings.Split(canvasView(&c), "\n")
+	out := make([]string, 0, h)
+	for r, l := range plot {
+		g := strings.Repeat(" ", gutter-1)
+		switch r {
+		case 0:
+			g = fmt.Sprintf("%*s", gutter-1, fmtNum(top))
+		case len(plot) - 1:
+			g = fmt.Sprintf("%*s", gutter-1, "0")
+		}
+		out = append(out, stDim.Render(g)+stBorder.Render("│")+l)
+	}
+	return append(out, axisRow(from, to, gutter, gw))
 }
 
 // canvasView is canvas.Model.View rendered by runs of one colour instead
@@ -187,4 +323,13 @@ func canvasView(c *canvas.Model) string {
 	}
 	flush()
 	return sb.String()
+}
+
+// windowTitle says which part of the run the charts show, for the
+// panes' titles: "" for the whole run.
+func windowTitle(v view, from, to scenario.Seconds) string {
+	if v.whole() {
+		return ""
+	}
+	return fmt.Sprintf(" [%s–%s]", fmtSec(from), fmtSec(to))
 }

@@ -13,11 +13,24 @@ import (
 // PartitionPercent is the share of workers the p key cuts off.
 const PartitionPercent = 10
 
+// MinKeySpeed and MaxKeySpeed bound the speeds the - and + keys step to;
+// a step past them says so in the event pane instead of doing nothing.
+const (
+	MinKeySpeed = 1.0 / 64
+	MaxKeySpeed = 64.0
+)
+
 // key handles a key press. A key that changes the run calls Controls and
 // shows in the event log at once, marked pending until the run's own
 // record of it arrives in a snapshot.
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	k := &m.keys
+	if m.filter.Focused() {
+		return m.filterKey(msg)
+	}
+	_, logH := m.lay.size(paneLog, &m)
+	logW, _ := m.lay.size(paneLog, &m)
+	inFleet := m.focus == paneFleet && !m.showHelp
 	switch {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
@@ -25,7 +38,15 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Help):
 		m.showHelp = !m.showHelp
 	case key.Matches(msg, k.Close):
-		m.showHelp, m.zoom = false, false
+		switch {
+		case m.showHelp || m.zoom:
+			m.showHelp, m.zoom = false, false
+		case m.selecting:
+			m.selecting, m.details = false, nil
+		case m.filter.Value() != "":
+			m.filter.SetValue("")
+			m.events.scroll = 0
+		}
 		m.refit()
 	case key.Matches(msg, k.Focus):
 		m.moveFocus(1)
@@ -34,14 +55,29 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Zoom):
 		m.zoom = !m.zoom
 		m.refit()
+	case key.Matches(msg, k.Filter):
+		m.filter.Focus()
+		m.selecting = false
+	case inFleet && key.Matches(msg, k.Up, k.Down, k.Left, k.Right):
+		m.moveCursor(msg)
 	case key.Matches(msg, k.Up):
-		m.events.scrollBy(m.scrollStep(msg))
+		m.scrollLog(m.scrollStep(msg), logW, logH)
 	case key.Matches(msg, k.Down):
-		m.events.scrollBy(-m.scrollStep(msg))
+		m.scrollLog(-m.scrollStep(msg), logW, logH)
 	case key.Matches(msg, k.Top):
-		m.events.scrollBy(len(m.events.entries))
+		m.scrollLog(1<<30, logW, logH)
 	case key.Matches(msg, k.Bottom):
 		m.events.scroll = 0
+	case key.Matches(msg, k.Left, k.Right) && m.chart.whole():
+		m.events.addNote(m.live.Now, "the charts show the whole run: [ zooms in, then ← → pan")
+	case key.Matches(msg, k.Left):
+		m.chart.pan(&m.hist, -0.25)
+	case key.Matches(msg, k.Right):
+		m.chart.pan(&m.hist, 0.25)
+	case key.Matches(msg, k.ZoomIn):
+		m.chart.zoomBy(&m.hist, 1)
+	case key.Matches(msg, k.ZoomOut):
+		m.chart.zoomBy(&m.hist, -1)
 
 	case key.Matches(msg, k.Pause):
 		if m.live.Paused {
@@ -57,11 +93,17 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if s <= 0 {
 			s = 1
 		}
-		if key.Matches(msg, k.Faster) {
-			s *= 2
-		} else {
-			s /= 2
+		next := min(s*2, MaxKeySpeed)
+		limit := "fastest"
+		if key.Matches(msg, k.Slower) {
+			next, limit = max(s/2, MinKeySpeed), "slowest"
 		}
+		if next == s {
+			m.events.addNote(m.live.Now, fmt.Sprintf("speed %s is the %s the keys go (%s to %s)",
+				fmtSpeed(s), limit, fmtSpeed(MinKeySpeed), fmtSpeed(MaxKeySpeed)))
+			return m, nil
+		}
+		s = next
 		m.ctl.SetSpeed(s)
 		m.control("speed " + fmtSpeed(s))
 		m.live.Speed = s
@@ -78,12 +120,62 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		v := NextVersion(m.live.Target)
 		m.ctl.Deploy(v)
 		m.control("deploy " + v)
-		// Until the snapshot shows it, the next d deploys the one after.
-		m.live.Target = v
+		// Until the snapshot shows it, the next d deploys the one after,
+		// and the fleet line says what is true: a version just sent is
+		// run by no worker yet.
+		m.live.Target, m.live.AtTarget = v, 0
+		m.refitFleet()
 	default:
 		m.disabledKey(msg)
 	}
 	return m, nil
+}
+
+// filterKey edits the event filter: enter keeps it, esc clears it.
+func (m Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.filter.Blur()
+		return m, nil
+	case tea.KeyEsc:
+		m.filter.Blur()
+		m.filter.SetValue("")
+		return m, nil
+	case tea.KeyCtrlC:
+		m.quitting = true
+		return m, tea.Quit
+	}
+	m.filter.update(msg)
+	m.events.scroll = 0
+	return m, nil
+}
+
+// moveCursor moves the fleet grid's selection by an arrow key; the
+// first arrow selects the first cell.
+func (m *Model) moveCursor(msg tea.KeyMsg) {
+	g := &m.fleet
+	if len(g.cells) == 0 || g.cols == 0 {
+		return
+	}
+	if !m.selecting {
+		m.selecting, m.cursor = true, 0
+	} else {
+		c := m.cursor
+		switch msg.String() {
+		case "left":
+			c--
+		case "right":
+			c++
+		case "up", "pgup":
+			c -= g.cols
+		case "down", "pgdown":
+			c += g.cols
+		}
+		if c >= 0 && c < len(g.cells) {
+			m.cursor = c
+		}
+	}
+	m.readDetails()
 }
 
 // moveFocus moves the focus by step (mod numPanes), past panes the
@@ -119,6 +211,11 @@ func (m *Model) disabledKey(msg tea.KeyMsg) {
 		m.events.addNote(m.live.Now, fmt.Sprintf("%s (%s) ignored: %s", b.Help().Key, b.Help().Desc, why))
 		return
 	}
+}
+
+// scrollLog scrolls the event pane by n lines (up when positive).
+func (m *Model) scrollLog(n, w, h int) {
+	m.events.scrollLines(n, m.logEntries(), max(1, w-2), max(1, h-2))
 }
 
 // scrollStep is one line for the arrows and a page for pgup/pgdown.

@@ -4,6 +4,11 @@
 // the outbox, every worker of the fleet as a cell, and an event log, and
 // lets a person steer the run with the keyboard.
 //
+// The charts keep the whole run: every sample is folded into a history
+// of at most a few hundred buckets (two merge into one as the run
+// outgrows them), so the end screen shows the run from its start, and
+// [ ] zoom and ← → pan over it.
+//
 // The model pulls a [scenario.Live] snapshot from a [Source] on a timer
 // (every 100 ms by default) instead of being sent an update per event, so
 // a busy run cannot flood the UI, and rendering costs the same however

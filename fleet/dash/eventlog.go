@@ -2,6 +2,7 @@ package dash
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
@@ -38,6 +39,22 @@ type eventLog struct {
 	reported bool
 	reportAt int // index of the report's first entry, once reported
 	dropped  int // entries dropped to stay within maxEntries
+}
+
+// insert adds en in time order among the entries after the report's
+// (a sample's event may come after records newer than it).
+func (e *eventLog) insert(en entry) {
+	e.add(en)
+	floor := 0
+	if e.reported {
+		floor = e.reportAt
+	}
+	i := len(e.entries) - 1
+	for i > floor && e.entries[i-1].t > en.t && e.entries[i-1].kind != kindKey {
+		e.entries[i] = e.entries[i-1]
+		i--
+	}
+	e.entries[i] = en
 }
 
 // addRecords appends the records not seen yet. A control record takes
@@ -145,8 +162,45 @@ func (e *eventLog) add(en entry) {
 	e.entries = append(e.entries, en)
 }
 
-func (e *eventLog) scrollBy(n int) {
-	e.scroll = min(max(0, e.scroll+n), max(0, len(e.entries)-1))
+// scrollLines scrolls by n lines of entries wrapped to w (up when
+// positive), keeping a full pane of h lines in view: at the top, the
+// oldest entry is on the first line.
+func (e *eventLog) scrollLines(n int, entries []entry, w, h int) {
+	s := max(0, e.scroll+n)
+	if n > 0 {
+		total := 0
+		for _, en := range entries {
+			total += len(wrapEntry(en, w))
+		}
+		s = min(s, max(0, total-h))
+	}
+	e.scroll = s
+}
+
+// matching is the entries whose text holds filter (any case), and where
+// the report's entries start among them (len when none).
+func (e *eventLog) matching(filter string) (out []entry, reportAt int) {
+	reportAt = len(e.entries)
+	if e.reported {
+		reportAt = e.reportAt
+	}
+	if filter == "" {
+		return e.entries, reportAt
+	}
+	f := strings.ToLower(filter)
+	at := -1
+	for i, en := range e.entries {
+		if i >= reportAt && at < 0 {
+			at = len(out)
+		}
+		if strings.Contains(strings.ToLower(en.plain()), f) {
+			out = append(out, en)
+		}
+	}
+	if at < 0 {
+		at = len(out)
+	}
+	return out, at
 }
 
 // lines is every entry as plain text.

@@ -70,26 +70,27 @@ func midRun() scenario.Live {
 	for i := 0; i < n; i++ {
 		t := scenario.Seconds(float64(i) / 3)
 		s := scenario.Sample{
-			T:                t,
-			LeaderDepth:      (i * 37) % 900,
-			LeaderCapacity:   1000,
-			LeaderWaitP99:    scenario.Seconds(float64((i*13)%50) / 100),
-			LeaderAccepted:   uint64(i * 300),
-			LeaderRejected:   uint64(i * 4),
-			LeaderDropped:    0,
-			HeartbeatsQueued: i % 5,
-			InFlight:         30 + i%9,
-			Delivered:        uint64(i * 120),
-			Backpressure:     uint64(i / 2),
-			Retries:          uint64(i / 3),
-			OutboxDepth:      200 + (i*17)%300,
-			OutboxOldest:     scenario.Seconds(1.5 + float64(i%10)/10),
-			Online:           900,
-			Busy:             40,
-			AtTarget:         i * 3,
-			WorkerDepth:      12,
-			WorkerFull:       uint64(i / 4),
-			LeaderUp:         true,
+			T:                     t,
+			LeaderDepth:           (i * 37) % 900,
+			LeaderCapacity:        1000,
+			LeaderWaitP99:         scenario.Seconds(float64((i*13)%50) / 100),
+			LeaderWaitP99Interval: scenario.Seconds(float64((i*7)%30) / 100),
+			LeaderAccepted:        uint64(i * 300),
+			LeaderRejected:        uint64(i * 4),
+			LeaderDropped:         0,
+			HeartbeatsQueued:      i % 5,
+			InFlight:              30 + i%9,
+			Delivered:             uint64(i * 120),
+			Backpressure:          uint64(i / 2),
+			Retries:               uint64(i / 3),
+			OutboxDepth:           200 + (i*17)%300,
+			OutboxOldest:          scenario.Seconds(1.5 + float64(i%10)/10),
+			Online:                900,
+			Busy:                  40,
+			AtTarget:              i * 3,
+			WorkerDepth:           12,
+			WorkerFull:            uint64(i / 4),
+			LeaderUp:              true,
 		}
 		for p := 0; p < 4; p++ {
 			s.Limits = append(s.Limits, sawtooth(i, p))
@@ -97,6 +98,7 @@ func midRun() scenario.Live {
 		l.History = append(l.History, s)
 	}
 	l.Latest = l.History[n-1]
+	l.AtTarget = 357
 	l.Workers = make([]scenario.WorkerState, 1000)
 	for i := range l.Workers {
 		switch {

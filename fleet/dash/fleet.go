@@ -10,11 +10,12 @@ import (
 // severity orders states for breaking ties, worst first: a cell split
 // evenly between two states shows the worse one.
 var severity = [numStates]int{
-	scenario.StateOffline: 4,
-	scenario.StateFull:    3,
-	scenario.StateBusy:    2,
-	scenario.StateOnline:  1,
-	scenario.StateUpdated: 0,
+	scenario.StatePartitioned: 5,
+	scenario.StateOffline:     4,
+	scenario.StateFull:        3,
+	scenario.StateBusy:        2,
+	scenario.StateOnline:      1,
+	scenario.StateUpdated:     0,
 }
 
 // fleetGrid is the fleet pane's content: counts per state and one state
@@ -100,36 +101,56 @@ func (g *fleetGrid) title(w int) string {
 	return fmt.Sprintf("Fleet %d, %d/cell", g.total, g.per)
 }
 
+// cursorGlyph marks the selected cell: no state's glyph.
+const cursorGlyph = "◆"
+
 // stateOrder is the order counts are listed in: best first.
 var stateOrder = []scenario.WorkerState{
 	scenario.StateUpdated, scenario.StateOnline, scenario.StateBusy, scenario.StateFull, scenario.StateOffline,
+	scenario.StatePartitioned,
 }
+
+// remoteStates are the states a remote dashboard can know: the workers'
+// statuses say online or offline, nothing else.
+var remoteStates = []scenario.WorkerState{scenario.StateOnline, scenario.StateOffline}
 
 // fleetHead is the count lines: each state with its glyph, then the
 // target version and the workers' queues.
 func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
+	states := stateOrder
+	if l.Phase == PhaseRemote {
+		states = remoteStates
+	}
+	// Counts as wide as the fleet's size, so they keep their places.
+	nw := len(fmt.Sprint(g.total))
 	items := make([]string, 0, 8)
-	for _, s := range stateOrder {
+	for _, s := range states {
+		if s == scenario.StatePartitioned && g.counts[s] == 0 {
+			continue // a state of its own only while there is one
+		}
 		lk := stateLooks[s]
-		items = append(items, lk.style.Render(lk.glyph)+fmt.Sprintf(" %d %s", g.counts[s], s))
+		items = append(items, lk.style.Render(lk.glyph)+fmt.Sprintf(" %*d %s", nw, g.counts[s], s))
 	}
 	lines := flow(items, "  ", w)
-	more := []string{
-		"queued " + fmtNum(float64(l.Latest.WorkerDepth)),
-		"answered full " + fmtNum(float64(l.Latest.WorkerFull)),
+	var more []string
+	if l.Target != "" {
+		more = append(more, fmt.Sprintf("target %s: %*d of %d run it", l.Target, nw, l.AtTarget, g.total))
 	}
 	if l.Phase == PhaseRemote {
 		// The statuses say online or offline; the queues are not on the wire.
-		more = []string{stDim.Render("from statuses: online/offline only")}
-	}
-	if l.Target != "" {
-		more = append(more, fmt.Sprintf("%d at %s", l.Latest.AtTarget, l.Target))
+		more = append(more, stDim.Render("from statuses: online/offline only"))
+	} else {
+		more = append(more,
+			"queued "+pad(fmtNum(float64(l.Latest.WorkerDepth)), numWidth),
+			"answered full "+pad(fmtNum(float64(l.Latest.WorkerFull)), numWidth))
 	}
 	return append(lines, flow(more, " · ", w)...)
 }
 
-// view draws the pane's interior.
-func (g *fleetGrid) view() []string {
+// view draws the pane's interior; the cell at cursor (-1 for none) is
+// drawn as cursorGlyph in reverse video, so it shows without colour too
+// (the event pane lists its workers and their states).
+func (g *fleetGrid) view(cursor int) []string {
 	lines := append([]string(nil), g.head...)
 	var sb strings.Builder
 	for r := range g.rows {
@@ -141,8 +162,13 @@ func (g *fleetGrid) view() []string {
 		row := g.cells[lo:min(lo+g.cols, len(g.cells))]
 		// One styled run per state change, not one per cell.
 		for i := 0; i < len(row); {
+			if lo+i == cursor {
+				sb.WriteString(stPaused.Render(cursorGlyph))
+				i++
+				continue
+			}
 			j := i
-			for j < len(row) && row[j] == row[i] {
+			for j < len(row) && row[j] == row[i] && lo+j != cursor {
 				j++
 			}
 			lk := stateLooks[row[i]]

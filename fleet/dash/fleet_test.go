@@ -74,7 +74,7 @@ func TestFleetAggregateBounded(t *testing.T) {
 	if sum != len(states) {
 		t.Errorf("counts sum to %d, want %d", sum, len(states))
 	}
-	v := g.view()
+	v := g.view(-1)
 	if len(v) > 8 {
 		t.Errorf("view has %d lines for 8 rows", len(v))
 	}

@@ -30,10 +30,24 @@ func fmtSec(s scenario.Seconds) string {
 	return fmt.Sprintf("%s%dh%02dm", neg, t/60, t%60)
 }
 
-// fmtSpeed formats a speed factor: "×1", "×0.25", "×16".
+// fmtSpeed formats a speed factor: "×1", "×16", "×2.5", and a speed
+// below 1 as the fraction it is when it is one over a whole number:
+// "×1/4", "×1/64".
 func fmtSpeed(s float64) string {
-	return "×" + strconv.FormatFloat(s, 'g', 4, 64)
+	if s > 0 && s < 1 {
+		if inv := 1 / s; math.Abs(inv-math.Round(inv)) < 1e-9 {
+			return "×1/" + strconv.FormatFloat(math.Round(inv), 'f', 0, 64)
+		}
+	}
+	return "×" + strconv.FormatFloat(s, 'g', 3, 64)
 }
+
+// pad right-aligns s in w cells, so a field keeps its place as its
+// number changes width.
+func pad(s string, w int) string { return fmt.Sprintf("%*s", w, s) }
+
+// numWidth is the widest fmtNum gives ("999.9k", "-12.3M").
+const numWidth = 6
 
 // fmtNum formats a count with a k/M suffix past 10,000.
 func fmtNum(v float64) string {

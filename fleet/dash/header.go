@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
@@ -36,11 +37,12 @@ func (m *Model) headerView(w int) string {
 	if l.Phase == PhaseRemote {
 		return fit(stTitle.Render(name)+"  "+phase+"  attached "+fmtSec(l.Now), w) + "\n" + fit(remoteLine(l), w)
 	}
-	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", fmtSec(l.Now), fmtSec(l.Duration))
+	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", pad(fmtSec(l.Now), 5), fmtSec(l.Duration))
 	speed := "–" // a source that does not know it
 	if l.Speed > 0 {
 		speed = fmtSpeed(l.Speed)
 	}
+	speed = fmt.Sprintf("%-5s", speed)
 	right := fmt.Sprintf("speed %s  seed %d", speed, l.Seed)
 	frac := 0.0
 	if l.Duration > 0 {
@@ -58,7 +60,7 @@ func (m *Model) headerView(w int) string {
 	}
 
 	var items []string
-	lag := "lag " + fmtSec(l.Lag)
+	lag := "lag " + pad(fmtSec(l.Lag), 5)
 	if l.Behind {
 		items = append(items, stWarn.Render(lag+" BEHIND: the machine cannot keep up; timing checks will not be judged"))
 	} else {
@@ -66,7 +68,7 @@ func (m *Model) headerView(w int) string {
 	}
 	switch {
 	case l.Next != "":
-		items = append(items, fmt.Sprintf("next: %s at %s (in %s)", l.Next, fmtSec(l.NextAt), fmtSec(max(0, l.NextAt-l.Now))))
+		items = append(items, fmt.Sprintf("next in %s: %s at %s", pad(fmtSec(max(0, l.NextAt-l.Now)), 5), l.Next, fmtSec(l.NextAt)))
 	case l.Phase != PhaseDone:
 		items = append(items, "next: none left")
 	}
@@ -103,10 +105,12 @@ func remoteLine(l *scenario.Live) string {
 	return strings.Join(items, "  ·  ")
 }
 
-// footerView is the short help, or why the run keys are off.
+// footerView is the short help, or why the run keys are off, with
+// "? help" and "q quit" always at its right end: the other keys give
+// way on a narrow terminal, never those two.
 func (m *Model) footerView(w int) string {
 	h := m.help
-	h.Width = w
+	tail := h.ShortHelpView([]key.Binding{m.keys.Help, m.keys.Quit})
 	prefix := ""
 	switch {
 	case m.ctl == nil:
@@ -114,8 +118,18 @@ func (m *Model) footerView(w int) string {
 	case m.live.Phase == PhaseDone:
 		prefix = stDim.Render("run finished") + " · "
 	}
-	h.Width = max(0, w-ansi.StringWidth(prefix))
-	return fit(prefix+h.ShortHelpView(m.keys.ShortHelp()), w)
+	room := w - ansi.StringWidth(prefix) - ansi.StringWidth(tail) - 3
+	if room < 0 {
+		return fit(tail, w)
+	}
+	h.Width = room
+	left := h.ShortHelpView(m.keys.ShortHelp())
+	if ansi.StringWidth(left) > room {
+		left = ansi.Truncate(left, room, "…")
+	}
+	left = prefix + left
+	gap := max(1, w-ansi.StringWidth(left)-ansi.StringWidth(tail))
+	return fit(left+strings.Repeat(" ", gap)+tail, w)
 }
 
 // helpView is the help overlay, centred in the body.
@@ -133,8 +147,13 @@ func (m *Model) helpView(w, h int) string {
 		lines = append(lines, stDim.Render("The run has finished: space + - p h k d do nothing."))
 	default:
 		lines = append(lines, stDim.Render("Keys that change the run are logged in the event pane"),
-			stDim.Render("and recorded in the run's report."))
+			stDim.Render("and recorded in the run's report. + and - step the speed"),
+			stDim.Render(fmt.Sprintf("from %s to %s.", fmtSpeed(MinKeySpeed), fmtSpeed(MaxKeySpeed))))
 	}
+	lines = append(lines, "",
+		stDim.Render("The charts show the whole run in simulated seconds;"),
+		stDim.Render("[ ] zoom and ← → pan over it (on the fleet pane the"),
+		stDim.Render("arrows select a cell and list its workers)."))
 	var legend []string
 	for _, s := range stateOrder {
 		lk := stateLooks[s]

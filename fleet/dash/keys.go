@@ -9,6 +9,8 @@ type keyMap struct {
 	Partition, Heal, Kill, Deploy    key.Binding
 	Focus, FocusBack, Zoom, Up, Down key.Binding
 	Top, Bottom, Help, Close, Quit   key.Binding
+	Left, Right, ZoomIn, ZoomOut     key.Binding
+	Filter                           key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -23,12 +25,17 @@ func newKeyMap() keyMap {
 		Focus:     key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "focus next pane")),
 		FocusBack: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "focus previous")),
 		Zoom:      key.NewBinding(key.WithKeys("enter", "z"), key.WithHelp("enter", "zoom pane")),
-		Up:        key.NewBinding(key.WithKeys("up", "pgup"), key.WithHelp("↑/pgup", "scroll events")),
-		Down:      key.NewBinding(key.WithKeys("down", "pgdown"), key.WithHelp("↓/pgdn", "scroll events")),
+		Up:        key.NewBinding(key.WithKeys("up", "pgup"), key.WithHelp("↑/pgup", "scroll events (fleet: move)")),
+		Down:      key.NewBinding(key.WithKeys("down", "pgdown"), key.WithHelp("↓/pgdn", "scroll events (fleet: move)")),
 		Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home", "oldest event")),
-		Bottom:    key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "follow events")),
+		Bottom:    key.NewBinding(key.WithKeys("end"), key.WithHelp("end", "newest event, follow")),
+		Left:      key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "charts: earlier (fleet: move)")),
+		Right:     key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "charts: later (fleet: move)")),
+		ZoomIn:    key.NewBinding(key.WithKeys("["), key.WithHelp("[", "charts: zoom in")),
+		ZoomOut:   key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "charts: zoom out")),
+		Filter:    key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter events")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help/zoom")),
+		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help/zoom/filter/selection")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
@@ -45,9 +52,10 @@ func (k *keyMap) setRunEnabled(on bool) {
 	}
 }
 
-// ShortHelp is the footer line.
+// ShortHelp is the footer line but for Help and Quit, which the footer
+// always shows at its right end (FooterTail).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Pause, k.Faster, k.Slower, k.Partition, k.Heal, k.Kill, k.Deploy, k.Focus, k.Help, k.Quit}
+	return []key.Binding{k.Pause, k.Faster, k.Slower, k.Partition, k.Heal, k.Kill, k.Deploy, k.Focus, k.Filter}
 }
 
 // FullHelp is the help overlay, in columns.
@@ -56,6 +64,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Pause, k.Faster, k.Slower},
 		{k.Partition, k.Heal, k.Kill, k.Deploy},
 		{k.Focus, k.FocusBack, k.Zoom, k.Up, k.Down, k.Top, k.Bottom},
+		{k.Left, k.Right, k.ZoomIn, k.ZoomOut, k.Filter},
 		{k.Help, k.Close, k.Quit},
 	}
 }

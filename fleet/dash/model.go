@@ -56,6 +56,24 @@ type Model struct {
 	events eventLog
 	fleet  fleetGrid
 	logSeq uint64 // next LogBuffer sequence number
+
+	hist   history // the whole run, downsampled, for the charts
+	chart  view    // the window of it the charts show
+	seen   watch   // what the events derived from the samples have said
+	filter filterInput
+
+	// cursor is the fleet grid's selected cell while selecting; details
+	// are its workers, read from the source (a WorkerSource).
+	selecting bool
+	cursor    int
+	details   []scenario.WorkerDetail
+}
+
+// WorkerSource is a Source that can list some of its workers in detail,
+// for the fleet grid's drill-down ([scenario.Runner] and [Remote] are).
+type WorkerSource interface {
+	// WorkerDetails returns workers lo to hi-1, clamped to the fleet.
+	WorkerDetails(lo, hi int) []scenario.WorkerDetail
 }
 
 // New returns a dashboard model for src. ctl may be nil for a read-only
@@ -92,7 +110,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.refit()
-		return m, nil
+		// A terminal that grew keeps what was drawn past the old edges
+		// unless the whole screen is cleared.
+		return m, tea.ClearScreen
 	case tickMsg:
 		m.pull()
 		return m, m.tick()
@@ -108,16 +128,60 @@ func (m *Model) pull() {
 	m.live, m.have = l, true
 	m.rates = ratesOf(l)
 	m.events.addRecords(l.Records)
+	m.addSamples(l)
 	if m.opts.Logs != nil {
 		lines, next, skipped := m.opts.Logs.Since(m.logSeq)
 		m.logSeq = next
 		m.events.addLogs(l.Now, lines, skipped)
 	}
-	if l.Report != nil {
+	if l.Report != nil && !m.events.reported {
 		m.events.addReport(l.Report)
+		m.showReport()
 	}
 	m.keys.setRunEnabled(m.ctl != nil && l.Phase != PhaseDone)
 	m.refitFleet()
+	m.readDetails()
+}
+
+// addSamples folds the samples newer than the history's into it, and
+// logs what a person waits for that the samples show.
+func (m *Model) addSamples(l scenario.Live) {
+	m.seen.noLeader = l.Phase == PhaseRemote
+	add := func(s scenario.Sample) {
+		if m.hist.have && s.T <= m.hist.prev.T {
+			return
+		}
+		m.hist.add(s)
+		for _, text := range m.seen.observe(s) {
+			m.events.insert(entry{t: s.T, kind: "event", text: text})
+		}
+	}
+	for _, s := range l.History {
+		add(s)
+	}
+	if hasSample(l) {
+		add(l.Latest)
+	}
+}
+
+// readDetails reads the selected cell's workers from the source.
+func (m *Model) readDetails() {
+	ws, ok := m.src.(WorkerSource)
+	if !m.selecting || !ok || m.fleet.per == 0 {
+		m.details = nil
+		return
+	}
+	lo := m.cursor * m.fleet.per
+	m.details = ws.WorkerDetails(lo, lo+m.fleet.per)
+}
+
+// showReport scrolls the event pane so the summary starts on its first
+// line: the verdicts below it are then a scroll down (end) away, however
+// many they are.
+func (m *Model) showReport() {
+	w, h := m.lay.size(paneLog, m)
+	es, at := m.events.matching(m.filter.Value())
+	m.events.scroll = max(0, linesFrom(es, at, max(1, w-2))-max(1, h-2))
 }
 
 // refit lays the screen out again after a resize, zoom or help toggle.

@@ -26,14 +26,17 @@ func (m *Model) leaderPane(w, h int) []string {
 		lines = append(lines, stBad.Render("LEADER DOWN (restarting from bbolt)"))
 	}
 	// Mailbox depth against capacity.
-	label := fmt.Sprintf("mailbox %s/%s ", fmtNum(float64(s.LeaderDepth)), fmtNum(float64(s.LeaderCapacity)))
+	nw := len(fmtNum(float64(s.LeaderCapacity)))
+	label := fmt.Sprintf("mailbox %*s/%s ", nw, fmtNum(float64(s.LeaderDepth)), fmtNum(float64(s.LeaderCapacity)))
 	frac := 0.0
 	if s.LeaderCapacity > 0 {
 		frac = min(1, float64(s.LeaderDepth)/float64(s.LeaderCapacity))
 	}
 	bar := m.bar
 	bar.FullColor = string(fillColour(frac))
-	if gw := w - ansi.StringWidth(label); gw >= 10 {
+	if !s.LeaderUp {
+		lines = append(lines, "mailbox –")
+	} else if gw := w - ansi.StringWidth(label); gw >= 10 {
 		bar.Width = gw
 		lines = append(lines, label+bar.ViewAs(frac))
 	} else {
@@ -42,33 +45,70 @@ func (m *Model) leaderPane(w, h int) []string {
 	}
 	r := m.rates
 	items := []string{
-		"accepted " + fmtRate(r.Accepted),
+		"accepted " + pad(fmtRate(r.Accepted), numWidth+2),
 		rateItem("rejected ", r.Rejected),
+		m.waitLabel() + " " + pad(fmtSec(s.LeaderWaitP99Interval), 6),
 		rateItem("dropped ", r.Dropped),
-		"heartbeats queued " + fmtNum(float64(s.HeartbeatsQueued)),
+		"heartbeats queued " + pad(fmtNum(float64(s.HeartbeatsQueued)), numWidth),
 	}
-	lines = append(lines, flow(items, " · ", w)...)
-	// Wait p99 over time.
-	hist := series(*l)
-	waits := make([]float64, len(hist))
-	peak := 0.0
-	for i := range hist {
-		waits[i] = float64(hist[i].LeaderWaitP99)
-		peak = max(peak, waits[i])
+	text := flow(items, " · ", w)
+	// The charts keep at least two strips and their axis: the text
+	// lines give way first.
+	if h-len(lines) >= 5 {
+		text = text[:min(len(text), h-len(lines)-3)]
 	}
-	lines = append(lines, fmt.Sprintf("wait p99 %s (peak %s)", fmtSec(s.LeaderWaitP99), fmtSec(scenario.Seconds(peak))))
-	if rows := h - len(lines); rows > 0 {
-		lines = append(lines, strings.Split(sparkView(waits, w, rows, stLine), "\n")...)
+	lines = append(lines, text...)
+	return append(lines, m.strips(m.leaderStrips(), w, h-len(lines))...)
+}
+
+// waitLabel names the leader's wait over the latest interval: its p99,
+// or for a remote leader its mean (the stats on the wire carry the
+// wait's count and sum, not its buckets).
+func (m *Model) waitLabel() string {
+	if m.live.Phase == PhaseRemote {
+		return "wait avg"
 	}
-	return lines
+	return "wait p99"
+}
+
+// leaderStrips are the leader pane's charts, most telling first: when
+// the pane is short, the last ones give way.
+func (m *Model) leaderStrips() []strip {
+	return []strip{
+		{"depth", mDepth, stLine, fmtNum},
+		{"reject/s", mRejected, lipgloss.NewStyle().Foreground(colWarn), fmtNum},
+		{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(scenario.Seconds(v)) }},
+		{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
+	}
+}
+
+// strips draws as many of ss as fit in w×h over the charts' window,
+// sharing h between them, with the time axis below.
+func (m *Model) strips(ss []strip, w, h int) []string {
+	if h < 2 || w-stripLabel-stripPeak-2 < 4 {
+		return nil
+	}
+	n := min(len(ss), h-1)
+	rows, extra := (h-1)/n, (h-1)%n
+	from, to := m.chart.window(&m.hist)
+	var out []string
+	for i, s := range ss[:n] {
+		r := rows
+		if i < extra { // the rows left over go to the first strips
+			r++
+		}
+		out = append(out, stripLines(&m.hist, s, from, to, w, r)...)
+	}
+	return append(out, axisRow(from, to, stripLabel+1, w-stripLabel-stripPeak-2))
 }
 
 // rateItem is a loss-like rate, highlighted when it is not zero.
 func rateItem(label string, v float64) string {
+	s := label + pad(fmtRate(v), numWidth+2)
 	if v > 0 {
-		return stWarn.Render(label + fmtRate(v))
+		return stWarn.Render(s)
 	}
-	return label + fmtRate(v)
+	return s
 }
 
 func fillColour(frac float64) lipgloss.Color {
@@ -109,21 +149,20 @@ func (m *Model) relayPane(w, h int) []string {
 	}
 	items := []string{
 		limit,
-		"in-flight " + fmtNum(float64(s.InFlight)),
-		"delivered " + fmtRate(m.rates.Delivered),
+		"in-flight " + pad(fmtNum(float64(s.InFlight)), numWidth),
+		"delivered " + pad(fmtRate(m.rates.Delivered), numWidth+2),
 		rateItem("backpressure ", m.rates.Backpressure),
-		"retries " + fmtNum(float64(s.Retries)),
+		"retries " + pad(fmtNum(float64(s.Retries)), numWidth),
 	}
+	dead := "dead letters " + pad(fmtNum(float64(s.DeadLettered)), numWidth)
 	if s.DeadLettered > 0 {
-		items = append(items, stBad.Render("dead letters "+fmtNum(float64(s.DeadLettered))))
-	} else {
-		items = append(items, "dead letters 0")
+		dead = stBad.Render(dead)
 	}
+	items = append(items, dead)
 	out := flow(items, " · ", w)
-	if ch := h - len(out); ch >= 2 {
-		if c := limitChart(series(*l), lines, w, ch); c != "" {
-			out = append(out, strings.Split(c, "\n")...)
-		}
+	from, to := m.chart.window(&m.hist)
+	if ch := h - len(out); ch >= 3 {
+		out = append(out, limitChart(&m.hist, limitLines(m.hist.parts), from, to, w, ch)...)
 	}
 	return out
 }
@@ -134,18 +173,14 @@ func (m *Model) outboxPane(w, h int) []string {
 	if !hasSample(*l) {
 		return nil
 	}
-	oldest := "oldest " + fmtSec(s.OutboxOldest)
+	oldest := "oldest " + pad(fmtSec(s.OutboxOldest), 6)
 	if s.OutboxDepth == 0 {
 		oldest = "oldest –"
 	}
-	lines := flow([]string{"depth " + fmtNum(float64(s.OutboxDepth)), oldest}, " · ", w)
+	lines := flow([]string{"depth " + pad(fmtNum(float64(s.OutboxDepth)), numWidth), oldest}, " · ", w)
 	if rows := h - len(lines); rows > 0 {
-		hist := series(*l)
-		depths := make([]float64, len(hist))
-		for i := range hist {
-			depths[i] = float64(hist[i].OutboxDepth)
-		}
-		lines = append(lines, strings.Split(sparkView(depths, w, rows, stLine), "\n")...)
+		from, to := m.chart.window(&m.hist)
+		lines = append(lines, stripLines(&m.hist, strip{"depth", mOutbox, stLine, fmtNum}, from, to, w, rows)...)
 	}
 	return lines
 }
@@ -154,42 +189,48 @@ func (m *Model) fleetPane() []string {
 	if m.fleet.total == 0 {
 		return []string{stDim.Render("no workers yet")}
 	}
-	return m.fleet.view()
+	cursor := -1
+	if m.selecting {
+		cursor = m.cursor
+	}
+	return m.fleet.view(cursor)
 }
 
-// logPane shows the newest entries that fit, or older ones when
-// scrolled; a long entry wraps. Once the run is done and the log
-// follows, it shows the summary and verdicts from their start, so they
-// stay on screen (with the events before them if there is room).
+// logEntries is the event log as the pane shows it: filtered by /.
+func (m *Model) logEntries() []entry {
+	es, _ := m.events.matching(m.filter.Value())
+	return es
+}
+
+// logPane shows the event log's lines, each entry wrapped to w: the
+// newest that fit, or older ones when scrolled (scroll counts lines up
+// from the newest). With a filter, its line comes first and only the
+// entries that match show. While a fleet cell is selected, the pane
+// lists that cell's workers instead.
 func (m *Model) logPane(w, h int) []string {
-	e := &m.events
-	n := len(e.entries)
-	if n == 0 || w < 1 || h < 1 {
+	if w < 1 || h < 1 {
 		return nil
 	}
-	if e.scroll == 0 && e.reported {
-		var lines []string
-		for i := e.reportAt; i < n && len(lines) < h; i++ {
-			lines = append(lines, wrapEntry(e.entries[i], w)...)
-		}
-		if len(lines) >= h {
-			return lines[:h]
-		}
-		return append(tailLines(e.entries[:e.reportAt], w, h-len(lines)), lines...)
+	if m.selecting {
+		return m.detailPane(w, h)
 	}
-	return tailLines(e.entries[:n-min(e.scroll, n-1)], w, h)
+	var head []string
+	if m.filter.Focused() || m.filter.Value() != "" {
+		head = []string{m.filter.view()}
+		h--
+	}
+	lines := lastLines(m.logEntries(), w, m.events.scroll+h)
+	end := max(min(len(lines), h), len(lines)-m.events.scroll)
+	return append(head, lines[max(0, end-h):end]...)
 }
 
-// tailLines is the last entries that fit whole in h lines, wrapped to w
-// (the tail of the newest one if even it does not fit).
-func tailLines(entries []entry, w, h int) []string {
+// lastLines is the last n lines of entries wrapped to w (fewer when
+// there are not so many): only the entries that show are wrapped.
+func lastLines(entries []entry, w, n int) []string {
 	var rev [][]string
 	got := 0
-	for i := len(entries) - 1; i >= 0; i-- {
+	for i := len(entries) - 1; i >= 0 && got < n; i-- {
 		l := wrapEntry(entries[i], w)
-		if got+len(l) > h && got > 0 {
-			break
-		}
 		rev = append(rev, l)
 		got += len(l)
 	}
@@ -197,7 +238,62 @@ func tailLines(entries []entry, w, h int) []string {
 	for i := len(rev) - 1; i >= 0; i-- {
 		lines = append(lines, rev[i]...)
 	}
-	return lines[max(0, len(lines)-h):]
+	return lines[max(0, len(lines)-n):]
+}
+
+// linesFrom counts the lines entries[from:] take wrapped to w.
+func linesFrom(entries []entry, from, w int) int {
+	n := 0
+	for _, en := range entries[min(from, len(entries)):] {
+		n += len(wrapEntry(en, w))
+	}
+	return n
+}
+
+// detailPane lists the selected fleet cell's workers, one a line, in
+// fixed columns.
+func (m *Model) detailPane(w, h int) []string {
+	g := &m.fleet
+	lo := m.cursor * g.per
+	hi := min(lo+g.per, g.total)
+	if len(m.details) == 0 {
+		if _, ok := m.src.(WorkerSource); !ok {
+			return []string{fmt.Sprintf("workers %d–%d", lo, hi-1), stDim.Render("this source cannot list its workers")}
+		}
+		return []string{stDim.Render("no workers in this cell")}
+	}
+	// A narrow pane drops the state's name: its glyph says it.
+	stateW, stateHead := 13, "state"
+	if w < 52 {
+		stateW, stateHead = 1, "s"
+	}
+	lines := []string{stTitle.Render(fmt.Sprintf("%-8s %-8s %-*s %7s %8s", "id", "version", stateW, stateHead, "mailbox", "attempts"))}
+	for _, d := range m.details {
+		if len(lines) >= h {
+			lines[h-1] = stDim.Render(fmt.Sprintf("… %d more: a larger terminal shows smaller cells", len(m.details)-(h-2)))
+			break
+		}
+		lk := stateLooks[clampState(d.State)]
+		mb := fmt.Sprintf("%d/%d", d.Depth, d.Capacity)
+		att := fmt.Sprint(d.ConnectAttempts)
+		if m.live.Phase == PhaseRemote {
+			mb, att = "–", "–" // the statuses do not carry them
+		}
+		state := lk.style.Render(lk.glyph)
+		if stateW > 1 {
+			state += fmt.Sprintf(" %-*s", stateW-2, d.State)
+		}
+		lines = append(lines, fmt.Sprintf("%-8s %-8s %s %7s %8s", cut(d.ID, 8), cut(d.Version, 8), state, mb, att))
+	}
+	return lines
+}
+
+// cut shortens s to n runes.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // wrapEntry is an entry's styled line wrapped to w, continuation lines

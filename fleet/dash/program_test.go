@@ -63,6 +63,13 @@ func (s *runningSource) Pause() {
 	s.fakeControls.Pause()
 }
 
+func (s *runningSource) SetSpeed(v float64) {
+	s.mu.Lock()
+	s.live.Speed = v
+	s.mu.Unlock()
+	s.fakeControls.SetSpeed(v)
+}
+
 func (s *runningSource) KillLeader() {
 	s.mu.Lock()
 	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "kill leader"})
@@ -183,5 +190,102 @@ func TestRunContextEnds(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run after cancel = %v, want context.Canceled", err)
+	}
+}
+
+// endingSource is a run that finishes after a few snapshots.
+type endingSource struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (s *endingSource) Snapshot() scenario.Live {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	if s.n < 5 {
+		l := midRun()
+		return l
+	}
+	return finished()
+}
+
+// The leftover-drawing case: started at 80×24, resized to 120×36, the
+// run ends and q quits. The resize clears the whole screen (a grown
+// terminal keeps what was drawn past the old edges otherwise), and the
+// last frame is blank, so nothing of the dashboard is left above what
+// the caller prints next.
+func TestProgramResizeEndQuit(t *testing.T) {
+	tm := teatest.NewTestModel(t, New(&endingSource{}, &fakeControls{}, Options{Refresh: MinRefresh}),
+		teatest.WithInitialTermSize(80, 24))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), contains(what),
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	wait("wave-deploy")
+	tm.Send(tea.WindowSizeMsg{Width: 120, Height: 36})
+	wait("\x1b[2J") // the whole screen cleared after the resize
+	wait("done: FAILED")
+	tm.Type("q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if v := fm.View(); v != "" {
+		t.Errorf("the last frame after q is not blank:\n%s", v)
+	}
+}
+
+// The whole program on a fake terminal, driven by every key the help
+// lists: each one's mark shows on the screen, the run keys reach the
+// source in order, and q quits with a blank last frame.
+func TestProgramEveryKey(t *testing.T) {
+	src := newRunningSource()
+	tm := teatest.NewTestModel(t, New(src, src, Options{Refresh: MinRefresh}), teatest.WithInitialTermSize(120, 36))
+	wait := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), contains(what),
+			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	key := func(k tea.KeyType) { tm.Send(tea.KeyMsg{Type: k}) }
+	wait("3.0s / 1m00s")
+	for _, step := range []struct {
+		send func()
+		mark string
+	}{
+		{func() { tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}) }, "PAUSED"},
+		{func() { tm.Type("+") }, "speed ×8"},
+		{func() { tm.Type("-") }, "control speed ×4"},
+		{func() { tm.Type("p") }, "partition 10% of workers"},
+		{func() { tm.Type("h") }, "heal partitions"},
+		{func() { tm.Type("d") }, "deploy 1.0.2"},
+		{func() { key(tea.KeyLeft) }, "the charts show the whole run"},
+		{func() { tm.Type("[") }, "Leader ["},
+		{func() { key(tea.KeyLeft) }, "Relay: AIMD limit per partition ["},
+		{func() { key(tea.KeyRight) }, "Relay: AIMD limit per partition ["},
+		{func() { tm.Type("]") }, "Relay: AIMD limit per partition ─"},
+		{func() { key(tea.KeyHome) }, "lines up · end follows"},
+		{func() { key(tea.KeyEnd) }, "Events ─"},
+		{func() { key(tea.KeyUp) }, "(1 lines up"},
+		{func() { key(tea.KeyDown) }, "Events ─"},
+		{func() { key(tea.KeyPgUp) }, "lines up · end follows"},
+		{func() { key(tea.KeyPgDown) }, "Events ─"},
+		{func() { tm.Type("/"); tm.Type("speed"); key(tea.KeyEnter) }, "Events matching /speed: "},
+		{func() { key(tea.KeyEsc) }, "Events ─"},
+		{func() { key(tea.KeyTab); key(tea.KeyTab); key(tea.KeyTab); key(tea.KeyRight) }, "Workers 0–"},
+		{func() { key(tea.KeyEsc); key(tea.KeyShiftTab); key(tea.KeyEnter) }, "Outbox"},
+		{func() { key(tea.KeyEsc); tm.Type("?") }, "Help (? or esc to close)"},
+		{func() { key(tea.KeyEsc); tm.Type("k") }, "leader DOWN"},
+	} {
+		t.Logf("waiting for %q", step.mark)
+		step.send()
+		wait(step.mark)
+	}
+	tm.Type("q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
+	if v := fm.View(); v != "" {
+		t.Errorf("the last frame is not blank:\n%s", v)
+	}
+	want := []string{"pause", "speed ×8", "speed ×4", "partition 10", "heal", "deploy 1.0.2", "kill"}
+	if got := src.Calls(); !slices.Equal(got, want) {
+		t.Errorf("controls %q, want %q", got, want)
 	}
 }

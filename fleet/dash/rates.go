@@ -11,19 +11,6 @@ type rates struct {
 	Delivered, Backpressure     float64 // relay
 }
 
-// series is the samples to chart, oldest first: History, with Latest
-// added when History does not end with it.
-func series(l scenario.Live) []scenario.Sample {
-	h := l.History
-	if n := len(h); n == 0 || h[n-1].T < l.Latest.T {
-		if !hasSample(l) {
-			return nil
-		}
-		return append(h[:n:n], l.Latest)
-	}
-	return h
-}
-
 // hasSample reports whether the runner has sampled the fleet yet: before
 // the first sample, Latest is the zero Sample.
 func hasSample(l scenario.Live) bool {

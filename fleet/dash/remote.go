@@ -17,6 +17,7 @@ import (
 	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -70,8 +71,11 @@ const maxRemoteRecords = 10_000
 //
 // What it cannot show, it leaves out rather than guess: the workers'
 // statuses say online or offline and nothing else, so a worker is never
-// busy, full or updated in the grid (the leader's count of workers per
-// version is in Latest.AtTarget); the workers' queues, the lag, the seed
+// busy, full or updated in the grid (how many run the latest deploy's
+// version is in Live.AtTarget, from the leader's latest report); the
+// leader's wait p99 over an interval cannot be computed from what its
+// reports carry, so LeaderWaitP99Interval holds the wait's mean over the
+// interval instead; the workers' queues, the lag, the seed
 // and the simulated duration are zero.
 type Remote struct {
 	o    RemoteOptions
@@ -94,6 +98,7 @@ type Remote struct {
 	malformed uint64
 	badWarned bool
 	lostSeen  bool
+	prevWait  stats.HistogramSnapshot // the last report's mailbox wait
 }
 
 // remoteConn is the part of a *transport.Session a Remote uses after
@@ -203,6 +208,12 @@ func (r *Remote) Keep(ctx context.Context) {
 		now := r.since()
 		r.mu.Lock()
 		r.lostSeen = false
+		// The statuses seen before the outage say nothing of now: the
+		// retained ones arrive again with the subscription, and a worker
+		// whose status the broker no longer holds is not shown as if it
+		// were known.
+		clear(r.workers)
+		r.ids = r.ids[:0]
 		r.recordLocked(now, "event", "reconnected to the broker")
 		r.mu.Unlock()
 		r.o.Logger.Info("dashboard reconnected", "broker", r.o.Broker)
@@ -269,7 +280,20 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	r.reports++
 	r.last, r.lastAt = rep, now
 	s := scenario.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
+	// The report's histogram has no buckets on the wire, so the wait's
+	// p99 over the interval cannot be computed; its mean over the
+	// interval can, from the count and the sum, and stands in for it.
+	w := rep.Stats.Mailbox.Wait
+	if r.reports > 1 && w.Count > r.prevWait.Count && w.Sum >= r.prevWait.Sum {
+		s.LeaderWaitP99Interval = simSec((w.Sum - r.prevWait.Sum) / time.Duration(w.Count-r.prevWait.Count))
+	}
+	r.prevWait = w
 	r.fillWorkers(&s)
+	r.addSample(s)
+}
+
+// addSample keeps s in the bounded history.
+func (r *Remote) addSample(s scenario.Sample) {
 	if len(r.samples) == remoteHistory {
 		// Shift rather than re-slice, so the backing array stays bounded;
 		// a copy of 300 samples every two seconds is nothing.
@@ -278,6 +302,10 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	}
 	r.samples = append(r.samples, s)
 }
+
+// downEvery is how often a Remote adds a sample of a leader that is down
+// (no stats come then), so the charts show the outage as it lasts.
+const downEvery = time.Second
 
 // fillWorkers sets the workers' fields the statuses and the leader's
 // fleet counts can honestly fill.
@@ -288,8 +316,23 @@ func (r *Remote) fillWorkers(s *scenario.Sample) {
 		}
 	}
 	if t := r.targetLocked(); t != "" {
-		s.AtTarget = r.last.Fleet.ByVersion[t]
+		s.AtTarget = r.atTargetLocked(t)
 	}
+}
+
+// atTargetLocked is how many workers run target by the latest report:
+// the leader's count by version comes from the workers' heartbeats (as
+// old as a heartbeat interval and the leader's processing round), its
+// deploys' acks come as each worker applies the update; the larger is
+// the fresher.
+func (r *Remote) atTargetLocked(target string) int {
+	acked := 0
+	for _, d := range r.last.Deploys {
+		if d.Version == target {
+			acked += d.Delivered()
+		}
+	}
+	return max(r.last.Fleet.ByVersion[target], acked)
 }
 
 // targetLocked is the latest deploy's version, as the leader reports it.
@@ -407,10 +450,25 @@ func (r *Remote) Snapshot() scenario.Live {
 		Records:  r.records[:len(r.records):len(r.records)],
 	}
 	if n := len(r.samples); n > 0 {
-		lv.Latest = r.samples[n-1]
-		lv.Latest.LeaderUp = lv.Latest.LeaderUp && r.leaderOn && !silent && !lost
+		last := r.samples[n-1]
+		if up := last.LeaderUp && r.leaderOn && !silent && !lost; !up {
+			// A leader that is down has no gauges; its counters stand.
+			down := scenario.Sample{T: simSec(now), LeaderAccepted: last.LeaderAccepted, LeaderRejected: last.LeaderRejected,
+				LeaderDropped: last.LeaderDropped, Delivered: last.Delivered, Backpressure: last.Backpressure,
+				Retries: last.Retries, DeadLettered: last.DeadLettered, OutboxDepth: last.OutboxDepth, Online: last.Online}
+			if down.T-last.T >= simSec(downEvery) {
+				r.addSample(down)
+				n = len(r.samples)
+			}
+			lv.Latest = down
+		} else {
+			lv.Latest = last
+		}
 		// A copy: onStats shifts the backing array in place.
-		lv.History = slices.Clone(r.samples)
+		lv.History = slices.Clone(r.samples[:n])
+	}
+	if r.reports > 0 && lv.Target != "" {
+		lv.AtTarget = r.atTargetLocked(lv.Target)
 	}
 	lv.Workers = make([]scenario.WorkerState, len(r.ids))
 	for i, id := range r.ids {
@@ -419,6 +477,23 @@ func (r *Remote) Snapshot() scenario.Live {
 		}
 	}
 	return lv
+}
+
+// WorkerDetails lists workers lo to hi-1 in id order, as the grid shows
+// them: id and online or offline, all their statuses say.
+func (r *Remote) WorkerDetails(lo, hi int) []scenario.WorkerDetail {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lo, hi = max(0, lo), min(hi, len(r.ids))
+	var out []scenario.WorkerDetail
+	for i := lo; i < hi; i++ {
+		d := scenario.WorkerDetail{Index: i, ID: r.ids[i], Version: "–"}
+		if r.workers[r.ids[i]] {
+			d.State = scenario.StateOnline
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // Malformed is the number of messages that could not be read (a stats

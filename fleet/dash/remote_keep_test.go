@@ -84,8 +84,9 @@ func TestRemoteKeepReconnects(t *testing.T) {
 	r := newRemote(RemoteOptions{Broker: "tcp://leader.example:1883", Clock: clk, Reconnect: b}, conn, "sim-dash-test")
 	report, _ := json.Marshal(leader.StatsReport{Stats: leader.Stats{Mailbox: mailbox.Stats{Capacity: 5}}})
 	r.onStats("fleet/_leader/stats", report)
-	if l := r.Snapshot(); !l.Latest.LeaderUp {
-		t.Fatal("leader down before the loss")
+	r.onStatus("fleet/w-001/status", []byte("online e1"))
+	if l := r.Snapshot(); !l.Latest.LeaderUp || len(l.Workers) != 1 {
+		t.Fatalf("before the loss: leader up %v, %d workers", l.Latest.LeaderUp, len(l.Workers))
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -119,6 +120,9 @@ func TestRemoteKeepReconnects(t *testing.T) {
 	fleettest.Eventually(t, 10*time.Second, "the reconnect in the event log", func() error {
 		return fleettest.Unless(hasRecord(r.Snapshot().Records, "reconnected to the broker"), "records %+v", r.Snapshot().Records)
 	})
+	if l := r.Snapshot(); len(l.Workers) != 0 {
+		t.Errorf("after the reconnect, before the retained statuses arrive again: %d workers shown, want none (what was known before the outage is not known now)", len(l.Workers))
+	}
 	r.onStats("fleet/_leader/stats", report)
 	l = r.Snapshot()
 	if !l.Latest.LeaderUp || strings.Contains(l.Scenario, "reconnecting") {

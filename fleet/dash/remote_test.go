@@ -255,3 +255,61 @@ func TestRemoteKeysDisabled(t *testing.T) {
 		t.Errorf("no read-only marker after k:\n%s", out)
 	}
 }
+
+// A remote dashboard says only what the leader's stats and the statuses
+// carry: no busy, full or updated counts; the workers at the target from
+// the latest stats; the wait as a mean (no buckets on the wire).
+func TestRemoteSaysWhatItKnows(t *testing.T) {
+	r := remoteFixture(t)
+	l := r.Snapshot()
+	if l.AtTarget != 29 {
+		t.Errorf("at target %d, want the latest stats' 29", l.AtTarget)
+	}
+	m := screen(t, l, nil, 120, 36)
+	fleet := strings.Join(paneLines(t, m, "Fleet"), "\n")
+	for _, bad := range []string{"updated", "busy", "full"} {
+		if strings.Contains(fleet, bad) {
+			t.Errorf("the remote fleet pane counts %q, which statuses do not say:\n%s", bad, fleet)
+		}
+	}
+	if !strings.Contains(fleet, "target 2.0.0: 29 of 60 run it") {
+		t.Errorf("fleet pane:\n%s", fleet)
+	}
+	if leaderPane := strings.Join(paneLines(t, m, "Leader"), "\n"); strings.Contains(leaderPane, "p99") || !strings.Contains(leaderPane, "wait avg") {
+		t.Errorf("leader pane names a p99 it cannot know:\n%s", leaderPane)
+	}
+	// The deploy's acks run ahead of the heartbeats' count by version:
+	// the fresher of the two is shown, as soon as a report carries it.
+	rep := leader.StatsReport{Fleet: leader.FleetSummary{ByVersion: map[string]int{"2.0.0": 29}},
+		Deploys: []leader.DeployProgress{{Version: "2.0.0", Targets: 60, Waves: []leader.WaveProgress{{Delivered: 30}, {Delivered: 12}}}}}
+	b, _ := json.Marshal(rep)
+	r.onStats("fleet/_leader/stats", b)
+	if l := r.Snapshot(); l.AtTarget != 42 || l.Latest.AtTarget != 42 {
+		t.Errorf("at target %d (latest sample %d) after 42 acks, want 42", l.AtTarget, l.Latest.AtTarget)
+	}
+}
+
+// While the leader is down, a remote adds a sample every second, so the
+// charts show the outage, and Latest has no gauges of a leader that is
+// not there.
+func TestRemoteDownSamples(t *testing.T) {
+	r := remoteFixture(t)
+	clk := r.o.Clock.(*clock.Fake)
+	r.onLeaderStatus("fleet/_leader/status", []byte("offline"))
+	n := len(r.Snapshot().History)
+	for range 5 {
+		clk.Advance(time.Second)
+		r.Snapshot()
+	}
+	l := r.Snapshot()
+	if len(l.History) != n+5 || l.History[len(l.History)-1].LeaderUp {
+		t.Fatalf("history %d → %d samples, newest up %v; want 5 down samples more", n, len(l.History), l.History[len(l.History)-1].LeaderUp)
+	}
+	if l.Latest.LeaderCapacity != 0 || l.Latest.LeaderRejected == 0 {
+		t.Errorf("latest while down: %+v; want no gauges, the counters kept", l.Latest)
+	}
+	m := screen(t, l, nil, 120, 36)
+	if out := strings.Join(lines(m), "\n"); !strings.Contains(out, "LEADER DOWN") || strings.Contains(out, "mailbox    0/") {
+		t.Errorf("the view of a leader that is down:\n%s", out)
+	}
+}

@@ -17,6 +17,7 @@ const (
 	colWarn    = lipgloss.Color("214")
 	colBad     = lipgloss.Color("196")
 	colUpdated = lipgloss.Color("39")
+	colCut     = lipgloss.Color("201")
 )
 
 var (
@@ -47,7 +48,10 @@ var stateLooks = [numStates]stateLook{
 	scenario.StateBusy:    {"◐", lipgloss.NewStyle().Foreground(colWarn)},
 	scenario.StateFull:    {"●", lipgloss.NewStyle().Foreground(colBad)},
 	scenario.StateUpdated: {"■", lipgloss.NewStyle().Foreground(colUpdated)},
+	// Cut off by the run: a cross, so it reads apart from offline's dot
+	// without colour.
+	scenario.StatePartitioned: {"×", lipgloss.NewStyle().Foreground(colCut)},
 }
 
 // numStates is the number of WorkerState values.
-const numStates = int(scenario.StateUpdated) + 1
+const numStates = int(scenario.StatePartitioned) + 1

@@ -11,8 +11,11 @@ import (
 // View draws the screen: exactly the terminal's size at most, no line
 // wider than it.
 func (m Model) View() string {
-	if m.width <= 0 || m.height <= 0 {
-		return "" // no size yet: bubbletea sends one at the start
+	if m.width <= 0 || m.height <= 0 || m.quitting {
+		// No size yet (bubbletea sends one at the start); or quitting:
+		// the last frame is blank, so nothing of the dashboard is left
+		// on a terminal without an alternate screen, or in its scrollback.
+		return ""
 	}
 	if m.lay.small {
 		msg := fmt.Sprintf("terminal too small: %d×%d, need %d×%d", m.width, m.height, MinWidth, MinHeight)
@@ -47,24 +50,39 @@ func (m *Model) paneView(p pane) string {
 	}
 	var body []string
 	title := ""
+	from, to := m.chart.window(&m.hist)
+	span := windowTitle(m.chart, from, to)
 	switch p {
 	case paneLeader:
-		title = "Leader"
+		title = "Leader" + span
 		body = m.leaderPane(iw, ih)
 	case paneRelay:
-		title = "Relay: AIMD limit per partition"
+		title = "Relay: AIMD limit per partition" + span
 		body = m.relayPane(iw, ih)
 	case paneOutbox:
-		title = "Outbox"
+		title = "Outbox" + span
 		body = m.outboxPane(iw, ih)
 	case paneFleet:
-		title = m.fleet.title(w - 5)
+		if m.live.Phase == PhaseDone {
+			title = "At the end · " + m.fleet.title(w-5-len("At the end · "))
+		} else {
+			title = m.fleet.title(w - 5)
+		}
 		body = m.fleetPane()
 	case paneLog:
 		title = "Events"
-		if m.events.scroll > 0 {
-			title = fmt.Sprintf("Events (scrolled %d, end follows)", m.events.scroll)
-		} else if m.events.reported {
+		switch {
+		case m.selecting:
+			lo := m.cursor * m.fleet.per
+			title = fmt.Sprintf("Workers %d–%d (arrows move · esc back)", lo, min(lo+m.fleet.per, m.fleet.total)-1)
+		case m.filter.Value() != "":
+			title = fmt.Sprintf("Events matching /%s: %d of %d", m.filter.Value(), len(m.logEntries()), len(m.events.entries))
+			if m.events.scroll > 0 {
+				title += fmt.Sprintf(" (%d lines up)", m.events.scroll)
+			}
+		case m.events.scroll > 0:
+			title = fmt.Sprintf("Events (%d lines up · end follows)", m.events.scroll)
+		case m.events.reported:
 			title = "Events: result"
 		}
 		body = m.logPane(iw, ih)

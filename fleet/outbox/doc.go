@@ -10,7 +10,9 @@
 //     them in memory (a worker's local store-and-forward, and tests).
 //   - Relay: N partitions (FNV-1a of the receiver), each with its own AIMD
 //     limiter and loop; delivers through a Delivery, maps the typed errors of
-//     fleet/flow to ack, nack-with-backoff or dead letters.
+//     fleet/flow to ack, nack-with-backoff or dead letters. Receivers that
+//     answered "full" lately go through the partition's slow lane, a second
+//     AIMD limiter under the first, so they do not throttle the others.
 //
 // A queued message waits either for its due time (a wave, a backoff, a
 // retry-after) or, parked, for its receiver: the relay parks the head of

@@ -46,9 +46,24 @@ type RelayOptions struct {
 	// Batch bounds the messages one poll leases. A poll never leases more
 	// than the limiter has permits for. Default 20.
 	Batch int
-	// Limiter configures each partition's AIMD limiter; zero fields take
-	// flow.DefaultLimiterOptions (10 / 1 / 50, AIMD).
+	// Limiter configures each partition's AIMD limiter, and its slow
+	// lane's (see SlowFor); zero fields take flow.DefaultLimiterOptions
+	// (10 / 1 / 50, AIMD).
 	Limiter flow.LimiterOptions
+	// SlowFor is how long a receiver that answered "full" counts as slow
+	// after its latest "full". Deliveries to slow receivers share a lane
+	// with its own AIMD limiter (options as Limiter) under the partition's
+	// limit: their "full" answers halve the lane's limit, not the
+	// partition's, so a few slow receivers do not throttle the rest of the
+	// partition. A "full" from a receiver not known to be slow halves the
+	// partition's limit, as before. A receiver quiet for SlowFor leaves
+	// the lane and is forgotten. Default 30 s.
+	SlowFor time.Duration
+	// SharedLimit turns the slow lane off: every delivery takes only its
+	// partition's limiter, and every "full" halves it (once per window),
+	// whichever receiver said it. For comparison runs that show what the
+	// slow lane saves.
+	SharedLimit bool
 	// Backoff spaces retries after failures: full jitter over
 	// [0, min(Cap, Base × 2^Attempts)]. Zero fields take flow.DefaultBackoff.
 	Backoff flow.Backoff
@@ -93,6 +108,7 @@ var DefaultRelayOptions = RelayOptions{
 	Backoff:        flow.DefaultBackoff,
 	OfflineRecheck: time.Minute,
 	History:        256,
+	SlowFor:        30 * time.Second,
 }
 
 // withDefaults fills zero fields from DefaultRelayOptions and checks the rest.
@@ -122,6 +138,9 @@ func (o RelayOptions) withDefaults() (RelayOptions, error) {
 	if o.History == 0 {
 		o.History = d.History
 	}
+	if o.SlowFor == 0 {
+		o.SlowFor = d.SlowFor
+	}
 	switch {
 	case o.Interval < 0:
 		return o, fmt.Errorf("outbox: relay interval %v: must be positive", o.Interval)
@@ -133,6 +152,8 @@ func (o RelayOptions) withDefaults() (RelayOptions, error) {
 		return o, fmt.Errorf("outbox: relay offline recheck %v: must be positive", o.OfflineRecheck)
 	case o.History < 0:
 		return o, fmt.Errorf("outbox: relay history %d: must be positive", o.History)
+	case o.SlowFor < 0:
+		return o, fmt.Errorf("outbox: relay slow-for %v: must be positive", o.SlowFor)
 	}
 	if err := o.Limiter.Validate(); err != nil {
 		return o, fmt.Errorf("outbox: relay %w", err)
@@ -156,6 +177,14 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 // Capacity answers to deliveries that were in flight together halve the
 // limit once (flow.Limiter's window); a delivery started after the
 // decrease must be turned away too before it halves again.
+//
+// A receiver that answered "full" is slow for RelayOptions.SlowFor: its
+// deliveries also take a permit from its partition's slow lane, a second
+// AIMD limiter under the partition's, and its "full" answers move that
+// one instead. The partition's limit is the ceiling over all deliveries;
+// only a "full" from a receiver not yet known to be slow halves it. So a
+// class of slow receivers is paced by its own limit and does not throttle
+// the rest of its partition (RelayOptions.SharedLimit turns this off).
 //
 // A Nack at the store's MaxAttempts dead-letters the message. Receivers
 // marked offline (SetOffline; with AssumeOffline, any not yet marked
@@ -318,6 +347,7 @@ type partition struct {
 	r    *Relay
 	idx  int
 	lim  *flow.Limiter
+	slow *slowLane     // its map is owned by the loop, its limiter shared with deliveries
 	wake chan struct{} // buffer 1: pokes coalesce
 	done chan outcome  // finished deliveries, for the loop to settle
 
@@ -346,6 +376,9 @@ type outcome struct {
 	// offline: if it is back online once the park is settled, the loop
 	// wakes it (see settled).
 	parked string
+	// full is the receiver that answered "full", for the loop to count
+	// it slow (slowLane).
+	full string
 }
 
 func newPartition(r *Relay, i int) *partition {
@@ -353,6 +386,7 @@ func newPartition(r *Relay, i int) *partition {
 		r:    r,
 		idx:  i,
 		lim:  flow.NewLimiter(r.o.Limiter),
+		slow: newSlowLane(r.o),
 		wake: make(chan struct{}, 1),
 		done: make(chan outcome, r.o.Limiter.Max),
 		rng:  rand.New(rand.NewPCG(r.o.Seed, uint64(i))),
@@ -459,6 +493,10 @@ func (p *partition) collect() {
 	for {
 		select {
 		case o := <-p.done:
+			if o.full != "" && !p.r.o.SharedLimit {
+				p.slow.mark(o.full, p.r.o.Clock.Now())
+			}
+			o.full = ""
 			p.pending = append(p.pending, o)
 			p.outstanding--
 		default:
@@ -487,6 +525,8 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 		return false
 	}
 	again := len(msgs) == n
+	now := p.r.o.Clock.Now()
+	p.slow.expire(now)
 	for i, m := range msgs {
 		if ctx.Err() != nil {
 			for _, m := range msgs[i:] {
@@ -499,15 +539,33 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 			p.park(m.ID, p.r.o.Clock.Now().Add(p.r.o.OfflineRecheck), m.Receiver)
 			continue
 		}
-		permit, ok := p.lim.TryAcquire()
+		var ps permits
+		var ok bool
+		ps.part, ok = p.lim.TryAcquire()
 		if !ok { // the limit fell since we counted: stays due, no attempt
 			p.c.deferred.Add(1)
 			p.release(m.ID)
 			again = false
 			continue
 		}
+		if p.slow.has(m.Receiver, now) {
+			ps.slow = true
+			if ps.lane, ok = p.slow.lim.TryAcquire(); !ok {
+				// The slow lane is full: the message waits one
+				// Interval, uncharged. Due later than what is due now,
+				// it sorts behind it, so the next poll reaches the
+				// other receivers' messages instead of leasing the
+				// slow receivers' heads again.
+				ps.part.Release()
+				p.c.deferred.Add(1)
+				p.c.slowDeferred.Add(1)
+				p.releaseAt(m.ID, now.Add(p.r.o.Interval))
+				again = false
+				continue
+			}
+		}
 		p.outstanding++
-		wg.Go(func() { p.deliver(ctx, m, permit) })
+		wg.Go(func() { p.deliver(ctx, m, ps) })
 	}
 	return again
 }
@@ -516,6 +574,11 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 // settled.
 func (p *partition) release(id uint64) {
 	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease}})
+}
+
+// releaseAt queues the hand-back of a lease without an attempt, due at at.
+func (p *partition) releaseAt(id uint64, at time.Time) {
+	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease, SendAt: at}})
 }
 
 // park queues the hand-back of a lease of offline receiver's without an
@@ -616,28 +679,30 @@ func retryable(err error) bool {
 }
 
 // deliver runs one delivery, feeds its answer to the limiter and hands the
-// settlement to the loop. It owns permit.
-func (p *partition) deliver(ctx context.Context, m Message, permit flow.Permit) {
+// settlement to the loop. It owns ps.
+func (p *partition) deliver(ctx context.Context, m Message, ps permits) {
 	err := p.r.d.Deliver(ctx, m)
-	p.done <- p.verdict(ctx, m, permit, err) // never blocks: see partition
+	p.done <- p.verdict(ctx, m, ps, err) // never blocks: see partition
 	// The receiver's next message is visible only once the loop has
 	// settled this one; the poke has it do so now.
 	p.poke()
 }
 
-// verdict returns permit with the limit moved by err (+1, /2 once per
-// window, or unchanged, by flow.Classify) and says how to settle m.
-func (p *partition) verdict(ctx context.Context, m Message, permit flow.Permit, err error) outcome {
+// verdict returns ps with the limits moved by err (+1, /2 once per
+// window, or unchanged, by flow.Classify; see permits.done) and says how
+// to settle m.
+func (p *partition) verdict(ctx context.Context, m Message, ps permits, err error) outcome {
 	s := Settlement{ID: m.ID}
 	if err != nil && ctx.Err() != nil {
 		// Failed because we are stopping (or at least while we are): not the
 		// receiver's fault, so no attempt and no limit change.
-		permit.Release()
+		ps.release()
 		p.c.abandoned.Add(1)
 		s.Op = SettleRelease
 		return outcome{Settlement: s}
 	}
-	permit.Done(err)
+	ps.done(err)
+	var full string
 	switch flow.Classify(err) {
 	case flow.OK:
 		p.sample()
@@ -648,13 +713,14 @@ func (p *partition) verdict(ctx context.Context, m Message, permit flow.Permit, 
 		p.c.backpressure.Add(1)
 		retryAfter, _ := flow.RetryAfter(err)
 		s.Op, s.Delay, s.Cause = SettleNack, max(retryAfter, p.backoff(m.Attempts)), err.Error()
+		full = m.Receiver
 	case flow.Reject:
 		s.Op, s.Cause = SettleDeadLetter, err.Error()
 	default: // flow.Retry
 		p.c.errors.Add(1)
 		s.Op, s.Delay, s.Cause = SettleNack, p.backoff(m.Attempts), err.Error()
 	}
-	return outcome{Settlement: s}
+	return outcome{Settlement: s, full: full}
 }
 
 func (p *partition) backoff(attempt int) time.Duration {
@@ -667,7 +733,8 @@ func (p *partition) backoffWith(b flow.Backoff, attempt int) time.Duration {
 	return b.Delay(attempt, p.rng)
 }
 
-// sample records the limit if it moved since the last sample.
+// sample records the limits if they moved since the last sample.
 func (p *partition) sample() {
 	p.hist.add(p.r.o.Clock, p.lim)
+	p.slow.hist.add(p.r.o.Clock, p.slow.lim)
 }

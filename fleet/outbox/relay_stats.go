@@ -52,8 +52,25 @@ type PartitionStats struct {
 	// no attempt was charged.
 	OfflineSkips uint64
 	// Deferred counts leased messages handed back for want of a permit (the
-	// limit fell during the poll); they stay due and are not charged.
+	// limit fell during the poll, or the slow lane was full); they are not
+	// charged.
 	Deferred uint64
+	// SlowLimit is the slow lane's AIMD limit now: how many deliveries to
+	// receivers that answered "full" lately may be in flight at once,
+	// within Limit (RelayOptions.SlowFor).
+	SlowLimit int
+	// SlowReceivers is how many receivers count as slow now: they
+	// answered "full" within SlowFor (a few may have expired, awaiting a
+	// sweep).
+	SlowReceivers int
+	// SlowDecreases counts the times a slow receiver's "full" lowered the
+	// slow lane's limit. Decreases does not count them: the partition's
+	// limit stayed.
+	SlowDecreases uint64
+	// SlowDeferred counts leases of slow receivers' messages handed back,
+	// uncharged, to wait one RelayOptions.Interval because the slow lane
+	// was full; they count in Deferred too.
+	SlowDeferred uint64
 	// Abandoned counts deliveries that failed during shutdown; their
 	// messages were handed back uncharged.
 	Abandoned uint64
@@ -76,6 +93,9 @@ type PartitionStats struct {
 	// quick moves may show as one; every sample is a value the limit had.
 	// Decreases, not the falls in this history, is the exact count.
 	LimitHistory []LimitSample
+	// SlowHistory is the slow lane's limit as LimitHistory is the
+	// partition's.
+	SlowHistory []LimitSample
 }
 
 // LimitSample is the AIMD limit at one moment.
@@ -85,7 +105,8 @@ type LimitSample struct {
 }
 
 // Total sums the partitions: the limits and in-flight counts add up to
-// the relay's total concurrency. LimitHistory is left empty.
+// the relay's total concurrency. LimitHistory and SlowHistory are left
+// empty.
 func (s RelayStats) Total() PartitionStats {
 	var t PartitionStats
 	for _, p := range s.Partitions {
@@ -99,6 +120,10 @@ func (s RelayStats) Total() PartitionStats {
 		t.DeadLettered += p.DeadLettered
 		t.OfflineSkips += p.OfflineSkips
 		t.Deferred += p.Deferred
+		t.SlowLimit += p.SlowLimit
+		t.SlowReceivers += p.SlowReceivers
+		t.SlowDecreases += p.SlowDecreases
+		t.SlowDeferred += p.SlowDeferred
 		t.Abandoned += p.Abandoned
 		t.StoreErrors += p.StoreErrors
 		t.SettleRetries += p.SettleRetries
@@ -123,6 +148,11 @@ func (r *Relay) Stats() RelayStats {
 			DeadLettered:  c.deadLettered.Load(),
 			OfflineSkips:  c.offlineSkips.Load(),
 			Deferred:      c.deferred.Load(),
+			SlowLimit:     p.slow.lim.Limit(),
+			SlowReceivers: int(p.slow.size.Load()),
+			SlowDecreases: p.slow.lim.Stats().Decreases,
+			SlowDeferred:  c.slowDeferred.Load(),
+			SlowHistory:   p.slow.hist.snapshot(),
 			Abandoned:     c.abandoned.Load(),
 			StoreErrors:   c.storeErrors.Load(),
 			SettleRetries: c.settleRetries.Load(),
@@ -135,7 +165,7 @@ func (r *Relay) Stats() RelayStats {
 type relayCounters struct {
 	delivered, backpressure, retries, errors, deadLettered atomic.Uint64
 	offlineSkips, deferred, abandoned, storeErrors         atomic.Uint64
-	settleRetries                                          atomic.Uint64
+	settleRetries, slowDeferred                            atomic.Uint64
 }
 
 // history is a ring of the newest limit samples: bounded memory however

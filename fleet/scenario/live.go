@@ -31,8 +31,14 @@ type Live struct {
 	// at most a few hundred) for charts.
 	Latest  Sample
 	History []Sample
-	// Workers holds every worker's state, by index.
+	// Workers holds every worker's state, by index. Once the run stops
+	// its workers, it is their state just before (the end of the run),
+	// not the offline they all turn.
 	Workers []WorkerState
+	// AtTarget is how many workers run Target now (counted with Workers,
+	// so it agrees with Target at once after a deploy, where
+	// Latest.AtTarget waits for the next sample).
+	AtTarget int
 	// Groups names each worker's group, by index (the same slice every
 	// time: do not modify).
 	Groups []string
@@ -42,6 +48,21 @@ type Live struct {
 	Target string
 	// Report is set once the run has finished (Phase "done").
 	Report *Report
+}
+
+// WorkerDetail is one worker as the dashboard's drill-down shows it.
+type WorkerDetail struct {
+	Index   int
+	ID      string
+	Group   string
+	Version string // applied
+	State   WorkerState
+	// Depth and Capacity are its command mailbox's.
+	Depth, Capacity int
+	// ConnectAttempts counts its attempts to connect to the broker;
+	// MaxAttempt is the highest delivery attempt seen on a command.
+	ConnectAttempts uint64
+	MaxAttempt      int
 }
 
 // WorkerState is a worker's state for the fleet grid, from the worker's
@@ -54,6 +75,10 @@ const (
 	StateBusy                       // serving a command
 	StateFull                       // its mailbox is at capacity
 	StateUpdated                    // online and at the target version
+	// StatePartitioned is a worker the run has cut off the broker (a
+	// partition) and not healed yet. The run knows at once; the worker's
+	// session and the leader notice only when the keepalive fails.
+	StatePartitioned
 )
 
 // String names the state.
@@ -67,6 +92,8 @@ func (s WorkerState) String() string {
 		return "full"
 	case StateUpdated:
 		return "updated"
+	case StatePartitioned:
+		return "partitioned"
 	}
 	return "offline"
 }

@@ -404,12 +404,16 @@ type Sample struct {
 	// at once since the run started (over its restarts): the high-water
 	// mark a moment's depth misses when a burst fills and empties the box
 	// between two samples.
-	LeaderMaxDepth   int     `json:"leader_max_depth"`
-	LeaderWaitP99    Seconds `json:"leader_wait_p99"`
-	LeaderAccepted   uint64  `json:"leader_accepted"`
-	LeaderRejected   uint64  `json:"leader_rejected"`
-	LeaderDropped    uint64  `json:"leader_dropped"`
-	HeartbeatsQueued int     `json:"heartbeats_queued"`
+	LeaderMaxDepth int     `json:"leader_max_depth"`
+	LeaderWaitP99  Seconds `json:"leader_wait_p99"`
+	// LeaderWaitP99Interval is the p99 of the waits that ended since the
+	// sample before (0 when none did): what the mailbox is like now,
+	// where LeaderWaitP99 covers the whole run so far.
+	LeaderWaitP99Interval Seconds `json:"leader_wait_p99_interval"`
+	LeaderAccepted        uint64  `json:"leader_accepted"`
+	LeaderRejected        uint64  `json:"leader_rejected"`
+	LeaderDropped         uint64  `json:"leader_dropped"`
+	HeartbeatsQueued      int     `json:"heartbeats_queued"`
 
 	Limits       []int  `json:"limits"`    // AIMD limit per partition
 	InFlight     int    `json:"in_flight"` // deliveries running

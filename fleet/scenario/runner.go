@@ -88,11 +88,20 @@ type Runner struct {
 	workers []*worker.Worker
 	broker  atomic.Pointer[transport.Broker] // set by Run before any worker dials
 	disc    []atomic.Bool                    // workers the run disconnected (they need a Reconnect)
+	// cut marks the workers the run partitioned, until it heals them: the
+	// fleet grid shows them cut off at once, before their keepalive fails.
+	cut []atomic.Bool
 
 	// Histograms shared by every leader instance and every worker, so the
 	// distributions cover the whole run across leader restarts (and so do
 	// lag's service and delivery lags).
 	leaderWait, hbWait, askRTT, workerWait stats.Histogram
+
+	// Guarded by sampleMu: what the sampler saw last (the sampler and
+	// the final sample at shutdown both take samples).
+	sampleMu sync.Mutex
+	lastWait stats.HistogramSnapshot
+	waveSeen map[waveKey]waveState
 
 	lead   leaderState
 	limits limitTracker
@@ -120,7 +129,9 @@ type Runner struct {
 	deploys   []*deployRun
 	marks     map[time.Duration]*windowMark // the windows' edges, by scheduled time
 	report    *Report
-	fail      context.CancelCauseFunc
+	// endWorkers is the fleet just before the run stopped it (Snapshot).
+	endWorkers *workersAtEnd
+	fail       context.CancelCauseFunc
 
 	// testLeaderDown, if set, is called with the outbox file's path while
 	// a crashed leader is down (tests: tamper with the file).
@@ -175,6 +186,7 @@ func NewRunner(sc *Scenario, o RunOptions) (*Runner, error) {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
 	r.disc = make([]atomic.Bool, len(r.workers))
+	r.cut = make([]atomic.Bool, len(r.workers))
 	r.lead.init()
 	r.limits.init(r.limitInitial())
 	return r, nil
@@ -330,6 +342,10 @@ func (r *Runner) record(kind, text string, lag time.Duration) {
 		r.log.Info(text, "kind", kind, "t", now, "lag", lag)
 	}
 }
+
+// partition cuts worker i off the broker and marks it cut; heal ends it.
+func (r *Runner) partition(i int) { r.cut[i].Store(true); r.workers[i].Partition() }
+func (r *Runner) heal(i int)      { r.cut[i].Store(false); r.workers[i].Heal() }
 
 func (r *Runner) warnf(format string, a ...any) { r.record("warning", fmt.Sprintf(format, a...), 0) }
 

@@ -66,7 +66,7 @@ func (r *Runner) Partition(percent float64) {
 		return
 	}
 	for _, i := range idx {
-		r.workers[i].Partition()
+		r.partition(i)
 	}
 	r.record("control", fmt.Sprintf("%s (%d workers)", what, len(idx)), 0)
 }
@@ -76,8 +76,8 @@ func (r *Runner) Heal() {
 	if !r.active("heal") {
 		return
 	}
-	for _, w := range r.workers {
-		w.Heal()
+	for i := range r.workers {
+		r.heal(i)
 	}
 	r.record("control", "heal every worker", 0)
 }

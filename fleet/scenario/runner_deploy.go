@@ -21,11 +21,15 @@ type deployRun struct {
 	targets []int    // worker indexes, in wave order
 	via     []string // the config servers serving the downloads (Deploy.Via)
 	at      time.Duration
+	paced   bool // the runner enqueues the waves one by one (wait_for_wave)
 
 	// Guarded by Runner.mu.
-	refs   []deployRef
-	done   bool          // every target ran the version at a sample
-	doneAt time.Duration // that sample's time
+	refs []deployRef
+	done bool // every target ran the version at a sample
+	// wavesDone: done, and every wave the serving leader tracks was
+	// reported delivered (waveNews).
+	wavesDone bool
+	doneAt    time.Duration // that sample's time
 }
 
 // deployRef is one leader.Deploy call: the instance that took it, the
@@ -41,7 +45,7 @@ type deployRef struct {
 // by wave; otherwise as one leader deploy whose waves the outbox holds
 // (they survive a leader crash), enqueued at once if the leader is up.
 func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
-	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow()}
+	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow(), paced: spec.WaitForWave}
 	if spec.Via != nil {
 		idx, err := spec.Via.Select(r.specs)
 		if err != nil {

@@ -20,11 +20,13 @@ import (
 // time is a warning; the balance then counts what is still queued.
 func (r *Runner) drain(ctx context.Context) {
 	r.setPhase(PhaseDraining)
+	r.record("event", "drain: every worker healed; waiting until nothing is left to deliver", 0)
+	start := r.simNow()
 	for i, w := range r.workers {
 		// The load is over: no new telemetry, so what the workers stored
 		// can drain (heartbeats go on: they coalesce, they do not pile up).
 		_ = w.SetTelemetry(0)
-		w.Heal()
+		r.heal(i)
 		if r.disc[i].Swap(false) {
 			w.Reconnect()
 		}
@@ -34,11 +36,12 @@ func (r *Runner) drain(ctx context.Context) {
 	for {
 		why := r.busy()
 		if why == "" {
+			r.record("event", "drain: done, nothing left to deliver after "+fmtDur(r.simNow()-start), 0)
 			return
 		}
 		left := deadline - r.simNow()
 		if left <= 0 {
-			r.warnf("drain: still %s after %v (simulated): counting as it stands", why, r.sc.Drain)
+			r.warnf("drain timed out: still %s after %v (simulated): counting as it stands", why, r.sc.Drain)
 			return
 		}
 		if clock.Sleep(ctx, r.clk, min(poll, left)) != nil {

@@ -1,6 +1,10 @@
 package scenario
 
-import "github.com/fleetsim/fleetsim/fleet/worker"
+import (
+	"slices"
+
+	"github.com/fleetsim/fleetsim/fleet/worker"
+)
 
 // Snapshot returns the run as it is now, for the dashboard and the
 // progress line. It is safe for concurrent use at any time (before, during
@@ -29,11 +33,20 @@ func (r *Runner) Snapshot() Live {
 		lv.Latest = r.samples[n-1]
 		lv.History = r.samples[max(0, n-liveHistory):n:n]
 	}
-	target := r.target
+	target, end := r.target, r.endWorkers
 	r.mu.Unlock()
+	if end != nil {
+		lv.Workers = slices.Clone(end.states)
+		lv.AtTarget = end.atTarget
+		return lv
+	}
 	lv.Workers = make([]WorkerState, len(r.workers))
 	for i, w := range r.workers {
-		lv.Workers[i] = stateOf(w.State(), target)
+		st := w.State()
+		lv.Workers[i] = r.stateOf(i, st, target)
+		if target != "" && st.Version == target {
+			lv.AtTarget++
+		}
 	}
 	return lv
 }
@@ -61,10 +74,68 @@ func (r *Runner) liveNow() Seconds {
 	return 0
 }
 
-// stateOf is a worker's cell in the fleet grid: offline, else full, busy,
-// updated (at the target version) or online, in that order.
-func stateOf(s worker.State, target string) WorkerState {
+// endState is the fleet as Snapshot shows it once the workers stop.
+type workersAtEnd struct {
+	states   []WorkerState
+	atTarget int
+}
+
+// keepEndStates keeps the workers' states for Snapshot before the run
+// stops them: the dashboard's last screen shows the fleet as the run left
+// it, not every worker offline.
+func (r *Runner) keepEndStates() {
+	r.mu.Lock()
+	target := r.target
+	r.mu.Unlock()
+	end := &workersAtEnd{states: make([]WorkerState, len(r.workers))}
+	for i, w := range r.workers {
+		st := w.State()
+		end.states[i] = r.stateOf(i, st, target)
+		if target != "" && st.Version == target {
+			end.atTarget++
+		}
+	}
+	r.mu.Lock()
+	r.endWorkers = end
+	r.mu.Unlock()
+}
+
+// WorkerDetails returns workers lo to hi-1 (clamped to the fleet) as
+// the dashboard's drill-down shows them. It reads each worker's stats,
+// so it is meant for a few dozen workers at a time. Safe for concurrent
+// use.
+func (r *Runner) WorkerDetails(lo, hi int) []WorkerDetail {
+	lo, hi = max(0, lo), min(hi, len(r.workers))
+	if lo >= hi {
+		return nil
+	}
+	r.mu.Lock()
+	target, end := r.target, r.endWorkers
+	r.mu.Unlock()
+	out := make([]WorkerDetail, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		w := r.workers[i]
+		st, ws := w.State(), w.Stats()
+		d := WorkerDetail{
+			Index: i, ID: r.specs[i].ID, Group: r.specs[i].Group, Version: st.Version,
+			State: r.stateOf(i, st, target), Depth: st.Depth, Capacity: st.Capacity,
+			ConnectAttempts: ws.ConnectAttempts, MaxAttempt: ws.MaxAttempt,
+		}
+		if end != nil {
+			d.State = end.states[i]
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// stateOf is worker i's cell in the fleet grid: partitioned (the run cut
+// it off), offline, else full, busy, updated (at the target version) or
+// online, in that order.
+func (r *Runner) stateOf(i int, s worker.State, target string) WorkerState {
 	switch {
+	case r.cut[i].Load():
+		return StatePartitioned
 	case !s.Online:
 		return StateOffline
 	case s.Depth >= s.Capacity:

@@ -77,12 +77,12 @@ func (r *Runner) startOffline() *ownedLoop {
 				r.disc[next.i].Store(true)
 				w.Disconnect()
 			case next.away:
-				w.Partition()
+				r.partition(next.i)
 			case disconnect:
 				r.disc[next.i].Store(false)
 				w.Reconnect()
 			default:
-				w.Heal()
+				r.heal(next.i)
 			}
 			if next.away {
 				heap.Push(h, offlineTurn{at: now + max(p.For.Sample(rng), time.Millisecond), i: next.i})

@@ -54,6 +54,9 @@ func (r *Runner) shutdown(st *runStack) endState {
 	if started {
 		r.takeSample(f.simEnd)
 	}
+	if started {
+		r.keepEndStates()
+	}
 	for _, w := range r.workers {
 		if w.State().Online {
 			f.online++

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -89,7 +90,9 @@ func (lt leaderTotals) maxOf(f func(*leader.Stats) int) int {
 // takeSample records the fleet at simulated time now.
 func (r *Runner) takeSample(now time.Duration) {
 	lt, _ := r.gather()
-	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, r.leaderWait.Snapshot().Quantile(0.99))
+	cum, interval := r.waitP99()
+	s := LeaderSample(simSec(now), lt.all, lt.cur != nil, cum)
+	s.LeaderWaitP99Interval = simSec(interval)
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()
@@ -111,12 +114,29 @@ func (r *Runner) takeSample(now time.Duration) {
 	}
 	r.mu.Lock()
 	r.samples = append(r.samples, s)
+	var news []string
 	for _, d := range r.deploys {
 		if !d.done && allAt(states, d.targets, d.version) {
 			d.done, d.doneAt = true, now
+			news = append(news, fmt.Sprintf("deploy %s: every target runs it, %s after it started", d.version, fmtDur(now-d.at)))
 		}
 	}
+	refs := r.waveRefs()
 	r.mu.Unlock()
+	for _, text := range append(r.waveNews(refs), news...) {
+		r.record("event", text, 0)
+	}
+}
+
+// waitP99 is the leader mailbox wait's p99 over the run so far and over
+// the waits since the last call (from the histogram's difference).
+func (r *Runner) waitP99() (cum, interval time.Duration) {
+	wait := r.leaderWait.Snapshot()
+	r.sampleMu.Lock()
+	defer r.sampleMu.Unlock()
+	interval = wait.Since(r.lastWait).Quantile(0.99)
+	r.lastWait = wait
+	return wait.Quantile(0.99), interval
 }
 
 func allAt(states []worker.State, targets []int, version string) bool {

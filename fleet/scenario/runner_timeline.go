@@ -263,9 +263,9 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 	}
 	switch {
 	case ev.Partition != nil:
-		return each(func(i int) { r.workers[i].Partition() })
+		return each(r.partition)
 	case ev.Heal != nil:
-		return each(func(i int) { r.workers[i].Heal() })
+		return each(r.heal)
 	case ev.Disconnect != nil:
 		return each(func(i int) { r.disc[i].Store(true); r.workers[i].Disconnect() })
 	case ev.Reconnect != nil:

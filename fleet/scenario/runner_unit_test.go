@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -57,17 +58,27 @@ func TestNewRunnerRefuses(t *testing.T) {
 }
 
 func TestStateOf(t *testing.T) {
+	r := &Runner{cut: make([]atomic.Bool, 2)}
+	r.cut[1].Store(true)
 	for _, tc := range []struct {
 		s    worker.State
+		cut  bool
 		want WorkerState
 	}{
-		{worker.State{Online: false, Version: "2"}, StateOffline},
-		{worker.State{Online: true, Depth: 4, Capacity: 4, Busy: true}, StateFull},
-		{worker.State{Online: true, Depth: 1, Capacity: 4, Busy: true, Version: "2"}, StateBusy},
-		{worker.State{Online: true, Capacity: 4, Version: "2"}, StateUpdated},
-		{worker.State{Online: true, Capacity: 4, Version: "1"}, StateOnline},
+		// A worker the run cut off is partitioned, whatever its session
+		// still believes.
+		{worker.State{Online: true, Capacity: 4, Version: "2"}, true, StatePartitioned},
+		{worker.State{Online: false, Version: "2"}, false, StateOffline},
+		{worker.State{Online: true, Depth: 4, Capacity: 4, Busy: true}, false, StateFull},
+		{worker.State{Online: true, Depth: 1, Capacity: 4, Busy: true, Version: "2"}, false, StateBusy},
+		{worker.State{Online: true, Capacity: 4, Version: "2"}, false, StateUpdated},
+		{worker.State{Online: true, Capacity: 4, Version: "1"}, false, StateOnline},
 	} {
-		if got := stateOf(tc.s, "2"); got != tc.want {
+		i := 0
+		if tc.cut {
+			i = 1
+		}
+		if got := r.stateOf(i, tc.s, "2"); got != tc.want {
 			t.Errorf("stateOf(%+v) = %v, want %v", tc.s, got, tc.want)
 		}
 	}

@@ -55,6 +55,9 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 		SysTopicResendInterval:   max(int64(o.SysInterval.Seconds()), 1),
 		Logger:                   log,
 	})
+	if err := setScanInterval(srv, o.ExpiryScan); err != nil {
+		return nil, err
+	}
 
 	var p *policy
 	if o.Auth != nil {

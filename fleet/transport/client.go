@@ -27,9 +27,11 @@ type ClientOptions struct {
 	Broker string
 	// TLS configures ssl:// connections (nil: the system's roots).
 	TLS *tls.Config
-	// KeepAlive is the MQTT keepalive. Default: off on mem:// (an
-	// in-memory connection cannot die silently; off saves a goroutine and
-	// a timer per client), 30 s otherwise. Negative: off.
+	// KeepAlive is the MQTT keepalive. Default 30 s; negative: off. On
+	// mem:// neither side runs a keepalive (an in-memory connection cannot
+	// die silently; that saves a goroutine, a timer and a ping round trip
+	// per keepalive per client): a positive KeepAlive there only sets how
+	// long a connection a Session has silenced lasts (see Session.Silence).
 	KeepAlive time.Duration
 	// Will, if set, is published by the broker when the connection ends
 	// without a DISCONNECT. A worker's will must be on its own status topic.
@@ -94,7 +96,8 @@ type Will struct {
 // per message and saves none), so a handler must not block — hand the
 // message to a mailbox and return.
 //
-// A connected client runs 9 goroutines (10 with keepalive); Disconnect
+// A connected client runs 9 goroutines (10 with keepalive, never on
+// mem://); Disconnect
 // stops them, waiting up to its quiesce argument in milliseconds.
 func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 	if opts.ID == "" {
@@ -111,7 +114,6 @@ func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 		if mem == nil {
 			return nil, fmt.Errorf("transport: ClientOptions.Broker %q needs the embedded broker; NewClient got a nil *Broker", opts.Broker)
 		}
-		keepAlive = 0
 		dial := MemDialOptions{Buffer: opts.MemBuffer, WriteQueue: opts.WriteQueue}
 		o.SetCustomOpenConnectionFn(func(_ *url.URL, co paho.ClientOptions) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), co.ConnectTimeout)
@@ -138,6 +140,9 @@ func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 	o.AddBroker(opts.Broker)
 	if opts.KeepAlive != 0 {
 		keepAlive = max(opts.KeepAlive, 0)
+	}
+	if u.Scheme == "mem" {
+		keepAlive = 0
 	}
 	o.SetKeepAlive(keepAlive)
 	// paho waits 10 s for a PINGRESP by default; a client whose network

@@ -6,7 +6,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -67,6 +66,13 @@ type hook struct {
 	publishDropped, qosDropped atomic.Uint64
 	mu                         sync.Mutex
 	warned                     map[*mqtt.Client]warnKind // first of each kind logged
+
+	gate connectGate // one connect per client id at a time (takeover.go)
+
+	// Tests only: called as a connection starts waiting for the cleanup
+	// of an earlier session of its client id, and as a session ends.
+	testTakeoverWait func(clientID string)
+	testUnsubscribed func(cl *mqtt.Client)
 }
 
 // warnKind is a bit set of what has been logged for one connection.
@@ -86,59 +92,10 @@ func (h *hook) ID() string { return "fleetsim" }
 func (h *hook) Provides(b byte) bool {
 	switch b {
 	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSessionEstablished,
-		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped:
+		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped, mqtt.OnUnsubscribed:
 		return true
 	}
 	return false
-}
-
-// takeoverWait bounds how long a connection waits for the cleanup of an
-// earlier session with the same client id.
-const takeoverWait = 2 * time.Second
-
-// OnConnect runs before mochi looks for an existing session with the new
-// connection's client id, and before OnConnectAuthenticate. It decides the
-// login here, first: what follows touches the session already registered
-// under the same client id, and a connection whose login is refused must
-// never touch it (mochi calls OnConnect before authenticating, so a check
-// left to OnConnectAuthenticate would come after the wait below has
-// stopped the old session: anyone who knew a client id could knock its
-// owner off without a password).
-//
-// Then it works around a race in mochi (v2.7.9): the goroutine of an old
-// clean session checks "taken over?" and then unsubscribes and deletes by
-// client id, without a lock between the two; a new connection with the
-// same id arriving in between — a worker reconnecting at once after a
-// crash, a restarted leader — has its subscriptions and its client entry
-// deleted, and silently receives nothing. So when a clean session with the
-// same id is still registered, stop it and wait (bounded) until its
-// goroutine has cleaned up, then let mochi carry on as for a new id.
-func (h *hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
-	if err := h.authenticate(cl, pk); err != nil {
-		return err
-	}
-	if h.srv == nil {
-		return nil
-	}
-	old, ok := h.srv.Clients.Get(cl.ID)
-	if !ok || old == cl || !old.Properties.Clean {
-		return nil // nothing to wait for; persistent sessions take the takeover path
-	}
-	if !old.Closed() {
-		old.Stop(packets.ErrSessionTakenOver)
-	}
-	deadline := time.Now().Add(takeoverWait)
-	for {
-		cur, ok := h.srv.Clients.Get(cl.ID)
-		if !ok || cur != old || old.IsTakenOver() {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			h.log.Warn("old session of a reconnecting client not cleaned up in time", "client", cl.ID, "waited", takeoverWait)
-			return nil
-		}
-		time.Sleep(100 * time.Microsecond) // the old goroutine is a few instructions from done
-	}
 }
 
 // authenticate checks cl's login against the policy. A refused login is
@@ -204,6 +161,7 @@ func (h *hook) packetRefused(c *limitConn, e *PacketTooLargeError) {
 }
 
 func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
+	h.gate.leave(cl) // registered in the client list: the next connect of its id may go on
 	h.connects.Add(1)
 	if c := limitConnOf(cl.Net.Conn); c != nil {
 		id := cl.ID
@@ -216,6 +174,15 @@ func (h *hook) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
 	h.mu.Lock()
 	delete(h.warned, cl)
 	h.mu.Unlock()
+}
+
+// OnUnsubscribed runs as a session's subscriptions are removed, which a
+// clean session's cleanup does just before it deletes the session from
+// the client list: tests hold a cleanup there.
+func (h *hook) OnUnsubscribed(cl *mqtt.Client, _ packets.Packet) {
+	if h.testUnsubscribed != nil {
+		h.testUnsubscribed(cl)
+	}
 }
 
 func (h *hook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {

@@ -48,7 +48,7 @@ func (s *connSet) serve(id string, c net.Conn, queue int, establish listeners.Es
 	s.mu.Unlock()
 
 	fr := newFirstRead(c)
-	done := make(chan struct{})
+	done := fr.ended
 	run := func() {
 		go func() {
 			defer s.wg.Done()

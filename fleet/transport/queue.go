@@ -46,14 +46,23 @@ func (q *writeQueues) start(c *firstRead, size int, done <-chan struct{}, serve 
 	q.caps.MaximumClientWritesPending = q.def
 }
 
-// firstRead is a net.Conn that reports its first Read.
+// firstRead is a net.Conn that reports its first Read, and when the
+// broker is done with it (Ended).
 type firstRead struct {
 	net.Conn
-	read chan struct{}
-	once sync.Once
+	read  chan struct{}
+	once  sync.Once
+	ended chan struct{} // closed once the broker's goroutine for it returned
 }
 
-func newFirstRead(c net.Conn) *firstRead { return &firstRead{Conn: c, read: make(chan struct{})} }
+func newFirstRead(c net.Conn) *firstRead {
+	return &firstRead{Conn: c, read: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// Ended is closed when the broker has finished with the connection: its
+// session is cleaned up (unsubscribed, deleted from the client list)
+// unless another connection took it over.
+func (c *firstRead) Ended() <-chan struct{} { return c.ended }
 
 func (c *firstRead) Read(b []byte) (int, error) {
 	c.once.Do(func() { close(c.read) })

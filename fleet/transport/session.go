@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
@@ -22,6 +24,9 @@ import (
 type Session struct {
 	c    paho.Client
 	conn atomic.Pointer[silentConn]
+	// cut is how long a silenced in-memory connection lasts (1.5 x
+	// KeepAlive, when a broker's keepalive would end it); 0: for ever.
+	cut time.Duration
 
 	mu         sync.Mutex
 	lost       chan struct{} // the current connection's
@@ -50,6 +55,9 @@ var ErrClosed = errors.New("transport: session closed")
 // naming the broker and the cause (refused login, unreachable, timeout).
 func Connect(ctx context.Context, opts ClientOptions, mem *Broker) (*Session, error) {
 	s := &Session{lost: make(chan struct{})}
+	if strings.HasPrefix(opts.Broker, "mem:") && opts.KeepAlive > 0 {
+		s.cut = opts.KeepAlive * 3 / 2
+	}
 	userLost := opts.OnConnectionLost
 	opts.OnConnectionLost = func(c paho.Client, err error) {
 		s.markLost(err)
@@ -202,9 +210,19 @@ func (s *Session) Close(clean bool) {
 // is never read. The client's keepalive fails (Lost fires), and the broker,
 // hearing nothing for 1.5 × keepalive, closes its side and publishes the
 // will. Without a keepalive nobody notices: use one.
+//
+// On mem://, where no keepalive runs, the session plays the broker's
+// part: it cuts the connection 1.5 × KeepAlive after Silence, and both
+// sides notice at that moment (the broker publishes the will, Lost fires),
+// where over a network the client would notice about half a keepalive
+// later, at its own ping timeout.
 func (s *Session) Silence() {
-	if c := s.conn.Load(); c != nil {
-		c.silent.Store(true)
+	c := s.conn.Load()
+	if c == nil || c.silent.Swap(true) {
+		return
+	}
+	if s.cut > 0 {
+		time.AfterFunc(s.cut, c.cutOff)
 	}
 }
 
@@ -287,13 +305,30 @@ func (s *Session) Redial(ctx context.Context) error {
 	return nil
 }
 
-// silentConn can be told to stop all traffic without closing.
+// silentConn can be told to stop all traffic without closing, and later
+// be cut off as a broker's keepalive would.
 type silentConn struct {
 	net.Conn
 	silent atomic.Bool
+	cut    atomic.Bool
+}
+
+// errKeepAliveCut is what the client reads from a connection cut off by
+// cutOff: a loss, where the closed-connection error of its own Close would
+// tell paho the close was deliberate, and it would not report it.
+var errKeepAliveCut = errors.New("transport: silenced in-memory connection cut at 1.5 x keepalive")
+
+// cutOff closes the connection; the broker reads EOF and publishes the
+// will, the client reads errKeepAliveCut.
+func (c *silentConn) cutOff() {
+	c.cut.Store(true)
+	_ = c.Conn.Close()
 }
 
 func (c *silentConn) Write(p []byte) (int, error) {
+	if c.cut.Load() {
+		return 0, errKeepAliveCut
+	}
 	if c.silent.Load() {
 		return len(p), nil // lost in the partition
 	}
@@ -303,6 +338,9 @@ func (c *silentConn) Write(p []byte) (int, error) {
 func (c *silentConn) Read(p []byte) (int, error) {
 	for {
 		n, err := c.Conn.Read(p)
+		if c.cut.Load() {
+			return 0, errKeepAliveCut
+		}
 		if err != nil || !c.silent.Load() {
 			return n, err
 		}

@@ -58,7 +58,10 @@ type Config struct {
 	// Reconnect policy.
 	Reconnect Reconnect
 	// KeepAlive is the MQTT keepalive (wall time, whole seconds on the
-	// wire). Default 5 s.
+	// wire). Default 5 s. Over the embedded broker's in-memory listener
+	// no keepalive runs; a partitioned worker's connection is cut 1.5 ×
+	// KeepAlive after the partition, as a broker's keepalive would (see
+	// transport.Session.Silence).
 	KeepAlive time.Duration
 	// AskTimeout bounds the wait for the leader's reply to a request or
 	// telemetry message. Default 5 s.

@@ -142,7 +142,7 @@ func (l *loop) handle(ctx context.Context, e event) {
 	if e.kind == evMessage {
 		w.pending.Add(-1)
 	}
-	if !w.started {
+	if !w.begun {
 		if e.kind != evStart {
 			if l.early == nil {
 				l.early = map[*Worker][]event{}
@@ -150,7 +150,7 @@ func (l *loop) handle(ctx context.Context, e event) {
 			l.early[w] = append(l.early[w], e)
 			return
 		}
-		w.started = true
+		w.begun = true
 		l.workers = append(l.workers, w)
 		w.start()
 		for _, e := range l.early[w] {

@@ -20,6 +20,7 @@ type Pool struct {
 	clk      clock.Clock
 	ramp     time.Duration
 	loops    []*loop
+	dialing  int // at most this many workers in their first connect; 0: no limit
 }
 
 // PoolOptions configures a Pool.
@@ -32,7 +33,18 @@ type PoolOptions struct {
 	// Gateways opens the sessions of the pool's gateways. Default: the
 	// pool's Dialer, if it is a GatewayDialer (MQTTDialer is).
 	Gateways GatewayDialer
+	// FirstDials is how many workers may be making their first connection
+	// attempt at once; the next starts when one has connected (or failed).
+	// Default 64. Negative: no limit, every worker dials as it starts. A
+	// broker takes CONNECTs fastest a few dozen at a time; tens of
+	// thousands at once run into their connect timeouts and retry, and a
+	// large fleet does not come up (docs/BENCHMARKS.md, Idle fleet).
+	// Reconnects are never limited: a reconnect storm stays one.
+	FirstDials int
 }
+
+// DefaultFirstDials is PoolOptions.FirstDials's default.
+const DefaultFirstDials = 64
 
 // NewPool builds one worker per config, all dialing through dial but
 // those behind a gateway (Config.Gateway), which dial through it. The pool
@@ -44,7 +56,13 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp}
+	switch {
+	case o.FirstDials == 0:
+		o.FirstDials = DefaultFirstDials
+	case o.FirstDials < 0:
+		o.FirstDials = 0
+	}
+	p := &Pool{byID: make(map[string]*Worker, len(cfgs)), gwByID: map[string]*Gateway{}, clk: o.Clock, ramp: o.Ramp, dialing: o.FirstDials}
 	if err := p.buildGateways(cfgs, dial, o); err != nil {
 		return nil, err
 	}
@@ -95,9 +113,9 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 
 // Run starts the gateways and, once each has made its first connection
 // attempt, every worker (spaced by the ramp): a worker with a session of
-// its own on a goroutine of its own, a device behind a gateway on one of
-// its gateway's loop, one goroutine for all of them (see loop). When ctx ends it waits for
-// the workers to stop, then stops the gateways, and returns.
+// its own on a goroutine of its own, a device behind a gateway on its
+// gateway's loop, one goroutine for all of them (see loop). When ctx ends
+// it waits for the workers to stop, then stops the gateways, and returns.
 func (p *Pool) Run(ctx context.Context) error {
 	gctx, stopGateways := context.WithCancel(context.WithoutCancel(ctx))
 	var gws sync.WaitGroup
@@ -118,15 +136,27 @@ func (p *Pool) Run(ctx context.Context) error {
 	for _, l := range p.loops {
 		wg.Go(func() { _ = l.Run(ctx) })
 	}
+	var slots chan struct{}
+	if p.dialing > 0 {
+		slots = make(chan struct{}, p.dialing)
+	}
 	for i, w := range p.workers {
 		if i > 0 && p.ramp > 0 {
 			if clock.Sleep(ctx, p.clk, p.ramp) != nil {
 				return nil
 			}
 		}
-		if w.lp != nil {
+		if w.lp != nil { // dials its gateway, not the broker: no first-dial slot
 			w.lp.start(w)
 			continue
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+			w.started = func() { <-slots }
 		}
 		wg.Go(func() { _ = w.Run(ctx) })
 	}

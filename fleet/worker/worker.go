@@ -48,7 +48,7 @@ type Worker struct {
 	pending  atomic.Int32 // messages posted to lp, not yet handled
 
 	// Owned by the loop goroutine.
-	started    bool // the loop has called start (a loop's device: ramped in)
+	begun      bool // its loop has called start (a loop's device: ramped in)
 	sess       Session
 	lost       <-chan struct{}
 	down       bool // Disconnect: stay offline until Reconnect
@@ -72,6 +72,11 @@ type Worker struct {
 	nextID  uint64 // envelope ids stay unique across reboots
 
 	timers timers // owned by the loop
+
+	// started, if set, is called once, after the loop's first event
+	// (normally the first connection attempt): a Pool's limit on first
+	// connects. Owned by the loop.
+	started func()
 
 	mu sync.Mutex // guards st
 	st Stats
@@ -167,6 +172,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				// clock timer armed when the time was set would have.
 				late = true
 				w.onTimers(ctx)
+				w.afterEvent()
 				continue
 			}
 			if n == 0 {
@@ -188,11 +194,21 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-t.C():
 			armed = 0
 			w.onTimers(ctx) // keeps house after each timer it fires
+			w.afterEvent()
 			continue
 		case c := <-w.control:
 			w.onControl(c)
 		}
 		w.housekeeping()
+		w.afterEvent()
+	}
+}
+
+// afterEvent calls the started hook after the loop's first event.
+func (w *Worker) afterEvent() {
+	if w.started != nil {
+		w.started()
+		w.started = nil
 	}
 }
 
