@@ -17,3 +17,12 @@ func (s *Session) SubscribeNoWait(filter string, qos byte) error {
 	s.mu.Unlock()
 	return nil
 }
+
+// SendRetainedDone is SendRetained that also returns a channel closed
+// when the broker has taken the message (its PUBACK), or when the
+// client gives up on it. It may stay open if the connection is lost
+// first: wait on Lost too.
+func (s *Session) SendRetainedDone(topic string, qos byte, payload []byte) (<-chan struct{}, error) {
+	t := s.c.Publish(topic, qos, true, payload)
+	return t.Done(), now(t)
+}

@@ -38,7 +38,7 @@ func (g *Gateway) Dial(_ context.Context, o DialOptions) (Session, error) {
 	if old != nil {
 		unsub = g.detachLocked(old)
 	}
-	d := &deviceSession{g: g, link: g.link, id: o.ID, willTopic: o.WillTopic, will: o.WillPayload, notify: o.lost}
+	d := &deviceSession{g: g, link: g.link, id: o.ID, willTopic: o.WillTopic, will: o.WillPayload, notify: o.lost, taken: o.taken}
 	g.devices[o.ID] = d
 	g.mu.Unlock()
 	if old != nil {
@@ -56,6 +56,7 @@ type deviceSession struct {
 	willTopic string
 	will      []byte
 	notify    func(Session) // DialOptions.lost: called once, when lost
+	taken     func()        // DialOptions.taken; nil once called or handed on; guarded by mu
 
 	mu      sync.Mutex
 	lost    chan struct{} // made by Lost, closed when lost
@@ -104,10 +105,20 @@ func (d *deviceSession) Publish(_ context.Context, topic string, qos byte, retai
 	if d.isLost() {
 		return fmt.Errorf("gateway %s: device %s: %w", d.g.cfg.ID, d.id, errDeviceLost)
 	}
-	if retained {
+	if !retained {
+		return d.link.Send(topic, qos, payload)
+	}
+	taken := d.takeTaken()
+	if taken == nil {
 		return d.link.SendRetained(topic, qos, payload)
 	}
-	return d.link.Send(topic, qos, payload)
+	done, err := d.link.SendRetainedDone(topic, qos, payload)
+	if err != nil {
+		taken()
+		return err
+	}
+	d.g.whenTaken(d.link, done, taken)
+	return nil
 }
 
 // Send goes out on the gateway's session without waiting.
@@ -181,7 +192,19 @@ func (d *deviceSession) unsubscribe(filters []string) {
 
 // drop marks the session lost, once: it closes Lost's channel and tells
 // the device's loop.
+// takeTaken returns the taken hook, once.
+func (d *deviceSession) takeTaken() func() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.taken
+	d.taken = nil
+	return t
+}
+
 func (d *deviceSession) drop() {
+	if t := d.takeTaken(); t != nil { // lost before its first announcement
+		t()
+	}
 	d.mu.Lock()
 	if d.dropped {
 		d.mu.Unlock()

@@ -103,6 +103,11 @@ type quietLink struct{ quietSession }
 func (*quietLink) SendRetained(string, byte, []byte) error { return nil }
 func (*quietLink) Unsubscribe(string) error                { return nil }
 func (*quietLink) SubscribeNoWait(string, byte) error      { return nil }
+func (*quietLink) SendRetainedDone(string, byte, []byte) (<-chan struct{}, error) {
+	return closed, nil
+}
+
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 type gatewayDialerFunc func(context.Context, GatewayDialOptions) (GatewayLink, error)
 

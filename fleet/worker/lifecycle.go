@@ -32,6 +32,18 @@ func (w *Worker) scheduleReconnect(attempt int) {
 // A failed attempt may have left a connection (and a will) at the broker
 // too, so it does not reuse its epoch.
 func (w *Worker) tryConnect(ctx context.Context) {
+	// A loop's device holds the pool's first-dial slot (if any) until the
+	// broker has taken its online, or until an attempt that does not get
+	// that far.
+	var taken func()
+	if w.lp != nil {
+		taken, w.started = w.started, nil
+		defer func() {
+			if taken != nil {
+				taken()
+			}
+		}()
+	}
 	if w.sess != nil || w.down {
 		return
 	}
@@ -51,8 +63,12 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	}
 	if w.lp != nil {
 		o.lost = w.postLost
+		o.taken, taken = taken, nil // the virtual session frees it
 	}
 	sess, err := w.dial.Dial(dctx, o)
+	if err != nil && o.taken != nil {
+		o.taken()
+	}
 	if err == nil {
 		h := w.deliver(sess)
 		switch _, shared := sess.(sharedSession); {

@@ -146,17 +146,20 @@ func (p *Pool) Run(ctx context.Context) error {
 				return nil
 			}
 		}
-		if w.lp != nil { // dials its gateway, not the broker: no first-dial slot
-			w.lp.start(w)
-			continue
-		}
 		if slots != nil {
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():
 				return nil
 			}
+			// A device on a loop frees its slot when the broker has taken
+			// its online (it does not wait for it itself); a worker of its
+			// own after its first event, its first connection attempt.
 			w.started = func() { <-slots }
+		}
+		if w.lp != nil {
+			w.lp.start(w)
+			continue
 		}
 		wg.Go(func() { _ = w.Run(ctx) })
 	}

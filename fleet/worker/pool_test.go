@@ -93,3 +93,83 @@ func (idleSession) Subscribe(context.Context, string, byte, func(string, []byte)
 func (idleSession) Close(bool)              {}
 func (idleSession) Silence()                {}
 func (s idleSession) Lost() <-chan struct{} { return s.lost }
+
+// TestPoolFirstDialsBehindGateways: devices on a gateway's loop do not
+// wait for the broker, so a device holds its first-dial slot until the
+// broker has taken its online; with a limit of 3 and a broker that takes
+// an online a second after it was sent, never more than 3 announcements
+// are waiting at once, and every device comes online.
+func TestPoolFirstDialsBehindGateways(t *testing.T) {
+	const n = 20
+	synctest.Test(t, func(t *testing.T) {
+		link := &slowLink{idleSession: idleSession{lost: make(chan struct{})}}
+		cfgs := make([]worker.Config, n)
+		for i := range cfgs {
+			cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%02d", i), Gateway: "gw-0", NoSync: true}
+		}
+		gws := gatewayDialer(func(context.Context, worker.GatewayDialOptions) (worker.GatewayLink, error) { return link, nil })
+		p, err := worker.NewPool(cfgs, worker.DialerFunc(func(context.Context, worker.DialOptions) (worker.Session, error) {
+			return nil, fmt.Errorf("no sessions of their own")
+		}), worker.PoolOptions{FirstDials: 3, Gateways: gws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = p.Run(ctx)
+		}()
+		synctest.Wait()
+		if got := link.now(); got != 3 {
+			t.Errorf("%d onlines waiting for the broker at the start; want 3", got)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if link.peak != 3 || p.Stats().Online != n {
+			t.Errorf("peak %d onlines waiting at once, %d online; want peak 3, %d online", link.peak, p.Stats().Online, n)
+		}
+		cancel()
+		<-done
+		close(link.lost)
+	})
+}
+
+// slowLink is a gateway session whose broker takes a retained message a
+// second after it was sent.
+type slowLink struct {
+	idleSession
+	mu            sync.Mutex
+	waiting, peak int
+}
+
+func (l *slowLink) now() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting
+}
+
+func (l *slowLink) SendRetained(string, byte, []byte) error { return nil }
+func (l *slowLink) Unsubscribe(string) error                { return nil }
+func (l *slowLink) SubscribeNoWait(string, byte) error      { return nil }
+func (l *slowLink) SendRetainedDone(string, byte, []byte) (<-chan struct{}, error) {
+	l.mu.Lock()
+	l.waiting++
+	l.peak = max(l.peak, l.waiting)
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		time.Sleep(time.Second)
+		l.mu.Lock()
+		l.waiting--
+		l.mu.Unlock()
+		close(done)
+	}()
+	return done, nil
+}
+
+type gatewayDialer func(context.Context, worker.GatewayDialOptions) (worker.GatewayLink, error)
+
+func (f gatewayDialer) DialGateway(ctx context.Context, o worker.GatewayDialOptions) (worker.GatewayLink, error) {
+	return f(ctx, o)
+}
