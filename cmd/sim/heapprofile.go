@@ -34,7 +34,10 @@ func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished 
 		if err != nil {
 			return fmt.Errorf("--heap-profile: %w", err)
 		}
-		runtime.GC() // the profile shows what is live as of the last collection
+		// The profile shows what was live at the last collection but one:
+		// two make it now.
+		runtime.GC()
+		runtime.GC()
 		err = pprof.WriteHeapProfile(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr

@@ -4,7 +4,6 @@ import (
 	"container/heap"
 	"context"
 	"sync"
-	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 )
@@ -12,7 +11,7 @@ import (
 // loop drives many workers on one goroutine: the devices behind a Pool's
 // gateways, which have no goroutine, channels or clock timers of their
 // own. It calls the same handlers a worker's own Run does (onMessage,
-// onLost, onControl, onTimers, then housekeeping), one event at a time:
+// onLost, onControl, runTimers, then housekeeping), one event at a time:
 // messages and controls come through one queue, and the workers' due
 // times wait in one heap, under one clock timer armed at the earliest.
 //
@@ -23,6 +22,7 @@ import (
 // connection's packets in order.
 type loop struct {
 	clk clock.Clock
+	t   *dueTimer // owned by Run
 
 	mu      sync.Mutex
 	queue   []event // posted, not yet taken
@@ -86,26 +86,17 @@ func (l *loop) start(w *Worker) { l.post(event{w: w, kind: evStart}) }
 // Run handles events until ctx ends; then every worker started says
 // goodbye (Worker.stop), and Run returns.
 func (l *loop) Run(ctx context.Context) error {
-	t := l.clk.NewTimer(time.Hour)
-	t.Stop()
-	defer t.Stop()
-	var armed int64
+	l.t = newDueTimer(l.clk)
+	defer l.t.stop()
 	late := false // as in Worker.Run
 	for {
-		if len(l.due) == 0 {
-			if armed != 0 {
-				t.Stop()
-				armed = 0
-			}
-		} else if n := l.due[0].hat; n != armed {
-			d := time.Unix(0, n).Sub(l.clk.Now())
-			if d <= 0 && !late {
+		if n := l.next(); l.t.arm(n) {
+			if !late {
 				late = true
 				l.fire(ctx)
 				continue
 			}
-			t.Reset(max(d, 0))
-			armed = n
+			l.t.force(n)
 		}
 		late = false
 		select {
@@ -114,11 +105,19 @@ func (l *loop) Run(ctx context.Context) error {
 			return nil
 		case <-l.wakeup:
 			l.drain(ctx)
-		case <-t.C():
-			armed = 0
+		case <-l.t.t.C():
+			l.t.fired()
 			l.fire(ctx)
 		}
 	}
+}
+
+// next is the earliest due time of the loop's workers, 0 if none.
+func (l *loop) next() int64 {
+	if len(l.due) == 0 {
+		return 0
+	}
+	return l.due[0].hat
 }
 
 // drain handles what was posted, in order.
@@ -177,19 +176,30 @@ func (l *loop) handle(ctx context.Context, e event) {
 	l.file(w)
 }
 
-// fire runs the timers of every worker due by now. Those are taken off
-// the heap first: a worker that is due again at once waits for the next
-// round, as a worker with its own timer would.
+// fire serves the timers of every worker due by now. It takes them all
+// and re-arms the loop's timer first (see Worker.Run), then serves them:
+// a worker due again at once waits for the next round, as a worker with
+// its own timer would.
 func (l *loop) fire(ctx context.Context) {
 	now := l.clk.Now().UnixNano()
-	var due []*Worker
+	type dueWorker struct {
+		w   *Worker
+		due uint8
+	}
+	var due []dueWorker
 	for len(l.due) > 0 && l.due[0].hat <= now {
 		w := heap.Pop(&l.due).(*Worker)
-		due = append(due, w)
+		due = append(due, dueWorker{w, w.timers.takeDue(now)}) // its clock is the loop's
 	}
-	for _, w := range due {
-		w.onTimers(ctx)
-		l.file(w)
+	for _, d := range due {
+		l.file(d.w)
+	}
+	if n := l.next(); l.t.arm(n) {
+		l.t.force(n)
+	}
+	for _, d := range due {
+		d.w.runTimers(ctx, d.due)
+		l.file(d.w)
 	}
 }
 

@@ -1,6 +1,10 @@
 package worker
 
-import "time"
+import (
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
+)
 
 // timer names one of a worker's due times.
 type timer uint8
@@ -17,7 +21,7 @@ const (
 // timers are a worker's due times, as Unix nanoseconds on its clock (0:
 // not armed). They are not clocks: the driver that runs the worker arms
 // one clock timer at the earliest of them (its own, or its loop's for
-// many workers) and calls Worker.onTimers when it fires, so an idle
+// many workers) and calls Worker.runTimers when it fires, so an idle
 // worker costs no timer of the clock's. The two tickers keep a grid, as
 // a clock ticker does: a tick the driver was too late for is skipped,
 // not made up.
@@ -107,6 +111,18 @@ func (t *timers) take(k timer, now int64) bool {
 	return true
 }
 
+// takeDue takes every timer due at now (see take) and returns them as a
+// set (bit k for timer k).
+func (t *timers) takeDue(now int64) uint8 {
+	var due uint8
+	for k := range nTimers {
+		if t.take(k, now) {
+			due |= 1 << k
+		}
+	}
+	return due
+}
+
 // next is the earliest armed due time, 0 if none is.
 func (t *timers) next() int64 {
 	var n int64
@@ -120,3 +136,49 @@ func (t *timers) next() int64 {
 
 // off disarms everything (the worker stopped).
 func (t *timers) off() { t.at = [nTimers]int64{} }
+
+// dueTimer is a driver's one clock timer, armed at a due time.
+type dueTimer struct {
+	clk   clock.Clock
+	t     clock.Timer
+	armed int64 // the due time t is armed for; 0: stopped
+}
+
+func newDueTimer(c clock.Clock) *dueTimer {
+	t := c.NewTimer(time.Hour)
+	t.Stop()
+	return &dueTimer{clk: c, t: t}
+}
+
+// arm arms the timer at n (0: stops it) and reports false, or reports
+// true if n is due already and arms nothing: the caller fires at once,
+// as a clock timer armed when the time was set would have.
+func (d *dueTimer) arm(n int64) (due bool) {
+	if n == d.armed {
+		return false
+	}
+	if n == 0 {
+		d.t.Stop()
+		d.armed = 0
+		return false
+	}
+	wait := time.Unix(0, n).Sub(d.clk.Now())
+	if wait <= 0 {
+		return true
+	}
+	d.t.Reset(wait)
+	d.armed = n
+	return false
+}
+
+// force arms the timer at n even if it is due already (it fires at the
+// clock's next move).
+func (d *dueTimer) force(n int64) {
+	d.t.Reset(max(time.Unix(0, n).Sub(d.clk.Now()), 0))
+	d.armed = n
+}
+
+// fired notes that the timer fired: it is armed no more.
+func (d *dueTimer) fired() { d.armed = 0 }
+
+func (d *dueTimer) stop() { d.t.Stop() }

@@ -155,32 +155,20 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker %s: runs on its pool's loop, not on a goroutine of its own", w.cfg.ID)
 	}
 	defer close(w.done)
-	t := w.clk.NewTimer(time.Hour)
-	t.Stop()
-	defer t.Stop()
+	t := newDueTimer(w.clk)
+	defer t.stop()
 	w.start()
-	var armed int64 // the due time t is armed for; 0: stopped
-	late := false   // the last round fired timers found due as it re-armed
+	late := false // the last round fired timers found due as it re-armed
 	for {
-		if n := w.timers.next(); n != armed {
-			d := time.Duration(0)
-			if n != 0 {
-				d = time.Unix(0, n).Sub(w.clk.Now())
-			}
-			if n != 0 && d <= 0 && !late {
-				// Due already (the handlers took time): fire now, as a
-				// clock timer armed when the time was set would have.
+		if n := w.timers.next(); t.arm(n) {
+			if !late {
+				// Due already (the handlers took time): fire now.
 				late = true
-				w.onTimers(ctx)
+				w.runTimers(ctx, w.timers.takeDue(w.clk.Now().UnixNano()))
 				w.afterEvent()
 				continue
 			}
-			if n == 0 {
-				t.Stop()
-			} else {
-				t.Reset(max(d, 0))
-			}
-			armed = n
+			t.force(n)
 		}
 		late = false
 		select {
@@ -191,9 +179,17 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.onIncoming(in)
 		case <-w.lost:
 			w.onLost()
-		case <-t.C():
-			armed = 0
-			w.onTimers(ctx) // keeps house after each timer it fires
+		case <-t.t.C():
+			t.fired()
+			// Take what is due and re-arm before serving it, so the clock
+			// shows the next timer armed from the moment one fires (as
+			// a ticker stays armed): a fake clock's reader can tell a
+			// worker between timers from one with none.
+			due := w.timers.takeDue(w.clk.Now().UnixNano())
+			if n := w.timers.next(); t.arm(n) {
+				t.force(n)
+			}
+			w.runTimers(ctx, due) // keeps house after each timer it fires
 			w.afterEvent()
 			continue
 		case c := <-w.control:
@@ -227,27 +223,26 @@ func (w *Worker) stop() {
 	w.timers.off()
 }
 
-// onTimers fires the worker's timers that are due, each followed by
-// housekeeping, as the loop handles any other event.
-func (w *Worker) onTimers(ctx context.Context) {
-	now := w.clk.Now().UnixNano()
-	if w.timers.take(tReconnect, now) {
+// runTimers serves the timers in due (taken by timers.takeDue), each
+// followed by housekeeping, as the loop handles any other event.
+func (w *Worker) runTimers(ctx context.Context, due uint8) {
+	if due&(1<<tReconnect) != 0 {
 		w.tryConnect(ctx)
 		w.housekeeping()
 	}
-	if w.timers.take(tService, now) {
+	if due&(1<<tService) != 0 {
 		w.finishCommand()
 		w.housekeeping()
 	}
-	if w.timers.take(tHeartbeat, now) {
+	if due&(1<<tHeartbeat) != 0 {
 		w.sendHeartbeat()
 		w.housekeeping()
 	}
-	if w.timers.take(tTelemetry, now) {
+	if due&(1<<tTelemetry) != 0 {
 		w.sendTelemetry()
 		w.housekeeping()
 	}
-	if w.timers.take(tWake, now) {
+	if due&(1<<tWake) != 0 {
 		w.housekeeping()
 	}
 }
