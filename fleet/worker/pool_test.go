@@ -8,6 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -172,4 +174,40 @@ type gatewayDialer func(context.Context, worker.GatewayDialOptions) (worker.Gate
 
 func (f gatewayDialer) DialGateway(ctx context.Context, o worker.GatewayDialOptions) (worker.GatewayLink, error) {
 	return f(ctx, o)
+}
+
+// TestPoolRampKeepsItsPace: the ramp starts worker i i ramps after the
+// first, whenever the pool gets to it: a clock that moves four ramps at
+// once starts four workers, not one (a sleep per worker would fall
+// behind a ramp shorter than a sleep can be).
+func TestPoolRampKeepsItsPace(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	cfgs := make([]worker.Config, 5)
+	for i := range cfgs {
+		cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%02d", i), NoSync: true, Clock: clk}
+	}
+	dial := worker.DialerFunc(func(context.Context, worker.DialOptions) (worker.Session, error) {
+		return idleSession{lost: make(chan struct{})}, nil
+	})
+	p, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: clk, Ramp: 10 * time.Millisecond, FirstDials: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.Run(ctx)
+	}()
+	defer func() { cancel(); <-done }()
+	online := func(n int) func() error {
+		return func() error {
+			clk.Advance(0) // a worker's first connect is due at once
+			s := p.Stats()
+			return fleettest.Unless(s.Online == n, "%d workers online, want %d", s.Online, n)
+		}
+	}
+	fleettest.Eventually(t, 10*time.Second, "the first worker online", online(1))
+	fleettest.Advance(t, clk, 40*time.Millisecond, "the ramp")
+	fleettest.Eventually(t, 10*time.Second, "four ramps later, every worker online", online(5))
 }
