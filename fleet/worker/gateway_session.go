@@ -190,8 +190,6 @@ func (d *deviceSession) unsubscribe(filters []string) {
 	}
 }
 
-// drop marks the session lost, once: it closes Lost's channel and tells
-// the device's loop.
 // takeTaken returns the taken hook, once.
 func (d *deviceSession) takeTaken() func() {
 	d.mu.Lock()
@@ -201,6 +199,9 @@ func (d *deviceSession) takeTaken() func() {
 	return t
 }
 
+// drop marks the session lost, once: it closes Lost's channel and tells
+// the device's loop. A first announcement never made frees what waited
+// for it.
 func (d *deviceSession) drop() {
 	if t := d.takeTaken(); t != nil { // lost before its first announcement
 		t()

@@ -19,7 +19,10 @@ import (
 // (deviceSession) Subscribe and Publish hand their packet to the
 // gateway's session and return, which keeps the order a device needs
 // (its SUBSCRIBE before its "online"), since the broker takes one
-// connection's packets in order.
+// connection's packets in order. What a handler may still wait for is the
+// gateway's session taking the packet, when the broker does not read it
+// (backpressure, bounded by the session's write timeout): one loop per
+// gateway, so that holds up only the devices that share that session.
 type loop struct {
 	clk clock.Clock
 	t   *dueTimer // owned by Run
