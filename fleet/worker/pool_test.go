@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -210,4 +211,57 @@ func TestPoolRampKeepsItsPace(t *testing.T) {
 	fleettest.Eventually(t, 10*time.Second, "the first worker online", online(1))
 	fleettest.Advance(t, clk, 40*time.Millisecond, "the ramp")
 	fleettest.Eventually(t, 10*time.Second, "four ramps later, every worker online", online(5))
+}
+
+// TestGatewayDevicesDoNotWaitForTheBroker: a device behind a gateway
+// subscribes and announces itself without waiting for the broker's
+// answers, so that its loop is never held up by one device: on a gateway
+// session whose waiting calls never return, every device comes online.
+func TestGatewayDevicesDoNotWaitForTheBroker(t *testing.T) {
+	const n = 5
+	synctest.Test(t, func(t *testing.T) {
+		link := &stuckLink{slowLink: slowLink{idleSession: idleSession{lost: make(chan struct{})}}}
+		cfgs := make([]worker.Config, n)
+		for i := range cfgs {
+			cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%02d", i), Gateway: "gw-0", NoSync: true}
+		}
+		gws := gatewayDialer(func(context.Context, worker.GatewayDialOptions) (worker.GatewayLink, error) { return link, nil })
+		p, err := worker.NewPool(cfgs, worker.DialerFunc(func(context.Context, worker.DialOptions) (worker.Session, error) {
+			return nil, fmt.Errorf("no sessions of their own")
+		}), worker.PoolOptions{Gateways: gws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = p.Run(ctx)
+		}()
+		synctest.Wait()
+		if s := p.Stats(); s.Online != n {
+			t.Errorf("%d of %d devices online while the broker answers nothing", s.Online, n)
+		}
+		cancel()
+		<-done
+		close(link.lost)
+	})
+}
+
+// stuckLink is a gateway session whose broker never answers a device:
+// Subscribe, and Publish of anything but the gateway's own status, wait
+// until their context ends; the sends that do not wait return at once.
+type stuckLink struct{ slowLink }
+
+func (*stuckLink) Subscribe(ctx context.Context, _ string, _ byte, _ func(string, []byte)) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (*stuckLink) Publish(ctx context.Context, topic string, _ byte, _ bool, _ []byte) error {
+	if topic == (wire.Topics{}).GatewayStatus("gw-0") {
+		return nil
+	}
+	<-ctx.Done()
+	return ctx.Err()
 }
