@@ -47,8 +47,10 @@ limits, the outbox, the fleet and an event log.
 
 It is read-only: the keys that steer a run (pause, speed, partition, kill,
 deploy) need the in-process runner of 'sim run' and are disabled. A worker
-shows online or offline only: its status says no more (the leader's count of
-workers per version is shown against the latest deploy).
+shows online or offline only: its status says no more. Workers at the latest
+deploy's version are the larger of the leader's count by version (from the
+workers' heartbeats) and the deploy's acked deliveries, both from the
+newest stats report.
 
 If the connection to the broker is lost (the broker restarts, the network
 drops), the dashboard stays: it shows the leader down, says so in the

@@ -226,7 +226,7 @@ func TestCheckForms(t *testing.T) {
 func TestCheckSuggestions(t *testing.T) {
 	for check, want := range map[string]string{
 		"lsot == 0":                       `unknown name "lsot" (did you mean lost?); the names are lost, run, fleet,`,
-		"leader.mailbox.wait.p98 < 1":     `leader.mailbox.wait has no "p98" (did you mean p99?); it has p50, p99, max, mean`,
+		"leader.mailbox.wait.p98 < 1":     `leader.mailbox.wait has no "p98" (did you mean p90 or p99?); it has p50, p90, p99, max, mean`,
 		`deploys[0].versoin == "x"`:       `deploys[] has no "versoin" (did you mean version?); it has version, targets,`,
 		`all(deploys, .versoin == "2")`:   `deploys[] has no "versoin" (did you mean version?)`,
 		"relay.limit.minimum < 3":         `relay.limit has no "minimum" (did you mean min?)`,

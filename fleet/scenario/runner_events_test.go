@@ -120,7 +120,8 @@ func TestRunWaitForWave(t *testing.T) {
 	rtNoLoss(t, rep)
 	var waves []float64
 	for _, rec := range rep.Records {
-		if strings.Contains(rec.Text, "deploy 3.0.0: wave") {
+		// A wave's start, not its delivery ("… delivered in …").
+		if strings.Contains(rec.Text, "deploy 3.0.0: wave") && !strings.Contains(rec.Text, "delivered") {
 			waves = append(waves, float64(rec.T))
 		}
 	}
