@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,6 +29,12 @@ type rig struct {
 	// lead publishes commands; up receives the worker's envelopes.
 	lead *transport.Session
 	up   chan wire.Envelope
+	// onlines counts the worker's "online" statuses the leader got. The
+	// leader hears it after the broker took the worker's subscription
+	// (one connection's packets are taken in order), so a command sent
+	// after it reaches the worker; Stats.Online can come first (a device
+	// behind a gateway does not wait for its SUBACK).
+	onlines atomic.Int64
 }
 
 const workerID = "w-00001"
@@ -76,6 +83,13 @@ func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c
 	}); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.lead.Subscribe(ctx, r.tp.Status(workerID), 1, func(topic string, payload []byte) {
+		if s, err := wire.ParseStatus(topic, payload); err == nil && s.Online {
+			r.onlines.Add(1)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
 	cfg.ID, cfg.Clock, cfg.NoSync, cfg.Gateway = workerID, c, true, drv.gateway
 	dial := worker.MQTTDialer{Broker: "mem://", Mem: b}
 	var run func(context.Context) error
@@ -112,7 +126,10 @@ func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c
 	// itself runs on the wall clock.
 	fleettest.Eventually(t, 10*time.Second, "worker online", func() error {
 		r.clk.Advance(0)
-		return r.state()
+		if err := r.state(); err != nil {
+			return err
+		}
+		return fleettest.Unless(r.onlines.Load() > 0, "the leader has not heard it online")
 	})
 	return r
 }

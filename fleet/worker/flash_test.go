@@ -41,13 +41,14 @@ func (r *rig) apply(t *testing.T, env wire.Envelope, what string, done func(work
 // reboot reboots the worker and waits until it is back online.
 func (r *rig) reboot(t *testing.T) {
 	t.Helper()
-	before := r.w.Stats()
+	before, onlines := r.w.Stats(), r.onlines.Load()
 	r.w.Reboot()
 	fleettest.Eventually(t, 10*time.Second, "worker rebooted and back online", func() error {
 		r.clk.Advance(0) // an immediate reconnect is due at once
 		s := r.w.Stats()
-		return fleettest.Unless(s.Reboots == before.Reboots+1 && s.Online && s.Connects == before.Connects+1,
-			"reboots %d, online %v, connects %d (before: %d connects)", s.Reboots, s.Online, s.Connects, before.Connects)
+		return fleettest.Unless(s.Reboots == before.Reboots+1 && s.Online && s.Connects == before.Connects+1 && r.onlines.Load() > onlines,
+			"reboots %d, online %v, connects %d (before: %d connects), %d onlines heard (before: %d)",
+			s.Reboots, s.Online, s.Connects, before.Connects, r.onlines.Load(), onlines)
 	})
 }
 

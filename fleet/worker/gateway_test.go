@@ -120,8 +120,14 @@ func (r *gwRig) waitOnline(t *testing.T, what string) {
 	fleettest.Eventually(t, 10*time.Second, what, func() error {
 		r.clk.Advance(10 * time.Millisecond)
 		ps := r.pool.Stats()
-		return fleettest.Unless(ps.Online == len(r.ids) && ps.GatewaysOnline == 1, "%d of %d devices online, %d gateways online; gateway %+v",
-			ps.Online, len(r.ids), ps.GatewaysOnline, r.pool.Gateway(gatewayID).Stats())
+		if err := fleettest.Unless(ps.Online == len(r.ids) && ps.GatewaysOnline == 1, "%d of %d devices online, %d gateways online; gateway %+v",
+			ps.Online, len(r.ids), ps.GatewaysOnline, r.pool.Gateway(gatewayID).Stats()); err != nil {
+			return err
+		}
+		// The leader hears a device online after the broker took its
+		// subscription: a command sent after that reaches it.
+		heard := r.heardOnline()
+		return fleettest.Unless(heard == len(r.ids), "the leader heard %d of %d devices online", heard, len(r.ids))
 	})
 }
 
@@ -155,6 +161,25 @@ func (r *gwRig) status(t *testing.T, skip int, topic, what string, want func(wir
 		return fmt.Errorf("statuses on %s: %q", topic, seen)
 	})
 	return at, got
+}
+
+// heardOnline is how many devices' latest status at the leader is online.
+func (r *gwRig) heardOnline() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := map[string]bool{}
+	for _, s := range r.statuses {
+		if st, err := wire.ParseStatus(s.topic, []byte(s.payload)); err == nil && s.topic != r.tp.GatewayStatus(gatewayID) {
+			last[s.topic] = st.Online
+		}
+	}
+	n := 0
+	for _, id := range r.ids {
+		if last[r.tp.Status(id)] {
+			n++
+		}
+	}
+	return n
 }
 
 // recorded is how many statuses have been recorded so far.
