@@ -10,6 +10,12 @@ import (
 
 // Stats is what a worker counts.
 type Stats struct {
+	// Online: connected and announced. A worker with its own session is
+	// online once the broker has taken its subscription and its "online";
+	// a device behind a gateway as soon as it has handed them to the
+	// gateway's session (it does not wait for the broker, which takes them
+	// in order: the leader hears it online after its subscription is in
+	// place).
 	Online  bool
 	Busy    bool
 	Version string // applied
