@@ -129,14 +129,6 @@ func New[T any](o Options) (*Mailbox[T], error) {
 	return m, nil
 }
 
-// Check reports what New would refuse in o, naming the option, without
-// building a mailbox: for a caller that makes its mailbox only when it is
-// first used.
-func (o Options) Check() error {
-	_, err := o.withDefaults()
-	return err
-}
-
 // chans makes the channels a waiting consumer or producer needs; a
 // mailbox that is only offered to and tried (a simulated worker's) never
 // makes them. Called with m.mu held.
