@@ -31,6 +31,7 @@ type runFlags struct {
 	report   string
 	headless bool
 	progress time.Duration
+	heap     string
 }
 
 func (f *runFlags) add(c *cobra.Command, reportDefault string) {
@@ -38,6 +39,7 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
+	c.Flags().StringVar(&f.heap, "heap-profile", "", "write a Go heap profile (go tool pprof) to this file when the timeline has played, before the drain: where a large fleet's memory goes (empty: none)")
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
 	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines, which also come at every phase change and every tenth of the run's simulated time (0: no lines)")
 	f.fileFlags.add(c)
@@ -311,6 +313,16 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 	}
 	done := make(chan result, 1)
 	finished := make(chan struct{})
+	if f.heap != "" {
+		profiled := make(chan struct{})
+		defer func() { <-profiled }()
+		go func() {
+			defer close(profiled)
+			if err := heapProfile(runCtx, r, f.heap, finished); err != nil {
+				log.Error("heap profile", "err", err)
+			}
+		}()
+	}
 	go func() {
 		defer close(finished)
 		rep, err := r.Run(runCtx)

@@ -7,7 +7,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/stats"
 )
 
 // TestSetCapacity changes a reject box's capacity under load: raising it
@@ -179,5 +181,37 @@ func TestRingGrowsToCapacity(t *testing.T) {
 	}
 	if s := m.Stats(); s.DroppedCoalesced != 4 || s.RejectedFull != 1 || s.MaxDepth != capacity {
 		t.Fatalf("coalesced %d, rejected %d, max depth %d; want 4, 1, %d", s.DroppedCoalesced, s.RejectedFull, s.MaxDepth, capacity)
+	}
+}
+
+// TestIdleMailboxHoldsNothing: a bounded mailbox that no one has offered
+// to or waited on is one allocation (no ring, no channels), what a
+// million idle workers' mailboxes cost; it takes, closes and reports as
+// any other.
+func TestIdleMailboxHoldsNothing(t *testing.T) {
+	var wait stats.Histogram
+	o := mailbox.Options{Capacity: 16, Clock: clock.Real{}, Wait: &wait}
+	if n := testing.AllocsPerRun(100, func() { _, _ = mailbox.New[msg](o) }); n != 1 {
+		t.Errorf("New of a bounded mailbox: %v allocations, want 1 (the mailbox alone)", n)
+	}
+	m, err := mailbox.New[msg](o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.TryTake(); ok {
+		t.Fatal("took from an empty mailbox")
+	}
+	if err := m.Offer(bg, msg{n: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := m.TryTake(); !ok || got.n != 1 {
+		t.Fatalf("took %v %v, want message 1", got, ok)
+	}
+	m.Close()
+	if _, err := m.Take(bg); !errors.Is(err, mailbox.ErrClosed) {
+		t.Fatalf("Take after Close: %v, want ErrClosed", err)
+	}
+	if s := m.Stats(); s.Capacity != 16 || s.Offered != 1 || s.Taken != 1 {
+		t.Fatalf("stats %+v: want capacity 16, 1 offered, 1 taken", s)
 	}
 }

@@ -14,9 +14,11 @@ import (
 type Options struct {
 	// Capacity is the most messages queued at once (ignored by Unbounded,
 	// where it is only the initial allocation). A bounded mailbox allocates
-	// for what it holds, not for its capacity: its ring starts small and
-	// doubles as it fills, up to the capacity, so a coalescing mailbox with
-	// a slot per worker of a million costs nothing until they report.
+	// for what it holds, not for its capacity: its ring is made, small, at
+	// the first offer and doubles as it fills, up to the capacity, so a
+	// million idle workers' mailboxes hold no slots, and a coalescing
+	// mailbox with a slot per worker of a million costs nothing until they
+	// report.
 	// Default 64.
 	Capacity int
 	// Policy for a full mailbox. Default Reject.
@@ -111,25 +113,33 @@ func New[T any](o Options) (*Mailbox[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	size := ringSize(min(o.Capacity, initialRing))
-	if o.Policy == Unbounded {
-		size = ringSize(o.Capacity) // its capacity is the initial allocation
-	}
 	m := &Mailbox[T]{
 		opts:     o,
-		buf:      make([]slot[T], size),
-		mask:     size - 1,
 		limit:    o.Capacity,
 		lastTake: -1,
-		notEmpty: make(chan struct{}, 1),
-		done:     make(chan struct{}),
 		service:  o.ServiceTimeHint,
 		waitHist: o.Wait,
 	}
+	if o.Policy == Unbounded {
+		m.resize(ringSize(o.Capacity)) // its capacity is the initial allocation
+	}
 	if o.Policy == Coalesce {
-		m.keys = make(map[string]uint64, size)
+		m.keys = make(map[string]uint64, ringSize(min(o.Capacity, initialRing)))
 	}
 	return m, nil
+}
+
+// chans makes the channels a waiting consumer or producer needs; a
+// mailbox that is only offered to and tried (a simulated worker's) never
+// makes them. Called with m.mu held.
+func (m *Mailbox[T]) chans() {
+	if m.done == nil {
+		m.notEmpty = make(chan struct{}, 1)
+		m.done = make(chan struct{})
+		if m.closed {
+			close(m.done)
+		}
+	}
 }
 
 // Offer queues msg, applying the policy if the mailbox is full. It returns
@@ -192,13 +202,14 @@ func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
 			if m.space == nil {
 				m.space = make(chan struct{})
 			}
-			space := m.space
+			m.chans()
+			space, done := m.space, m.done
 			m.mu.Unlock()
 			select {
 			case <-space:
 				m.mu.Lock()
 				continue
-			case <-m.done:
+			case <-done:
 				m.mu.Lock()
 				continue // reports ErrClosed above
 			case <-deadline.C():
@@ -236,9 +247,9 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// initialRing is the most slots a bounded mailbox allocates up front: every
-// simulated worker holds a mailbox, and a million idle ones should not
-// hold empty slots. The ring doubles from there as it fills (a copy of
+// initialRing is the most slots a bounded mailbox allocates when its first
+// message comes (it allocates none before): every simulated worker holds
+// a mailbox, and a million idle ones should not hold empty slots. The ring doubles from there as it fills (a copy of
 // what is queued each time: amortised, one more copy per message at most),
 // and never shrinks, so a mailbox that once held a flood keeps the room
 // for the next one. A variable only so that the model test can start
@@ -259,7 +270,11 @@ func (m *Mailbox[T]) index(seq uint64) int {
 
 func (m *Mailbox[T]) pushLocked(key string, msg T, now time.Duration) {
 	if m.n == len(m.buf) { // under the capacity, but the ring is full: grow it
-		m.resize(2 * len(m.buf))
+		size := 2 * len(m.buf)
+		if size == 0 { // the first message: the ring is made now
+			size = ringSize(min(m.limit, initialRing))
+		}
+		m.resize(size)
 	}
 	seq := m.seq + uint64(m.n)
 	m.buf[m.index(seq)] = slot[T]{msg: msg, at: now, key: key}
@@ -350,10 +365,12 @@ func (m *Mailbox[T]) Take(ctx context.Context) (T, error) {
 		}
 		m.consumerWaiting = true
 		m.lastTake = -1 // idle: the next gap is not service time
+		m.chans()
+		notEmpty, done := m.notEmpty, m.done
 		m.mu.Unlock()
 		select {
-		case <-m.notEmpty:
-		case <-m.done:
+		case <-notEmpty:
+		case <-done:
 		case <-ctx.Done():
 			var zero T
 			return zero, ctx.Err()
@@ -441,5 +458,7 @@ func (m *Mailbox[T]) Close() {
 		return
 	}
 	m.closed = true
-	close(m.done)
+	if m.done != nil {
+		close(m.done)
+	}
 }

@@ -38,6 +38,9 @@ func (w *Worker) sendAsk(env wire.Envelope, a *ask) bool {
 		return false
 	}
 	a.kind, a.deadline = env.Kind, w.clk.Now().Add(w.cfg.AskTimeout)
+	if w.asks == nil {
+		w.asks = make(map[string]*ask)
+	}
 	w.asks[env.ID] = a
 	return true
 }
@@ -86,7 +89,11 @@ func (w *Worker) store(kind wire.Kind, body []byte, key string, seq uint64) {
 	if key != "" {
 		m.Conflict = outbox.Overwrite
 	}
-	r, err := w.local.Enqueue(ctxBackground, m)
+	local, err := w.localOutbox()
+	var r []outbox.Receipt
+	if err == nil {
+		r, err = local.Enqueue(ctxBackground, m)
+	}
 	w.update(func(s *Stats) {
 		switch {
 		case err != nil: // the local outbox is full: this is loss, and it is counted
@@ -184,7 +191,7 @@ func (w *Worker) settleStored(id uint64, env wire.Envelope) {
 // flush sends the local outbox's next message when the worker is online
 // and nothing of it is in flight.
 func (w *Worker) flush(now time.Time) {
-	if w.sess == nil || w.flushing || now.Before(w.flushAfter) || w.local.Len() == 0 {
+	if w.sess == nil || w.flushing || now.Before(w.flushAfter) || w.localLen() == 0 {
 		return
 	}
 	msgs, err := w.local.Dequeue(ctxBackground, 0, 1)
@@ -276,9 +283,9 @@ func (w *Worker) housekeeping() {
 		}
 	}
 	w.flush(now)
-	if w.sess != nil && !w.flushing && w.local.Len() > 0 {
+	if w.sess != nil && !w.flushing && w.localLen() > 0 {
 		earliest(w.flushAfter)
 	}
 	earliest(w.sendDue(now))
-	w.timers.wakeBy(next)
+	w.timers.wakeBy(now, next)
 }

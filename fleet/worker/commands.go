@@ -169,9 +169,10 @@ func (w *Worker) startNext() {
 			continue
 		}
 		w.busy = true
-		w.current = cmd.env
-		w.due = w.clk.Now().Add(d)
-		w.timers.service.Reset(d)
+		w.current = &cmd.env
+		now := w.clk.Now()
+		w.due = now.Add(d)
+		w.timers.after(tService, now, d)
 		w.update(func(s *Stats) { s.Busy = true })
 	}
 }
@@ -186,7 +187,9 @@ func (w *Worker) finishCommand() {
 	w.busy = false
 	w.cfg.ServiceLag.Record(w.clk.Now().Sub(w.due))
 	w.update(func(s *Stats) { s.Busy = false })
-	w.apply(w.current)
+	cur := w.current
+	w.current = nil
+	w.apply(*cur)
 	w.startNext()
 }
 
@@ -219,6 +222,9 @@ func (w *Worker) apply(env wire.Envelope) {
 				w.update(func(s *Stats) { s.Stale++ })
 			}
 			return
+		}
+		if w.applied == nil {
+			w.applied = make(map[string]uint64)
 		}
 		w.applied[env.Key] = env.Seq
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,28 +25,52 @@ type rig struct {
 	w   *worker.Worker
 	clk *clock.Fake
 	tp  wire.Topics
+	via string // the worker's gateway, "" for a session of its own
 	// lead publishes commands; up receives the worker's envelopes.
 	lead *transport.Session
 	up   chan wire.Envelope
+	// onlines counts the worker's "online" statuses the leader got. The
+	// leader hears it after the broker took the worker's subscription
+	// (one connection's packets are taken in order), so a command sent
+	// after it reaches the worker; Stats.Online can come first (a device
+	// behind a gateway does not wait for its SUBACK).
+	onlines atomic.Int64
 }
 
 const workerID = "w-00001"
 
-func startRig(t *testing.T, cfg worker.Config) *rig {
+// driver is how a rig runs its worker: with a session and a goroutine of
+// its own (Worker.Run), or as a device behind a gateway, on a pool's loop
+// among others. A worker behaves alike on both.
+type driver struct {
+	name    string
+	gateway string // "": a session of its own
+}
+
+var drivers = []driver{{name: "session"}, {name: "loop", gateway: "gw-00001"}}
+
+// bothDrivers runs f once with each driver.
+func bothDrivers(t *testing.T, f func(t *testing.T, drv driver)) {
+	for _, d := range drivers {
+		t.Run(d.name, func(t *testing.T) { f(t, d) })
+	}
+}
+
+func startRig(t *testing.T, drv driver, cfg worker.Config) *rig {
 	t.Helper()
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
-	return startRigOn(t, cfg, clk, clk)
+	return startRigOn(t, drv, cfg, clk, clk)
 }
 
 // startRigOn starts a worker that reads the clock c, which runs on fake,
 // the clock the rig advances.
-func startRigOn(t *testing.T, cfg worker.Config, fake *clock.Fake, c clock.Clock) *rig {
+func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
 	b, err := transport.StartBroker(transport.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &rig{clk: fake, up: make(chan wire.Envelope, 64)}
+	r := &rig{clk: fake, up: make(chan wire.Envelope, 64), via: drv.gateway}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if r.lead, err = transport.Connect(ctx, transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true}, b); err != nil {
@@ -58,15 +83,33 @@ func startRigOn(t *testing.T, cfg worker.Config, fake *clock.Fake, c clock.Clock
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg.ID, cfg.Clock, cfg.NoSync = workerID, c, true
-	if r.w, err = worker.New(cfg, worker.MQTTDialer{Broker: "mem://", Mem: b}); err != nil {
+	if err := r.lead.Subscribe(ctx, r.tp.Status(workerID), 1, func(topic string, payload []byte) {
+		if s, err := wire.ParseStatus(topic, payload); err == nil && s.Online {
+			r.onlines.Add(1)
+		}
+	}); err != nil {
 		t.Fatal(err)
+	}
+	cfg.ID, cfg.Clock, cfg.NoSync, cfg.Gateway = workerID, c, true, drv.gateway
+	dial := worker.MQTTDialer{Broker: "mem://", Mem: b}
+	var run func(context.Context) error
+	if drv.gateway == "" {
+		if r.w, err = worker.New(cfg, dial); err != nil {
+			t.Fatal(err)
+		}
+		run = r.w.Run
+	} else {
+		p, err := worker.NewPool([]worker.Config{cfg}, dial, worker.PoolOptions{Clock: fake})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.w, run = p.Get(workerID), p.Run
 	}
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = r.w.Run(runCtx)
+		_ = run(runCtx)
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -83,7 +126,10 @@ func startRigOn(t *testing.T, cfg worker.Config, fake *clock.Fake, c clock.Clock
 	// itself runs on the wall clock.
 	fleettest.Eventually(t, 10*time.Second, "worker online", func() error {
 		r.clk.Advance(0)
-		return r.state()
+		if err := r.state(); err != nil {
+			return err
+		}
+		return fleettest.Unless(r.onlines.Load() > 0, "the leader has not heard it online")
 	})
 	return r
 }
@@ -142,183 +188,195 @@ func (r *rig) command(t *testing.T, env wire.Envelope) wire.Envelope {
 // TestSetHeartbeat: a worker without heartbeats starts them at the new
 // interval and stops them again when set to 0.
 func TestSetHeartbeat(t *testing.T) {
-	r := startRig(t, worker.Config{})
-	if _, pending := r.clk.NextDeadline(); pending {
-		t.Fatal("a worker without heartbeats has a timer armed")
-	}
-	if err := r.w.SetHeartbeat(100 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	for i := uint64(1); i <= 3; i++ {
-		fleettest.Advance(t, r.clk, 100*time.Millisecond, "the heartbeat ticker")
-		if env := r.next(t, fmt.Sprintf("heartbeat %d", i)); env.Kind != wire.KindHeartbeat || env.Seq != i {
-			t.Fatalf("leader got %s seq %d, want heartbeat seq %d", env.Kind, env.Seq, i)
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{})
+		if _, pending := r.clk.NextDeadline(); pending {
+			t.Fatal("a worker without heartbeats has a timer armed")
 		}
-	}
-	if err := r.w.SetHeartbeat(0); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Eventually(t, 10*time.Second, "heartbeat ticker stopped", r.noTimer)
-	r.clk.Advance(time.Second) // nothing armed: nothing can fire
-	if s := r.w.Stats(); s.HeartbeatsSent != 3 || s.HeartbeatsStored != 0 {
-		t.Fatalf("after turning heartbeats off: sent %d, stored %d; want 3, 0", s.HeartbeatsSent, s.HeartbeatsStored)
-	}
-	if err := r.w.SetHeartbeat(-time.Second); err == nil {
-		t.Fatal("SetHeartbeat(-1s) accepted")
-	}
+		if err := r.w.SetHeartbeat(100 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		for i := uint64(1); i <= 3; i++ {
+			fleettest.Advance(t, r.clk, 100*time.Millisecond, "the heartbeat ticker")
+			if env := r.next(t, fmt.Sprintf("heartbeat %d", i)); env.Kind != wire.KindHeartbeat || env.Seq != i {
+				t.Fatalf("leader got %s seq %d, want heartbeat seq %d", env.Kind, env.Seq, i)
+			}
+		}
+		if err := r.w.SetHeartbeat(0); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 10*time.Second, "heartbeat ticker stopped", r.noTimer)
+		r.clk.Advance(time.Second) // nothing armed: nothing can fire
+		if s := r.w.Stats(); s.HeartbeatsSent != 3 || s.HeartbeatsStored != 0 {
+			t.Fatalf("after turning heartbeats off: sent %d, stored %d; want 3, 0", s.HeartbeatsSent, s.HeartbeatsStored)
+		}
+		if err := r.w.SetHeartbeat(-time.Second); err == nil {
+			t.Fatal("SetHeartbeat(-1s) accepted")
+		}
+	})
 }
 
 // TestSetTelemetry: a worker's telemetry stops when set to 0 (a
 // scenario's drain) and nothing more is generated.
 func TestSetTelemetry(t *testing.T) {
-	r := startRig(t, worker.Config{Telemetry: 100 * time.Millisecond})
-	if _, ok := r.clk.NextDeadline(); !ok { // armed as the worker starts, before it connects
-		t.Fatal("a worker with telemetry has no ticker armed")
-	}
-	if err := r.w.SetTelemetry(0); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Eventually(t, 10*time.Second, "telemetry ticker stopped", r.noTimer)
-	r.clk.Advance(time.Second)
-	if s := r.w.Stats(); s.TelemetryGenerated != 0 {
-		t.Fatalf("after turning telemetry off: %d generated, want 0", s.TelemetryGenerated)
-	}
-	if err := r.w.SetTelemetry(-time.Second); err == nil {
-		t.Fatal("SetTelemetry(-1s) accepted")
-	}
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{Telemetry: 100 * time.Millisecond})
+		if _, ok := r.clk.NextDeadline(); !ok { // armed as the worker starts, before it connects
+			t.Fatal("a worker with telemetry has no ticker armed")
+		}
+		if err := r.w.SetTelemetry(0); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 10*time.Second, "telemetry ticker stopped", r.noTimer)
+		r.clk.Advance(time.Second)
+		if s := r.w.Stats(); s.TelemetryGenerated != 0 {
+			t.Fatalf("after turning telemetry off: %d generated, want 0", s.TelemetryGenerated)
+		}
+		if err := r.w.SetTelemetry(-time.Second); err == nil {
+			t.Fatal("SetTelemetry(-1s) accepted")
+		}
+	})
 }
 
 // TestRefusesUninstallableVersion: an apply of a version the worker cannot
 // install is answered reject (the leader dead-letters it) and changes
 // nothing; a good one after it is applied.
 func TestRefusesUninstallableVersion(t *testing.T) {
-	r := startRig(t, worker.Config{Service: dist.Const(time.Microsecond)})
-	for i, v := range []string{"!poison", "2.0 beta", "-1", strings.Repeat("9", 65)} {
-		id := "bad" + string(rune('a'+i))
-		ack := r.command(t, wire.Envelope{ID: id, Kind: wire.KindConfig, Key: "config", Seq: uint64(i + 1), Body: wire.Body(wire.Apply{Version: v})})
-		if ack.Result != wire.ResultReject || !strings.Contains(ack.Reason, "cannot be installed") {
-			t.Fatalf("apply %q answered %s (%q), want reject", v, ack.Result, ack.Reason)
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{Service: dist.Const(time.Microsecond)})
+		for i, v := range []string{"!poison", "2.0 beta", "-1", strings.Repeat("9", 65)} {
+			id := "bad" + string(rune('a'+i))
+			ack := r.command(t, wire.Envelope{ID: id, Kind: wire.KindConfig, Key: "config", Seq: uint64(i + 1), Body: wire.Body(wire.Apply{Version: v})})
+			if ack.Result != wire.ResultReject || !strings.Contains(ack.Reason, "cannot be installed") {
+				t.Fatalf("apply %q answered %s (%q), want reject", v, ack.Result, ack.Reason)
+			}
 		}
-	}
-	ack := r.command(t, wire.Envelope{ID: "good", Kind: wire.KindFirmware, Key: "firmware", Seq: 1, Body: wire.Body(wire.Apply{Version: "2.1.0-rc_1+b7"})})
-	if ack.Result != wire.ResultOK {
-		t.Fatalf("good apply answered %s (%q)", ack.Result, ack.Reason)
-	}
-	fleettest.Eventually(t, 10*time.Second, "good version applied", func() error {
-		st := r.w.State()
-		return fleettest.Unless(st.Version == "2.1.0-rc_1+b7", "version %q, busy %v, depth %d", st.Version, st.Busy, st.Depth)
+		ack := r.command(t, wire.Envelope{ID: "good", Kind: wire.KindFirmware, Key: "firmware", Seq: 1, Body: wire.Body(wire.Apply{Version: "2.1.0-rc_1+b7"})})
+		if ack.Result != wire.ResultOK {
+			t.Fatalf("good apply answered %s (%q)", ack.Result, ack.Reason)
+		}
+		fleettest.Eventually(t, 10*time.Second, "good version applied", func() error {
+			st := r.w.State()
+			return fleettest.Unless(st.Version == "2.1.0-rc_1+b7", "version %q, busy %v, depth %d", st.Version, st.Busy, st.Depth)
+		})
+		s := r.w.Stats()
+		if s.Refused != 4 || s.Applied != 1 || s.Malformed != 0 || s.AckedOK != 1 || s.MailboxDepth != 0 {
+			t.Fatalf("refused %d applied %d malformed %d acked ok %d depth %d; want 4 1 0 1 0", s.Refused, s.Applied, s.Malformed, s.AckedOK, s.MailboxDepth)
+		}
 	})
-	s := r.w.Stats()
-	if s.Refused != 4 || s.Applied != 1 || s.Malformed != 0 || s.AckedOK != 1 || s.MailboxDepth != 0 {
-		t.Fatalf("refused %d applied %d malformed %d acked ok %d depth %d; want 4 1 0 1 0", s.Refused, s.Applied, s.Malformed, s.AckedOK, s.MailboxDepth)
-	}
 }
 
 // TestSetMailboxCapacity: a worker busy on a long job fills its mailbox of
 // one, answers "full", and takes more once its capacity is raised.
 func TestSetMailboxCapacity(t *testing.T) {
-	r := startRig(t, worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(time.Hour)})
-	job := func(id string) wire.Result {
-		return r.command(t, wire.Envelope{ID: id, Kind: wire.KindJob}).Result
-	}
-	want := []wire.Result{wire.ResultOK, wire.ResultOK, wire.ResultFull} // serving, queued, full
-	for i, w := range want {
-		if got := job("j" + string(rune('0'+i))); got != w {
-			t.Fatalf("job %d answered %s, want %s", i, got, w)
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{Mailbox: mailbox.Options{Capacity: 1}, Service: dist.Const(time.Hour)})
+		job := func(id string) wire.Result {
+			return r.command(t, wire.Envelope{ID: id, Kind: wire.KindJob}).Result
 		}
-	}
-	if err := r.w.SetMailboxCapacity(2); err != nil {
-		t.Fatal(err)
-	}
-	if got := job("j3"); got != wire.ResultOK {
-		t.Fatalf("after raising the capacity to 2 the job was answered %s", got)
-	}
-	if got := job("j4"); got != wire.ResultFull {
-		t.Fatalf("a third queued job answered %s, want full", got)
-	}
-	st := r.w.State()
-	if !st.Busy || st.Depth != 2 || st.Capacity != 2 || st.AckedFull != 2 {
-		t.Fatalf("state %+v: want busy, depth 2, capacity 2, 2 full answers", st)
-	}
-	if ms := r.w.MailboxStats(); ms.Capacity != 2 || ms.Offered != 5 || ms.RejectedFull != 2 {
-		t.Fatalf("mailbox stats: capacity %d offered %d rejected %d; want 2 5 2", ms.Capacity, ms.Offered, ms.RejectedFull)
-	}
-	if err := r.w.SetMailboxCapacity(0); err == nil || r.w.State().Capacity != 2 {
-		t.Fatal("SetMailboxCapacity(0) accepted")
-	}
+		want := []wire.Result{wire.ResultOK, wire.ResultOK, wire.ResultFull} // serving, queued, full
+		for i, w := range want {
+			if got := job("j" + string(rune('0'+i))); got != w {
+				t.Fatalf("job %d answered %s, want %s", i, got, w)
+			}
+		}
+		if err := r.w.SetMailboxCapacity(2); err != nil {
+			t.Fatal(err)
+		}
+		if got := job("j3"); got != wire.ResultOK {
+			t.Fatalf("after raising the capacity to 2 the job was answered %s", got)
+		}
+		if got := job("j4"); got != wire.ResultFull {
+			t.Fatalf("a third queued job answered %s, want full", got)
+		}
+		st := r.w.State()
+		if !st.Busy || st.Depth != 2 || st.Capacity != 2 || st.AckedFull != 2 {
+			t.Fatalf("state %+v: want busy, depth 2, capacity 2, 2 full answers", st)
+		}
+		if ms := r.w.MailboxStats(); ms.Capacity != 2 || ms.Offered != 5 || ms.RejectedFull != 2 {
+			t.Fatalf("mailbox stats: capacity %d offered %d rejected %d; want 2 5 2", ms.Capacity, ms.Offered, ms.RejectedFull)
+		}
+		if err := r.w.SetMailboxCapacity(0); err == nil || r.w.State().Capacity != 2 {
+			t.Fatal("SetMailboxCapacity(0) accepted")
+		}
+	})
 }
 
 // TestTelemetryQueued: telemetry the leader does not answer waits in the
 // local outbox (TelemetryQueued counts it) until it is forwarded, and the
 // telemetry identity holds at each step.
 func TestTelemetryQueued(t *testing.T) {
-	r := startRig(t, worker.Config{Telemetry: time.Minute, AskTimeout: time.Second})
-	next := func(what string) wire.Envelope {
-		t.Helper()
-		env := r.next(t, what)
-		if env.Kind != wire.KindTelemetry {
-			t.Fatalf("%s: got %s, want telemetry", what, env.Kind)
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{Telemetry: time.Minute, AskTimeout: time.Second})
+		next := func(what string) wire.Envelope {
+			t.Helper()
+			env := r.next(t, what)
+			if env.Kind != wire.KindTelemetry {
+				t.Fatalf("%s: got %s, want telemetry", what, env.Kind)
+			}
+			return env
 		}
-		return env
-	}
-	identity := func(s worker.Stats) {
-		t.Helper()
-		if got := s.TelemetryDirect + s.TelemetryForwarded + s.TelemetryRejected + s.TelemetryDropped + uint64(s.TelemetryQueued); got != s.TelemetryGenerated {
-			t.Fatalf("generated %d != direct %d + forwarded %d + rejected %d + dropped %d + queued %d", s.TelemetryGenerated,
-				s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryQueued)
+		identity := func(s worker.Stats) {
+			t.Helper()
+			if got := s.TelemetryDirect + s.TelemetryForwarded + s.TelemetryRejected + s.TelemetryDropped + uint64(s.TelemetryQueued); got != s.TelemetryGenerated {
+				t.Fatalf("generated %d != direct %d + forwarded %d + rejected %d + dropped %d + queued %d", s.TelemetryGenerated,
+					s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryQueued)
+			}
 		}
-	}
-	fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
-	next("direct send")
-	// No answer: at the ask's deadline the telemetry is kept locally and
-	// sent again from there. The worker arms that deadline after the send.
-	fleettest.Advance(t, r.clk, time.Second, "the ask's deadline")
-	resend := next("send from the local outbox")
-	s := r.w.Stats()
-	if s.TelemetryGenerated != 1 || s.TelemetryStored != 1 || s.TelemetryQueued != 1 {
-		t.Fatalf("generated %d stored %d queued %d, want 1 1 1", s.TelemetryGenerated, s.TelemetryStored, s.TelemetryQueued)
-	}
-	identity(s)
-	b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: resend.ID, Result: wire.ResultOK})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() error {
+		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
+		next("direct send")
+		// No answer: at the ask's deadline the telemetry is kept locally and
+		// sent again from there. The worker arms that deadline after the send.
+		fleettest.Advance(t, r.clk, time.Second, "the ask's deadline")
+		resend := next("send from the local outbox")
 		s := r.w.Stats()
-		return fleettest.Unless(s.TelemetryForwarded == 1, "forwarded %d, queued %d, late replies %d", s.TelemetryForwarded, s.TelemetryQueued, s.LateReplies)
-	})
-	if s := r.w.Stats(); s.TelemetryQueued != 0 {
-		t.Fatalf("queued %d after forwarding, want 0", s.TelemetryQueued)
-	} else {
+		if s.TelemetryGenerated != 1 || s.TelemetryStored != 1 || s.TelemetryQueued != 1 {
+			t.Fatalf("generated %d stored %d queued %d, want 1 1 1", s.TelemetryGenerated, s.TelemetryStored, s.TelemetryQueued)
+		}
 		identity(s)
-	}
+		b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: resend.ID, Result: wire.ResultOK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() error {
+			s := r.w.Stats()
+			return fleettest.Unless(s.TelemetryForwarded == 1, "forwarded %d, queued %d, late replies %d", s.TelemetryForwarded, s.TelemetryQueued, s.LateReplies)
+		})
+		if s := r.w.Stats(); s.TelemetryQueued != 0 {
+			t.Fatalf("queued %d after forwarding, want 0", s.TelemetryQueued)
+		} else {
+			identity(s)
+		}
+	})
 }
 
 // TestRTT: with a round trip configured, a command's answer leaves the
 // worker that long after the command came, not before.
 func TestRTT(t *testing.T) {
-	r := startRig(t, worker.Config{RTT: dist.Const(100 * time.Millisecond), Service: dist.Const(time.Microsecond)})
-	b, err := wire.Encode(wire.Envelope{ID: "j1", Kind: wire.KindJob})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
-		t.Fatal(err)
-	}
-	fleettest.Eventually(t, 10*time.Second, "the job taken", func() error {
-		s := r.w.Stats()
-		return fleettest.Unless(s.Jobs == 1, "%d jobs done", s.Jobs)
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{RTT: dist.Const(100 * time.Millisecond), Service: dist.Const(time.Microsecond)})
+		b, err := wire.Encode(wire.Envelope{ID: "j1", Kind: wire.KindJob})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 10*time.Second, "the job taken", func() error {
+			s := r.w.Stats()
+			return fleettest.Unless(s.Jobs == 1, "%d jobs done", s.Jobs)
+		})
+		select {
+		case env := <-r.up:
+			t.Fatalf("the worker answered %s before its round trip was over", env.Kind)
+		default:
+		}
+		fleettest.Advance(t, r.clk, 100*time.Millisecond, "the answer's round trip")
+		if env := r.next(t, "the ack after the round trip"); env.Kind != wire.KindAck || env.Ref != "j1" || env.Result != wire.ResultOK {
+			t.Fatalf("got %s ref %s result %s, want the ok ack of j1", env.Kind, env.Ref, env.Result)
+		}
 	})
-	select {
-	case env := <-r.up:
-		t.Fatalf("the worker answered %s before its round trip was over", env.Kind)
-	default:
-	}
-	fleettest.Advance(t, r.clk, 100*time.Millisecond, "the answer's round trip")
-	if env := r.next(t, "the ack after the round trip"); env.Kind != wire.KindAck || env.Ref != "j1" || env.Result != wire.ResultOK {
-		t.Fatalf("got %s ref %s result %s, want the ok ack of j1", env.Kind, env.Ref, env.Result)
-	}
 }

@@ -50,6 +50,14 @@ type GatewayLink interface {
 	SendRetained(topic string, qos byte, payload []byte) error
 	// Unsubscribe drops a subscription without waiting for the broker.
 	Unsubscribe(filter string) error
+	// SubscribeNoWait subscribes filter, its messages going to the
+	// session's default route (GatewayDialOptions.Route), and returns
+	// without waiting for the broker's answer.
+	SubscribeNoWait(filter string, qos byte) error
+	// SendRetainedDone is SendRetained that returns a channel closed once
+	// the broker has taken the message (it may stay open if the session
+	// is lost first).
+	SendRetainedDone(topic string, qos byte, payload []byte) (<-chan struct{}, error)
 }
 
 // GatewayDialOptions are what a gateway asks of its session.

@@ -30,6 +30,14 @@
 // offline at the leader; Gateway.Partition cuts it off, and every device
 // behind it loses its session until it is back.
 //
+// Drivers: a worker with a session of its own runs on a goroutine of its
+// own (Run). The devices behind a Pool's gateways have none: each
+// gateway's devices run on one loop, a goroutine that calls the same
+// handlers for all of them, with their timers as due times in one heap
+// under one clock timer, and their messages and controls in one queue.
+// A worker behaves alike on both; a million devices cost about 2 KB each
+// in this package (docs/BENCHMARKS.md).
+//
 //	w, _ := worker.New(worker.Config{ID: "w-1", Clock: clk}, dialer)
 //	go w.Run(ctx)
 //	w.Partition() // ... later

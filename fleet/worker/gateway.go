@@ -73,6 +73,8 @@ type Gateway struct {
 	partition bool
 	attempt   int
 
+	waiters sync.WaitGroup // whenTaken's goroutines
+
 	mu      sync.Mutex // guards what follows: devices dial and route under it
 	link    GatewayLink
 	epoch   string
@@ -166,6 +168,7 @@ func (g *Gateway) Ready() <-chan struct{} { return g.ready }
 // Gateway runs once.
 func (g *Gateway) Run(ctx context.Context) error {
 	defer close(g.done)
+	defer g.waiters.Wait() // they end as the session closes
 	defer g.once.Do(func() { close(g.ready) })
 	g.reconnect = g.cfg.Clock.NewTimer(time.Hour)
 	g.reconnect.Stop()
@@ -274,6 +277,12 @@ func (g *Gateway) retry() {
 // wills.
 func (g *Gateway) onLost() {
 	link, devs := g.detachAll()
+	var cause error
+	if e, ok := link.(interface{ Err() error }); ok {
+		cause = e.Err()
+	}
+	g.cfg.Logger.Warn("gateway lost its session: its devices reconnect through it once it is back",
+		"gateway", g.cfg.ID, "devices", len(devs), "err", cause)
 	link.Close(false)
 	for _, d := range devs {
 		d.drop()
@@ -354,6 +363,19 @@ func (g *Gateway) route(topic string, payload []byte) {
 	if ok {
 		r.h(topic, payload)
 	}
+}
+
+// whenTaken calls f once the broker has taken a device's announcement
+// (done closes) or link is lost, on a goroutine the gateway waits for
+// when it stops: a device on a loop must not wait for the broker itself.
+func (g *Gateway) whenTaken(link GatewayLink, done <-chan struct{}, f func()) {
+	g.waiters.Go(func() {
+		select {
+		case <-done:
+		case <-link.Lost():
+		}
+		f()
+	})
 }
 
 func (g *Gateway) update(f func(*GatewayStats)) {

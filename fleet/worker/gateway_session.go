@@ -16,7 +16,10 @@ import (
 //
 // The virtual session: Subscribe subscribes the gateway's session to the
 // topic and routes its messages to the device; Publish and Send go out on
-// the gateway's session; Close(true) unsubscribes; Close(false) and
+// the gateway's session; none of them waits for the broker (the broker
+// takes the gateway's packets in order, so a device's SUBSCRIBE is in
+// place before its "online" that follows it, and a device on a loop must
+// never hold the loop up); Close(true) unsubscribes; Close(false) and
 // Silence also publish o.WillPayload (retained) on o.WillTopic for the
 // device, as the broker would publish the will of a session of its own,
 // and Lost fires. When the gateway's own session is lost, every device's
@@ -35,7 +38,7 @@ func (g *Gateway) Dial(_ context.Context, o DialOptions) (Session, error) {
 	if old != nil {
 		unsub = g.detachLocked(old)
 	}
-	d := &deviceSession{g: g, link: g.link, id: o.ID, willTopic: o.WillTopic, will: o.WillPayload, lost: make(chan struct{})}
+	d := &deviceSession{g: g, link: g.link, id: o.ID, willTopic: o.WillTopic, will: o.WillPayload, notify: o.lost, taken: o.taken}
 	g.devices[o.ID] = d
 	g.mu.Unlock()
 	if old != nil {
@@ -52,8 +55,12 @@ type deviceSession struct {
 	id        string
 	willTopic string
 	will      []byte
-	lost      chan struct{}
-	once      sync.Once // closes lost
+	notify    func(Session) // DialOptions.lost: called once, when lost
+	taken     func()        // DialOptions.taken; nil once called or handed on; guarded by mu
+
+	mu      sync.Mutex
+	lost    chan struct{} // made by Lost, closed when lost
+	dropped bool
 
 	filters []string // subscribed; guarded by g.mu
 }
@@ -63,8 +70,12 @@ func (d *deviceSession) shared() {}
 
 // Subscribe routes messages on topic filter (an exact topic: a device
 // subscribes to its own) to h. h runs on the gateway's delivery goroutine,
-// shared by all its devices: it must not block.
-func (d *deviceSession) Subscribe(ctx context.Context, filter string, qos byte, h func(topic string, payload []byte)) error {
+// shared by all its devices: it must not block. Subscribe hands the
+// SUBSCRIBE to the gateway's session and returns without waiting for the
+// broker's answer: a device needs no more (what it publishes after it
+// reaches the broker after it), and the broker grants the gateway its
+// devices' topics at its login.
+func (d *deviceSession) Subscribe(_ context.Context, filter string, qos byte, h func(topic string, payload []byte)) error {
 	if strings.ContainsAny(filter, "+#") {
 		return fmt.Errorf("gateway %s: device %s: subscribe %q: a device behind a gateway subscribes to exact topics", d.g.cfg.ID, d.id, filter)
 	}
@@ -77,7 +88,7 @@ func (d *deviceSession) Subscribe(ctx context.Context, filter string, qos byte, 
 	g.routes[filter] = route{d: d, h: h}
 	d.filters = append(d.filters, filter)
 	g.mu.Unlock()
-	if err := d.link.Subscribe(ctx, filter, qos, nil); err != nil {
+	if err := d.link.SubscribeNoWait(filter, qos); err != nil {
 		g.mu.Lock()
 		if r := g.routes[filter]; r.d == d {
 			delete(g.routes, filter)
@@ -88,12 +99,26 @@ func (d *deviceSession) Subscribe(ctx context.Context, filter string, qos byte, 
 	return nil
 }
 
-// Publish goes out on the gateway's session and waits for the broker.
-func (d *deviceSession) Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error {
+// Publish goes out on the gateway's session without waiting for the
+// broker (see Dial): ctx is not used.
+func (d *deviceSession) Publish(_ context.Context, topic string, qos byte, retained bool, payload []byte) error {
 	if d.isLost() {
 		return fmt.Errorf("gateway %s: device %s: %w", d.g.cfg.ID, d.id, errDeviceLost)
 	}
-	return d.link.Publish(ctx, topic, qos, retained, payload)
+	if !retained {
+		return d.link.Send(topic, qos, payload)
+	}
+	taken := d.takeTaken()
+	if taken == nil {
+		return d.link.SendRetained(topic, qos, payload)
+	}
+	done, err := d.link.SendRetainedDone(topic, qos, payload)
+	if err != nil {
+		taken()
+		return err
+	}
+	d.g.whenTaken(d.link, done, taken)
+	return nil
 }
 
 // Send goes out on the gateway's session without waiting.
@@ -114,7 +139,17 @@ func (d *deviceSession) Close(clean bool) { d.leave(!clean) }
 func (d *deviceSession) Silence() { d.leave(true) }
 
 // Lost is closed when the device's session is gone.
-func (d *deviceSession) Lost() <-chan struct{} { return d.lost }
+func (d *deviceSession) Lost() <-chan struct{} {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.lost == nil {
+		d.lost = make(chan struct{})
+		if d.dropped {
+			close(d.lost)
+		}
+	}
+	return d.lost
+}
 
 func (d *deviceSession) leave(will bool) {
 	g := d.g
@@ -155,13 +190,39 @@ func (d *deviceSession) unsubscribe(filters []string) {
 	}
 }
 
-func (d *deviceSession) drop() { d.once.Do(func() { close(d.lost) }) }
+// takeTaken returns the taken hook, once.
+func (d *deviceSession) takeTaken() func() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.taken
+	d.taken = nil
+	return t
+}
+
+// drop marks the session lost, once: it closes Lost's channel and tells
+// the device's loop. A first announcement never made frees what waited
+// for it.
+func (d *deviceSession) drop() {
+	if t := d.takeTaken(); t != nil { // lost before its first announcement
+		t()
+	}
+	d.mu.Lock()
+	if d.dropped {
+		d.mu.Unlock()
+		return
+	}
+	d.dropped = true
+	if d.lost != nil {
+		close(d.lost)
+	}
+	d.mu.Unlock()
+	if d.notify != nil {
+		d.notify(d)
+	}
+}
 
 func (d *deviceSession) isLost() bool {
-	select {
-	case <-d.lost:
-		return true
-	default:
-		return false
-	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.dropped
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -119,8 +120,14 @@ func (r *gwRig) waitOnline(t *testing.T, what string) {
 	fleettest.Eventually(t, 10*time.Second, what, func() error {
 		r.clk.Advance(10 * time.Millisecond)
 		ps := r.pool.Stats()
-		return fleettest.Unless(ps.Online == len(r.ids) && ps.GatewaysOnline == 1, "%d of %d devices online, %d gateways online; gateway %+v",
-			ps.Online, len(r.ids), ps.GatewaysOnline, r.pool.Gateway(gatewayID).Stats())
+		if err := fleettest.Unless(ps.Online == len(r.ids) && ps.GatewaysOnline == 1, "%d of %d devices online, %d gateways online; gateway %+v",
+			ps.Online, len(r.ids), ps.GatewaysOnline, r.pool.Gateway(gatewayID).Stats()); err != nil {
+			return err
+		}
+		// The leader hears a device online after the broker took its
+		// subscription: a command sent after that reaches it.
+		heard := r.heardOnline()
+		return fleettest.Unless(heard == len(r.ids), "the leader heard %d of %d devices online", heard, len(r.ids))
 	})
 }
 
@@ -154,6 +161,25 @@ func (r *gwRig) status(t *testing.T, skip int, topic, what string, want func(wir
 		return fmt.Errorf("statuses on %s: %q", topic, seen)
 	})
 	return at, got
+}
+
+// heardOnline is how many devices' latest status at the leader is online.
+func (r *gwRig) heardOnline() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	last := map[string]bool{}
+	for _, s := range r.statuses {
+		if st, err := wire.ParseStatus(s.topic, []byte(s.payload)); err == nil && s.topic != r.tp.GatewayStatus(gatewayID) {
+			last[s.topic] = st.Online
+		}
+	}
+	n := 0
+	for _, id := range r.ids {
+		if last[r.tp.Status(id)] {
+			n++
+		}
+	}
+	return n
 }
 
 // recorded is how many statuses have been recorded so far.
@@ -337,7 +363,9 @@ func (c *gatedClock) Now() time.Time {
 // TestGatewaySlowDeviceDoesNotBlockOthers: a device whose loop has
 // stopped taking messages fills its queue; what the gateway has for it
 // after that is dropped and counted, and the other devices on the same
-// session still get their commands at once.
+// session still get their commands at once. (The stalled device reads a
+// clock of its own, so it has a loop of its own: the gateway's session
+// must not wait on one loop for another's devices.)
 func TestGatewaySlowDeviceDoesNotBlockOthers(t *testing.T) {
 	slow := &gatedClock{}
 	r := startGatewayRig(t, 2, worker.Config{Service: dist.Const(time.Microsecond)}, func(i int, f *clock.Fake) clock.Clock {
@@ -489,5 +517,22 @@ func TestGatewayLoginRefused(t *testing.T) {
 					"%d devices online, %d logins refused; want 3 online, none refused", s.Online, s.GatewayLoginsRefused)
 			})
 		})
+	}
+}
+
+// TestGatewayDevicesHaveNoGoroutines: devices behind a gateway run on
+// their pool's loops, a few goroutines for all of them, not one each; a
+// hundred devices online and taking commands cost the process far fewer
+// goroutines than a hundred.
+func TestGatewayDevicesHaveNoGoroutines(t *testing.T) {
+	const n = 100
+	g0 := runtime.NumGoroutine()
+	r := startGatewayRig(t, n, worker.Config{Service: dist.Const(time.Microsecond), Heartbeat: time.Second}, nil)
+	r.jobs(t, "j")
+	// The broker, the leader's session and the gateway's, and the loops.
+	g := runtime.NumGoroutine() - g0
+	t.Logf("%d devices online: %d more goroutines", n, g)
+	if g >= n/2 {
+		t.Errorf("%d devices online: %d more goroutines, want far fewer than one each", n, g)
 	}
 }

@@ -14,7 +14,7 @@ func (w *Worker) scheduleReconnect(attempt int) {
 	if attempt > 0 && !w.cfg.Reconnect.Immediate {
 		d = w.cfg.Reconnect.Backoff.Delay(attempt-1, w.rnd)
 	}
-	w.timers.reconnect.Reset(d)
+	w.timers.after(tReconnect, w.clk.Now(), d)
 }
 
 // tryConnect dials, subscribes to the worker's commands and announces it
@@ -32,6 +32,18 @@ func (w *Worker) scheduleReconnect(attempt int) {
 // A failed attempt may have left a connection (and a will) at the broker
 // too, so it does not reuse its epoch.
 func (w *Worker) tryConnect(ctx context.Context) {
+	// A loop's device holds the pool's first-dial slot (if any) until the
+	// broker has taken its online, or until an attempt that does not get
+	// that far.
+	var taken func()
+	if w.lp != nil {
+		taken, w.started = w.started, nil
+		defer func() {
+			if taken != nil {
+				taken()
+			}
+		}()
+	}
 	if w.sess != nil || w.down {
 		return
 	}
@@ -45,13 +57,24 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	epoch := newEpoch()
-	sess, err := w.dial.Dial(dctx, DialOptions{
+	o := DialOptions{
 		ID: w.cfg.ID, WillTopic: tp.Status(w.cfg.ID), WillPayload: wire.Status{Epoch: epoch, Via: w.cfg.Gateway}.Payload(),
 		KeepAlive: w.cfg.KeepAlive,
-	})
+	}
+	if w.lp != nil {
+		o.lost = w.postLost
+		o.taken, taken = taken, nil // the virtual session frees it
+	}
+	sess, err := w.dial.Dial(dctx, o)
+	if err != nil && o.taken != nil {
+		o.taken()
+	}
 	if err == nil {
 		h := w.deliver(sess)
-		if _, ok := sess.(sharedSession); ok {
+		switch _, shared := sess.(sharedSession); {
+		case w.lp != nil:
+			h = w.post(sess)
+		case shared:
 			h = w.offer(sess)
 		}
 		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, h); err == nil {
@@ -67,7 +90,10 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		w.scheduleReconnect(w.attempt)
 		return
 	}
-	w.sess, w.lost, w.epoch = sess, sess.Lost(), epoch
+	w.sess, w.epoch = sess, epoch
+	if w.lp == nil {
+		w.lost = sess.Lost()
+	}
 	reconnect := w.attempt > 0 || w.st.Connects > 0
 	w.attempt = 0
 	w.update(func(s *Stats) {
@@ -82,6 +108,10 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	}
 	w.flushAfter = time.Time{}
 }
+
+// postLost tells a device's loop that the session s was lost (a virtual
+// session calls it, once, instead of closing a Lost channel).
+func (w *Worker) postLost(s Session) { w.lp.post(event{w: w, kind: evLost, in: incoming{sess: s}}) }
 
 // onLost handles a connection that dropped under the worker.
 func (w *Worker) onLost() {
@@ -115,7 +145,7 @@ func (w *Worker) onControl(c control) {
 	switch c.op {
 	case ctlDisconnect:
 		w.down = true
-		w.timers.reconnect.Stop()
+		w.timers.stop(tReconnect)
 		w.closeSession(true)
 	case ctlPartition:
 		w.partition = true
@@ -142,11 +172,11 @@ func (w *Worker) onControl(c control) {
 	case ctlReconnect:
 		w.down = false
 		if w.sess == nil {
-			w.timers.reconnect.Reset(0)
+			w.timers.after(tReconnect, w.clk.Now(), 0)
 		}
 	case ctlHeartbeat:
-		w.timers.setHeartbeat(c.d)
+		w.timers.setHeartbeat(w.clk.Now(), c.d)
 	case ctlTelemetry:
-		w.timers.setTelemetry(c.d)
+		w.timers.setTelemetry(w.clk.Now(), c.d)
 	}
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ type Pool struct {
 	gwByID   map[string]*Gateway
 	clk      clock.Clock
 	ramp     time.Duration
+	loops    []*loop
 	dialing  int // at most this many workers in their first connect; 0: no limit
 }
 
@@ -64,15 +66,37 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 	if err := p.buildGateways(cfgs, dial, o); err != nil {
 		return nil, err
 	}
+	// A gateway's devices share a loop, as they share its session: what
+	// holds up one gateway (its session's writes) holds up no other. A
+	// device reading a clock of its own gets a loop of its own, whose
+	// timer runs on that clock.
+	type loopKey struct {
+		gateway string
+		clk     clock.Clock
+	}
+	loops := map[loopKey]*loop{}
 	for _, c := range cfgs {
 		if _, dup := p.byID[c.ID]; dup {
 			return nil, fmt.Errorf("worker pool: duplicate worker id %q", c.ID)
 		}
-		d := dial
+		d, lp := dial, (*loop)(nil)
 		if c.Gateway != "" {
 			d = p.gwByID[c.Gateway]
+			clk := c.Clock
+			if clk == nil {
+				clk = clock.Real{}
+			}
+			k := loopKey{c.Gateway, clk}
+			if !reflect.TypeOf(clk).Comparable() { // cannot key a map: the gateway's first loop
+				k.clk = nil
+			}
+			if lp = loops[k]; lp == nil {
+				lp = newLoop(clk)
+				loops[k] = lp
+				p.loops = append(p.loops, lp)
+			}
 		}
-		w, err := New(c, d)
+		w, err := newWorker(c, d, lp)
 		if err != nil {
 			return nil, err
 		}
@@ -88,8 +112,10 @@ func NewPool(cfgs []Config, dial Dialer, o PoolOptions) (*Pool, error) {
 }
 
 // Run starts the gateways and, once each has made its first connection
-// attempt, every worker (spaced by the ramp). When ctx ends it waits for
-// the workers to stop, then stops the gateways, and returns.
+// attempt, every worker (spaced by the ramp): a worker with a session of
+// its own on a goroutine of its own, a device behind a gateway on its
+// gateway's loop, one goroutine for all of them (see loop). When ctx ends
+// it waits for the workers to stop, then stops the gateways, and returns.
 func (p *Pool) Run(ctx context.Context) error {
 	gctx, stopGateways := context.WithCancel(context.WithoutCancel(ctx))
 	var gws sync.WaitGroup
@@ -107,13 +133,26 @@ func (p *Pool) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	for _, l := range p.loops {
+		wg.Go(func() { _ = l.Run(ctx) })
+	}
 	var slots chan struct{}
 	if p.dialing > 0 {
 		slots = make(chan struct{}, p.dialing)
 	}
+	t0 := p.clk.Now()
 	for i, w := range p.workers {
 		if i > 0 && p.ramp > 0 {
-			if clock.Sleep(ctx, p.clk, p.ramp) != nil {
+			// Worker i starts i ramps after the first, not a ramp after
+			// worker i-1 started: a sleep lasts longer than a short ramp
+			// (a millisecond or more on a loaded machine, where 200k
+			// workers over 30 s are 150 µs apart), and those that fell
+			// due meanwhile start at once.
+			if d := t0.Add(time.Duration(i) * p.ramp).Sub(p.clk.Now()); d > 0 {
+				if clock.Sleep(ctx, p.clk, d) != nil {
+					return nil
+				}
+			} else if ctx.Err() != nil {
 				return nil
 			}
 		}
@@ -123,7 +162,14 @@ func (p *Pool) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				return nil
 			}
+			// A device on a loop frees its slot when the broker has taken
+			// its online (it does not wait for it itself); a worker of its
+			// own after its first event, its first connection attempt.
 			w.started = func() { <-slots }
+		}
+		if w.lp != nil {
+			w.lp.start(w)
+			continue
 		}
 		wg.Go(func() { _ = w.Run(ctx) })
 	}

@@ -1,15 +1,41 @@
 package worker
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
-// newLocal is a worker's local outbox, empty: at New and after a reboot.
+// newLocal is a worker's local outbox, empty.
 func newLocal(cfg Config) (*outbox.Memory, error) {
 	return outbox.NewMemory(outbox.Options{Clock: cfg.Clock, MaxDepth: cfg.LocalOutbox, MaxAttempts: 1 << 30})
+}
+
+// localOutbox returns the local outbox, made when the worker first stores
+// something (most workers of a large fleet never do): after New and after
+// a reboot, it has none.
+func (w *Worker) localOutbox() (*outbox.Memory, error) {
+	if w.local != nil {
+		return w.local, nil
+	}
+	local, err := newLocal(w.cfg)
+	if err != nil { // the options New accepted: cannot happen
+		return nil, fmt.Errorf("worker %s: local outbox: %w", w.cfg.ID, err)
+	}
+	w.mu.Lock()
+	w.local = local
+	w.mu.Unlock()
+	return local, nil
+}
+
+// localLen is how many messages wait in the local outbox.
+func (w *Worker) localLen() int {
+	if w.local == nil {
+		return 0
+	}
+	return w.local.Len()
 }
 
 // reboot loses the worker's RAM and keeps its flash (see Worker). What
@@ -28,7 +54,7 @@ func (w *Worker) reboot() {
 	var commands uint64
 	if w.busy {
 		commands++
-		w.busy, w.current = false, wire.Envelope{}
+		w.busy, w.current = false, nil
 	}
 	// The mailbox counts these as taken: taken out by the reboot.
 	for _, ok := w.mb.TryTake(); ok; _, ok = w.mb.TryTake() {
@@ -37,19 +63,14 @@ func (w *Worker) reboot() {
 	w.answers = nil // acks on their way: the leader's asks time out and it redelivers
 	w.syncDue, w.syncTries = time.Time{}, 0
 	w.flushing, w.flushAfter = false, time.Time{}
-	w.timers.reboot()
+	w.timers.reboot(w.clk.Now())
 	old, queued := w.local, w.st.TelemetryQueued
-	local, err := newLocal(w.cfg)
-	if err != nil { // the options New accepted: cannot happen
-		w.cfg.Logger.Error("reboot: the local outbox is kept", "worker", w.cfg.ID, "err", err)
-		local, queued = old, 0
-	}
 	heartbeats := 0
-	if local != old {
+	if old != nil {
 		heartbeats = max(old.Len()-queued, 0)
 	}
 	w.mu.Lock()
-	w.local = local
+	w.local = nil // made again when first needed
 	s := &w.st
 	s.Reboots++
 	s.Busy = false
@@ -58,7 +79,7 @@ func (w *Worker) reboot() {
 	s.TelemetryQueued -= queued
 	s.HeartbeatsLostInReboot += uint64(heartbeats)
 	w.mu.Unlock()
-	if local != old {
+	if old != nil {
 		_ = old.Close()
 	}
 	if !w.down {

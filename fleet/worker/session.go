@@ -40,6 +40,17 @@ type DialOptions struct {
 	WillTopic   string
 	WillPayload []byte
 	KeepAlive   time.Duration
+
+	// lost, if set, is called once when the session is lost, for a
+	// worker with no goroutine to wait on Lost (a device on a loop). A
+	// gateway's virtual session honours it; other sessions need not.
+	lost func(Session)
+	// taken, if set, is called once when the broker has taken the
+	// session's first retained publish (the worker's "online"), or the
+	// session has failed or is lost before: what a Pool's limit on first
+	// connects (PoolOptions.FirstDials) waits for. A gateway's virtual
+	// session honours it; other sessions need not.
+	taken func()
 }
 
 // Dialer opens sessions.

@@ -10,6 +10,12 @@ import (
 
 // Stats is what a worker counts.
 type Stats struct {
+	// Online: connected and announced. A worker with its own session is
+	// online once the broker has taken its subscription and its "online";
+	// a device behind a gateway as soon as it has handed them to the
+	// gateway's session (it does not wait for the broker, which takes them
+	// in order: the leader hears it online after its subscription is in
+	// place).
 	Online  bool
 	Busy    bool
 	Version string // applied
@@ -84,7 +90,9 @@ func (w *Worker) Stats() Stats {
 	local := w.local
 	w.mu.Unlock()
 	s.MailboxDepth = w.mb.Len()
-	s.Local = local.Stats()
+	if local != nil {
+		s.Local = local.Stats()
+	}
 	return s
 }
 
@@ -111,6 +119,9 @@ func (w *Worker) State() State {
 	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
 	local := w.local
 	w.mu.Unlock()
-	s.Depth, s.Capacity, s.Stored = w.mb.Len(), w.mb.Cap(), local.Len()
+	s.Depth, s.Capacity = w.mb.Len(), w.mb.Cap()
+	if local != nil {
+		s.Stored = local.Len()
+	}
 	return s
 }

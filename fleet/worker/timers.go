@@ -6,108 +6,179 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
-// timers are the worker loop's clocks. A stopped timer's channel never
-// fires, so the loop's select needs no nil-channel juggling for them;
-// tickers that are off return a nil channel.
+// timer names one of a worker's due times.
+type timer uint8
+
+const (
+	tReconnect timer = iota // the next connection attempt
+	tService                // the command in service is done
+	tHeartbeat              // ticks every timers.hbEvery
+	tTelemetry              // ticks every timers.telEvery
+	tWake                   // the earliest of: ask deadlines, sync retry, outbox flush, a delayed answer
+	nTimers
+)
+
+// timers are a worker's due times, as Unix nanoseconds on its clock (0:
+// not armed). They are not clocks: the driver that runs the worker arms
+// one clock timer at the earliest of them (its own, or its loop's for
+// many workers) and calls Worker.runTimers when it fires, so an idle
+// worker costs no timer of the clock's. The two tickers keep a grid, as
+// a clock ticker does: a tick the driver was too late for is skipped,
+// not made up.
 type timers struct {
-	clk       clock.Clock
-	reconnect clock.Timer
-	service   clock.Timer
-	wake      clock.Timer // the earliest of: ask deadlines, sync retry, outbox flush
-	wakeAt    time.Time
-	hb, tel   clock.Ticker
-	// hbEvery and telEvery are the tickers' intervals (0: off), to start
-	// them afresh after a reboot.
-	hbEvery, telEvery time.Duration
+	at                [nTimers]int64
+	hbEvery, telEvery time.Duration // 0: off
 }
 
-func (t *timers) init(c clock.Clock, hb, tel time.Duration) {
-	t.clk = c
-	t.reconnect = stopped(c)
-	t.service = stopped(c)
-	t.wake = stopped(c)
+func (t *timers) init(now time.Time, hb, tel time.Duration) {
 	t.hbEvery, t.telEvery = hb, tel
-	if hb > 0 {
-		t.hb = c.NewTicker(hb)
-	}
-	if tel > 0 {
-		t.tel = c.NewTicker(tel)
-	}
+	t.tick(tHeartbeat, now, hb)
+	t.tick(tTelemetry, now, tel)
 }
 
-func stopped(c clock.Clock) clock.Timer {
-	t := c.NewTimer(time.Hour)
-	t.Stop()
-	return t
+// after arms k to fire d after now.
+func (t *timers) after(k timer, now time.Time, d time.Duration) {
+	t.at[k] = now.Add(max(d, 0)).UnixNano()
 }
 
-func (t *timers) heartbeat() <-chan time.Time {
-	if t.hb == nil {
-		return nil
-	}
-	return t.hb.C()
-}
+// stop disarms k.
+func (t *timers) stop(k timer) { t.at[k] = 0 }
 
-func (t *timers) telemetry() <-chan time.Time {
-	if t.tel == nil {
-		return nil
+// tick starts a ticker afresh, a full interval from now; d <= 0 stops it.
+func (t *timers) tick(k timer, now time.Time, d time.Duration) {
+	if d <= 0 {
+		t.at[k] = 0
+		return
 	}
-	return t.tel.C()
+	t.after(k, now, d)
 }
 
 // setHeartbeat changes the heartbeat interval; 0 stops heartbeats.
-func (t *timers) setHeartbeat(d time.Duration) { t.hb, t.hbEvery = t.retick(t.hb, d), max(d, 0) }
+func (t *timers) setHeartbeat(now time.Time, d time.Duration) {
+	t.hbEvery = max(d, 0)
+	t.tick(tHeartbeat, now, d)
+}
 
 // setTelemetry changes the telemetry interval; 0 stops telemetry.
-func (t *timers) setTelemetry(d time.Duration) { t.tel, t.telEvery = t.retick(t.tel, d), max(d, 0) }
-
-// reboot stops the one-shot timers (a reboot loses what they were for)
-// and starts the tickers afresh, a full interval from now.
-func (t *timers) reboot() {
-	t.service.Stop()
-	t.wake.Stop()
-	t.wakeAt = time.Time{}
-	t.setHeartbeat(t.hbEvery)
-	t.setTelemetry(t.telEvery)
+func (t *timers) setTelemetry(now time.Time, d time.Duration) {
+	t.telEvery = max(d, 0)
+	t.tick(tTelemetry, now, d)
 }
 
-// retick returns tk changed to tick every d: stopped and nil for 0, new if
-// it was off.
-func (t *timers) retick(tk clock.Ticker, d time.Duration) clock.Ticker {
-	switch {
-	case d <= 0:
-		if tk != nil {
-			tk.Stop()
-		}
-		return nil
-	case tk == nil:
-		return t.clk.NewTicker(d)
-	default:
-		tk.Reset(d)
-		return tk
-	}
+// reboot stops the one-shot timers a reboot loses (the service and the
+// wake; the caller arms the reconnect) and starts the tickers afresh, a
+// full interval from now.
+func (t *timers) reboot(now time.Time) {
+	t.stop(tService)
+	t.stop(tWake)
+	t.tick(tHeartbeat, now, t.hbEvery)
+	t.tick(tTelemetry, now, t.telEvery)
 }
 
-// wakeBy makes sure the loop wakes no later than at.
-func (t *timers) wakeBy(at time.Time) {
+// wakeBy makes sure the worker wakes no later than at. A wake armed
+// earlier and still ahead is kept: waking early costs one housekeeping.
+func (t *timers) wakeBy(now, at time.Time) {
 	if at.IsZero() {
 		return
 	}
-	if !t.wakeAt.IsZero() && !at.Before(t.wakeAt) && t.wakeAt.After(t.clk.Now()) {
+	w, n := t.at[tWake], now.UnixNano()
+	if w != 0 && w <= at.UnixNano() && w > n {
 		return
 	}
-	t.wakeAt = at
-	t.wake.Reset(max(at.Sub(t.clk.Now()), 0))
+	t.at[tWake] = max(at.UnixNano(), 1)
 }
 
-func (t *timers) stop() {
-	t.reconnect.Stop()
-	t.service.Stop()
-	t.wake.Stop()
-	if t.hb != nil {
-		t.hb.Stop()
+// take reports whether k is due at now and, if it is, disarms it (a
+// one-shot) or moves it to its next grid point after now (a ticker).
+func (t *timers) take(k timer, now int64) bool {
+	at := t.at[k]
+	if at == 0 || at > now {
+		return false
 	}
-	if t.tel != nil {
-		t.tel.Stop()
+	var every time.Duration
+	switch k {
+	case tHeartbeat:
+		every = t.hbEvery
+	case tTelemetry:
+		every = t.telEvery
 	}
+	if every <= 0 {
+		t.at[k] = 0
+		return true
+	}
+	e := int64(every)
+	t.at[k] = at + ((now-at)/e+1)*e
+	return true
 }
+
+// takeDue takes every timer due at now (see take) and returns them as a
+// set (bit k for timer k).
+func (t *timers) takeDue(now int64) uint8 {
+	var due uint8
+	for k := range nTimers {
+		if t.take(k, now) {
+			due |= 1 << k
+		}
+	}
+	return due
+}
+
+// next is the earliest armed due time, 0 if none is.
+func (t *timers) next() int64 {
+	var n int64
+	for _, at := range t.at {
+		if at != 0 && (n == 0 || at < n) {
+			n = at
+		}
+	}
+	return n
+}
+
+// off disarms everything (the worker stopped).
+func (t *timers) off() { t.at = [nTimers]int64{} }
+
+// dueTimer is a driver's one clock timer, armed at a due time.
+type dueTimer struct {
+	clk   clock.Clock
+	t     clock.Timer
+	armed int64 // the due time t is armed for; 0: stopped
+}
+
+func newDueTimer(c clock.Clock) *dueTimer {
+	t := c.NewTimer(time.Hour)
+	t.Stop()
+	return &dueTimer{clk: c, t: t}
+}
+
+// arm arms the timer at n (0: stops it) and reports false, or reports
+// true if n is due already and arms nothing: the caller fires at once,
+// as a clock timer armed when the time was set would have.
+func (d *dueTimer) arm(n int64) (due bool) {
+	if n == d.armed {
+		return false
+	}
+	if n == 0 {
+		d.t.Stop()
+		d.armed = 0
+		return false
+	}
+	wait := time.Unix(0, n).Sub(d.clk.Now())
+	if wait <= 0 {
+		return true
+	}
+	d.t.Reset(wait)
+	d.armed = n
+	return false
+}
+
+// force arms the timer at n even if it is due already (it fires at the
+// clock's next move).
+func (d *dueTimer) force(n int64) {
+	d.t.Reset(max(time.Unix(0, n).Sub(d.clk.Now()), 0))
+	d.armed = n
+}
+
+// fired notes that the timer fired: it is armed no more.
+func (d *dueTimer) fired() { d.armed = 0 }
+
+func (d *dueTimer) stop() { d.t.Stop() }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
@@ -34,19 +35,28 @@ type Worker struct {
 	// goroutines read it under mu.
 	local *outbox.Memory
 
+	// The driver's. A worker with a session of its own runs on its own
+	// goroutine (Run), which these channels feed. A device on a loop (lp
+	// not nil) has none of them: the loop's queue carries its messages
+	// and controls, the loop's heap its timers (filed under hat at hidx).
 	incoming chan incoming
 	control  chan control
 	done     chan struct{} // closed when Run returns
+	lp       *loop
+	hidx     int32        // in lp's heap; -1: not filed
+	hat      int64        // the due time it is filed under
+	pending  atomic.Int32 // messages posted to lp, not yet handled
 
 	// Owned by the loop goroutine.
+	begun      bool // its loop has called start (a loop's device: ramped in)
 	sess       Session
 	lost       <-chan struct{}
 	down       bool // Disconnect: stay offline until Reconnect
 	partition  bool // the network is cut: dials fail until Heal
 	attempt    int  // reconnect attempts since the last success
 	busy       bool
-	current    wire.Envelope // the command being served while busy
-	due        time.Time     // when current's service time is up
+	current    *wire.Envelope // the command being served while busy
+	due        time.Time      // when current's service time is up
 	asks       map[string]*ask
 	syncDue    time.Time // zero: no sync to send
 	syncTries  int
@@ -61,7 +71,7 @@ type Worker struct {
 	hbSeq   uint64 // the leader ignores a heartbeat seq not above the last
 	nextID  uint64 // envelope ids stay unique across reboots
 
-	timers timers
+	timers timers // owned by the loop
 
 	// started, if set, is called once, after the loop's first event
 	// (normally the first connection attempt): a Pool's limit on first
@@ -105,25 +115,28 @@ const (
 )
 
 // New checks cfg and builds a worker; nothing runs until Run.
-func New(cfg Config, dial Dialer) (*Worker, error) {
+func New(cfg Config, dial Dialer) (*Worker, error) { return newWorker(cfg, dial, nil) }
+
+// newWorker builds a worker for its own goroutine (lp nil) or for a loop.
+// What an idle worker does not use is made when it is first needed: the
+// maps of asks and of what it applied, the local outbox.
+func newWorker(cfg Config, dial Dialer, lp *loop) (*Worker, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	w := &Worker{
 		cfg: cfg, clk: cfg.Clock, dial: dial,
-		rnd:      rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
-		incoming: make(chan incoming, incomingBuffer),
-		control:  make(chan control, 8),
-		done:     make(chan struct{}),
-		applied:  make(map[string]uint64),
-		version:  cfg.Version,
-		asks:     make(map[string]*ask),
+		rnd:     rand.New(rand.NewPCG(cfg.Seed, cfg.Index)),
+		version: cfg.Version,
+		lp:      lp, hidx: -1,
+	}
+	if lp == nil {
+		w.incoming = make(chan incoming, incomingBuffer)
+		w.control = make(chan control, 8)
+		w.done = make(chan struct{})
 	}
 	if w.mb, err = mailbox.New[command](cfg.Mailbox); err != nil {
-		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
-	}
-	if w.local, err = newLocal(cfg); err != nil {
 		return nil, fmt.Errorf("worker %s: %w", cfg.ID, err)
 	}
 	w.st.Version = cfg.Version
@@ -134,41 +147,111 @@ func New(cfg Config, dial Dialer) (*Worker, error) {
 func (w *Worker) ID() string { return w.cfg.ID }
 
 // Run connects and serves until ctx ends, then disconnects cleanly and
-// returns once the session is closed. A Worker runs once.
+// returns once the session is closed. A Worker runs once. A device a
+// Pool runs on one of its loops (see loop) has no Run of its own: Run
+// returns an error for it.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.lp != nil {
+		return fmt.Errorf("worker %s: runs on its pool's loop, not on a goroutine of its own", w.cfg.ID)
+	}
 	defer close(w.done)
-	w.timers.init(w.clk, w.cfg.Heartbeat, w.cfg.Telemetry)
-	defer w.timers.stop()
-	w.scheduleReconnect(0)
+	t := newDueTimer(w.clk)
+	defer t.stop()
+	w.start()
+	late := false // the last round fired timers found due as it re-armed
 	for {
+		if n := w.timers.next(); t.arm(n) {
+			if !late {
+				// Due already (the handlers took time): fire now.
+				late = true
+				w.runTimers(ctx, w.timers.takeDue(w.clk.Now().UnixNano()))
+				w.afterEvent()
+				continue
+			}
+			t.force(n)
+		}
+		late = false
 		select {
 		case <-ctx.Done():
-			w.closeSession(true)
-			w.mb.Close()
+			w.stop()
 			return nil
 		case in := <-w.incoming:
-			if in.sess == w.sess && w.sess != nil {
-				w.onMessage(in.topic, in.payload)
-			}
+			w.onIncoming(in)
 		case <-w.lost:
 			w.onLost()
-		case <-w.timers.reconnect.C():
-			w.tryConnect(ctx)
-		case <-w.timers.service.C():
-			w.finishCommand()
-		case <-w.timers.heartbeat():
-			w.sendHeartbeat()
-		case <-w.timers.telemetry():
-			w.sendTelemetry()
-		case <-w.timers.wake.C():
+		case <-t.t.C():
+			t.fired()
+			// Take what is due and re-arm before serving it, so the clock
+			// shows the next timer armed from the moment one fires (as
+			// a ticker stays armed): a fake clock's reader can tell a
+			// worker between timers from one with none.
+			due := w.timers.takeDue(w.clk.Now().UnixNano())
+			if n := w.timers.next(); t.arm(n) {
+				t.force(n)
+			}
+			w.runTimers(ctx, due) // keeps house after each timer it fires
+			w.afterEvent()
+			continue
 		case c := <-w.control:
 			w.onControl(c)
 		}
 		w.housekeeping()
-		if w.started != nil {
-			w.started()
-			w.started = nil
-		}
+		w.afterEvent()
+	}
+}
+
+// afterEvent calls the started hook after the loop's first event.
+func (w *Worker) afterEvent() {
+	if w.started != nil {
+		w.started()
+		w.started = nil
+	}
+}
+
+// start arms the worker's first connection attempt (at once) and its
+// tickers; the driver calls it once, before anything else.
+func (w *Worker) start() {
+	w.timers.init(w.clk.Now(), w.cfg.Heartbeat, w.cfg.Telemetry)
+	w.scheduleReconnect(0)
+}
+
+// stop says goodbye (a clean disconnect) and closes the mailbox; the
+// driver calls it once, last.
+func (w *Worker) stop() {
+	w.closeSession(true)
+	w.mb.Close()
+	w.timers.off()
+}
+
+// runTimers serves the timers in due (taken by timers.takeDue), each
+// followed by housekeeping, as the loop handles any other event.
+func (w *Worker) runTimers(ctx context.Context, due uint8) {
+	if due&(1<<tReconnect) != 0 {
+		w.tryConnect(ctx)
+		w.housekeeping()
+	}
+	if due&(1<<tService) != 0 {
+		w.finishCommand()
+		w.housekeeping()
+	}
+	if due&(1<<tHeartbeat) != 0 {
+		w.sendHeartbeat()
+		w.housekeeping()
+	}
+	if due&(1<<tTelemetry) != 0 {
+		w.sendTelemetry()
+		w.housekeeping()
+	}
+	if due&(1<<tWake) != 0 {
+		w.housekeeping()
+	}
+}
+
+// onIncoming handles a message from a session, unless the session is no
+// longer the worker's (it reconnected since).
+func (w *Worker) onIncoming(in incoming) {
+	if in.sess == w.sess && w.sess != nil {
+		w.onMessage(in.topic, in.payload)
 	}
 }
 
@@ -234,6 +317,10 @@ func (w *Worker) SetMailboxCapacity(n int) error {
 }
 
 func (w *Worker) send(c control) {
+	if w.lp != nil {
+		w.lp.post(event{w: w, kind: evControl, c: c})
+		return
+	}
 	select {
 	case w.control <- c:
 	case <-w.done:
@@ -270,6 +357,23 @@ func (w *Worker) offer(s Session) func(topic string, payload []byte) {
 		case w.incoming <- incoming{sess: s, topic: topic, payload: payload}:
 		default:
 			w.update(func(s *Stats) { s.DeliveriesDropped++ })
+		}
+	}
+}
+
+// post is the message handler of a device on a loop: the loop's queue
+// takes the message, unless incomingBuffer of the device's are waiting
+// there already; then it is dropped and counted, as offer drops it. It
+// never waits, whatever the loop is doing.
+func (w *Worker) post(s Session) func(topic string, payload []byte) {
+	return func(topic string, payload []byte) {
+		if w.pending.Add(1) > incomingBuffer {
+			w.pending.Add(-1)
+			w.update(func(s *Stats) { s.DeliveriesDropped++ })
+			return
+		}
+		if !w.lp.post(event{w: w, kind: evMessage, in: incoming{sess: s, topic: topic, payload: payload}}) {
+			w.pending.Add(-1)
 		}
 	}
 }

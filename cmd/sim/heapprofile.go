@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// heapProfile writes a heap profile of the process to path once the run
+// has played its timeline (the drain begins, or the run is done): the
+// whole fleet is still up then, which is where a large run's memory goes
+// (go tool pprof -sample_index=inuse_space). A run that finishes before
+// it looked is profiled as it ends. It returns once it has written the
+// profile, or when ctx ends first.
+func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished <-chan struct{}) error {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-finished:
+			return writeHeapProfile(path)
+		case <-t.C:
+		}
+		if _, _, phase := r.Position(); phase == scenario.PhaseDraining || phase == scenario.PhaseDone {
+			return writeHeapProfile(path)
+		}
+	}
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--heap-profile: %w", err)
+	}
+	// The profile shows what was live at the last collection but one: two
+	// make it now.
+	runtime.GC()
+	runtime.GC()
+	err = pprof.WriteHeapProfile(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("--heap-profile %s: %w", path, err)
+	}
+	return nil
+}
