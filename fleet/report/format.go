@@ -70,15 +70,7 @@ func keyNumbers(r *scenario.Report) []keyNumber {
 			[]string{"heartbeats.coalesced_ratio"}},
 	}
 	for i, d := range res.Deploys {
-		v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
-		if d.Duration > 0 {
-			v += " in " + secs(d.Duration)
-		} else {
-			v += ", did not finish"
-		}
-		if d.Rejected > 0 {
-			v += fmt.Sprintf(", %s rejected", thousands(int64(d.Rejected)))
-		}
+		v := deployOutcome(d)
 		p := fmt.Sprintf("deploys[%d]", i)
 		rows = append(rows, keyNumber{"deploy " + d.Version, v, []string{p + ".delivered", p + ".duration"}})
 	}
@@ -289,4 +281,19 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// deployOutcome says how far a deploy got: "950 of 1,000 delivered in
+// 12.4 s", ", did not finish" when it did not, and its rejections.
+func deployOutcome(d scenario.DeployRes) string {
+	v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
+	if d.Duration > 0 {
+		v += " in " + secs(d.Duration)
+	} else {
+		v += ", did not finish"
+	}
+	if d.Rejected > 0 {
+		v += fmt.Sprintf(", %s rejected", thousands(int64(d.Rejected)))
+	}
+	return v
 }

@@ -49,15 +49,7 @@ func Terminal(w io.Writer, r *scenario.Report) error {
 	count("relay backpressure", res.Relay.Backpressure)
 	count("heartbeats processed", res.Heartbeat.Processed)
 	for _, d := range res.Deploys {
-		v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
-		if d.Duration > 0 {
-			v += " in " + secs(d.Duration)
-		} else {
-			v += ", did not finish"
-		}
-		if d.Rejected > 0 {
-			v += fmt.Sprintf(", %s rejected", thousands(int64(d.Rejected)))
-		}
+		v := deployOutcome(d)
 		row("deploy "+d.Version, v)
 	}
 	if p := res.Relay.Partitions; p > 0 {
