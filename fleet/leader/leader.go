@@ -129,8 +129,9 @@ func (l *Leader) Run(ctx context.Context) error {
 	tp := l.cfg.Topics
 	// Up first, statuses last: subscribing to the statuses brings every
 	// worker's retained status at once, and a SUBSCRIBE sent behind that
-	// flood was seen to be lost (mochi 2.7.9 + paho 1.5.1) while its token
-	// completed. Up is QoS 0: the leader's own acks and timeouts make
+	// flood can be refused for its packet id (mochi 2.7.9 checks it against
+	// the ids of the messages it sends; transport subscribes again). Up is
+	// QoS 0: the leader's own acks and timeouts make
 	// delivery reliable, and QoS 0 spares the broker an in-flight entry per
 	// worker message (see transport.BrokerOptions.MaxInflight).
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 0, l.onUp); err != nil {

@@ -175,18 +175,59 @@ func (s *Session) Unsubscribe(filter string) error {
 
 func (s *Session) subscribe(ctx context.Context, sub subscription) error {
 	filter := sub.filter
-	t := s.c.Subscribe(filter, sub.qos, sub.h)
-	if err := wait(ctx, t); err != nil {
-		return fmt.Errorf("transport: subscribe %s: %w", filter, err)
-	}
-	if st, ok := t.(*paho.SubscribeToken); ok {
-		for _, code := range st.Result() {
-			if code == 0x80 {
-				return fmt.Errorf("%w: %s", ErrSubscribeRefused, filter)
+	for attempt := 1; ; attempt++ {
+		t := s.c.Subscribe(filter, sub.qos, sub.h)
+		if err := wait(ctx, t); err != nil {
+			return fmt.Errorf("transport: subscribe %s: %w", filter, err)
+		}
+		code := subackCode(t, filter)
+		switch {
+		case code == subackIDInUse && attempt < subscribeAttempts:
+			// mochi (2.7.9) checks a SUBSCRIBE's packet id against the
+			// ids of the QoS 1 messages it is sending this client, a
+			// space MQTT keeps apart, and refuses the subscription when
+			// they collide: a subscription made while retained messages
+			// pour in (the leader's to the statuses) was lost that way,
+			// its token complete. The broker's message is acked at once,
+			// so a moment later the id is free.
+			if err := pause(ctx, time.Duration(attempt)*5*time.Millisecond); err != nil {
+				return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 			}
+		case code >= 0x80:
+			return fmt.Errorf("%w: %s (SUBACK 0x%02x)", ErrSubscribeRefused, filter, code)
+		default:
+			return nil
 		}
 	}
-	return nil
+}
+
+// subackIDInUse is MQTT 5's "packet identifier in use", which mochi also
+// sends an MQTT 3.1.1 client in a SUBACK.
+const subackIDInUse = 0x91
+
+// subscribeAttempts bounds the retries of a subscription refused for its
+// packet id.
+const subscribeAttempts = 20
+
+// subackCode returns the broker's answer to a one-filter subscription.
+func subackCode(t paho.Token, filter string) byte {
+	if st, ok := t.(*paho.SubscribeToken); ok {
+		if code, ok := st.Result()[filter]; ok {
+			return code
+		}
+	}
+	return 0
+}
+
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Close ends the session. clean sends a DISCONNECT (the broker discards the
