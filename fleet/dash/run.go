@@ -11,7 +11,8 @@ import (
 
 // Run shows the dashboard on the terminal (the alternate screen) until
 // the user quits (nil) or ctx ends (ctx.Err()). The terminal is restored
-// either way.
+// either way. Run catches no signals itself: to stop on SIGINT, SIGTERM or
+// SIGHUP, give it a ctx that ends on them (signal.NotifyContext).
 //
 // While it runs, the standard logger (and log/slog's default handler,
 // which writes through it) writes into o.Logs, shown in the event pane,
@@ -33,7 +34,11 @@ func Run(ctx context.Context, src Source, ctl Controls, o Options) error {
 		log.SetPrefix(prefix)
 	}()
 
-	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx)}
+	// Signals reach the dashboard through ctx alone. bubbletea's own
+	// SIGINT/SIGTERM handler would race ctx: when ctx ends the program
+	// first, the handler blocks forever sending its quit message to an
+	// event loop that has stopped, and the program's shutdown waits for it.
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithoutSignalHandler()}
 	if o.Input != nil {
 		opts = append(opts, tea.WithInput(o.Input))
 	}
