@@ -65,6 +65,7 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	}
 	b := &Broker{srv: srv, hook: newHook(p, log, lim), logs: st, done: make(chan struct{})}
 	b.hook.srv = srv
+	b.hook.retainAvailable = caps.RetainAvailable != 0
 	if err := srv.AddHook(b.hook, nil); err != nil {
 		return nil, fmt.Errorf("transport: add hook: %w", err)
 	}

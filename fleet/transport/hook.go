@@ -69,6 +69,9 @@ type hook struct {
 
 	gate connectGate // one connect per client id at a time (takeover.go)
 
+	retain          retainGuard // retained writes apart from retained scans (retain_guard.go)
+	retainAvailable bool        // the broker keeps retained messages: set by StartBroker
+
 	// Tests only: called as a connection starts waiting for the cleanup
 	// of an earlier session of its client id, and as a session ends.
 	testTakeoverWait func(clientID string)
@@ -92,7 +95,8 @@ func (h *hook) ID() string { return "fleetsim" }
 func (h *hook) Provides(b byte) bool {
 	switch b {
 	case mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnSessionEstablished,
-		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped, mqtt.OnUnsubscribed:
+		mqtt.OnDisconnect, mqtt.OnPublishDropped, mqtt.OnQosDropped, mqtt.OnUnsubscribed,
+		mqtt.OnSubscribed, mqtt.OnPacketSent, mqtt.OnPacketProcessed, mqtt.OnPublish, mqtt.OnWill, mqtt.OnRetainMessage:
 		return true
 	}
 	return false
