@@ -70,6 +70,10 @@ func TestProgramWithRunner(t *testing.T) {
 		})
 		return fleettest.Unless(killed, "%d records, none a kill of the leader", len(recs))
 	})
+	// The dashboard shows space at once, before its next snapshot; wait
+	// for a snapshot taken after the kill, and so after the pause, before
+	// judging the last one it holds.
+	teatest.WaitFor(t, tm.Output(), contains("kill the leader"), teatest.WithDuration(10*time.Second))
 	tm.Type("q")
 	fm, ok := tm.FinalModel(t, teatest.WithFinalTimeout(10*time.Second)).(Model)
 	if !ok || !fm.Quitting() {
