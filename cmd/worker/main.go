@@ -353,6 +353,7 @@ func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o op
 // summary logs the pool's counts; the e2e tests read the one at exit.
 func summary(log *slog.Logger, msg string, s worker.PoolStats) {
 	log.Info(msg, "workers", s.Workers, "online", s.Online, "gateways", s.Gateways, "gateways_online", s.GatewaysOnline, "gateway_logins_refused", s.GatewayLoginsRefused,
+		"gateway_subscribes_refused", s.GatewaySubscribesRefused,
 		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates, "stale", s.Total.Stale,
 		"versions", versions(s.ByVersion), "connects", s.Total.Connects, "reconnects", s.Total.Reconnects,
 		"acked_ok", s.Total.AckedOK, "acked_full", s.Total.AckedFull)

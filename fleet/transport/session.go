@@ -35,6 +35,8 @@ type Session struct {
 	closed     bool           // Close was called: no Redial
 	subs       []subscription // made through Subscribe, in order, for Redial
 	redial     sync.Mutex     // one Redial at a time
+
+	answers subAnswers // SubscribeNoWait's answers, read in the background
 }
 
 // subscription is one Subscribe call, as Redial repeats it.
@@ -243,6 +245,7 @@ func (s *Session) Close(clean bool) {
 	s.closed = true
 	s.mu.Unlock()
 	s.c.Disconnect(100)
+	s.answers.stop()
 	s.markLost(nil)
 }
 

@@ -52,8 +52,9 @@ type GatewayLink interface {
 	Unsubscribe(filter string) error
 	// SubscribeNoWait subscribes filter, its messages going to the
 	// session's default route (GatewayDialOptions.Route), and returns
-	// without waiting for the broker's answer.
-	SubscribeNoWait(filter string, qos byte) error
+	// without waiting for the broker's answer; a refusal read later is
+	// passed to refused, on another goroutine.
+	SubscribeNoWait(filter string, qos byte, refused func(error)) error
 	// SendRetainedDone is SendRetained that returns a channel closed once
 	// the broker has taken the message (it may stay open if the session
 	// is lost first).

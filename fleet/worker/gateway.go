@@ -111,6 +111,11 @@ type GatewayStats struct {
 	// refusal; its devices stay offline meanwhile and lose nothing: what
 	// the leader has for them waits in its outbox.
 	LoginsRefused uint64
+	// SubscribesRefused counts device subscriptions the broker refused
+	// (its ACL, or a packet id it kept finding in use). Each ends that
+	// device's session as a crash would: the gateway publishes its will
+	// and the device reconnects.
+	SubscribesRefused uint64
 }
 
 // NewGateway checks cfg and builds a gateway that connects through dial;

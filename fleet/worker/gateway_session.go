@@ -74,7 +74,8 @@ func (d *deviceSession) shared() {}
 // SUBSCRIBE to the gateway's session and returns without waiting for the
 // broker's answer: a device needs no more (what it publishes after it
 // reaches the broker after it), and the broker grants the gateway its
-// devices' topics at its login.
+// devices' topics at its login. The answer is read later; a refusal ends
+// the device's session (see refused).
 func (d *deviceSession) Subscribe(_ context.Context, filter string, qos byte, h func(topic string, payload []byte)) error {
 	if strings.ContainsAny(filter, "+#") {
 		return fmt.Errorf("gateway %s: device %s: subscribe %q: a device behind a gateway subscribes to exact topics", d.g.cfg.ID, d.id, filter)
@@ -88,7 +89,7 @@ func (d *deviceSession) Subscribe(_ context.Context, filter string, qos byte, h 
 	g.routes[filter] = route{d: d, h: h}
 	d.filters = append(d.filters, filter)
 	g.mu.Unlock()
-	if err := d.link.SubscribeNoWait(filter, qos); err != nil {
+	if err := d.link.SubscribeNoWait(filter, qos, func(err error) { d.refused(filter, err) }); err != nil {
 		g.mu.Lock()
 		if r := g.routes[filter]; r.d == d {
 			delete(g.routes, filter)
@@ -97,6 +98,24 @@ func (d *deviceSession) Subscribe(_ context.Context, filter string, qos byte, h 
 		return fmt.Errorf("gateway %s: device %s: %w", g.cfg.ID, d.id, err)
 	}
 	return nil
+}
+
+// refused is the broker's refusal of the device's subscription to filter,
+// read after Subscribe returned: a device that cannot hear its commands
+// has lost its session. It leaves the gateway as a crashed device does
+// (the gateway publishes its will) and its loop reconnects it.
+func (d *deviceSession) refused(filter string, err error) {
+	g := d.g
+	g.mu.Lock()
+	mine := g.routes[filter].d == d
+	g.mu.Unlock()
+	if !mine {
+		return // it left meanwhile
+	}
+	g.cfg.Logger.Warn("gateway: the broker refused a device's subscription; the device reconnects",
+		"gateway", g.cfg.ID, "device", d.id, "err", err)
+	g.update(func(s *GatewayStats) { s.SubscribesRefused++ })
+	d.leave(true)
 }
 
 // Publish goes out on the gateway's session without waiting for the

@@ -45,6 +45,13 @@ type status struct{ topic, payload string }
 // if not nil, gives device i a clock of its own over the rig's fake.
 func startGatewayRig(t *testing.T, n int, cfg worker.Config, clk func(i int, f *clock.Fake) clock.Clock) *gwRig {
 	t.Helper()
+	return startGatewayRigVia(t, n, cfg, clk, nil)
+}
+
+// startGatewayRigVia is startGatewayRig with the gateway's sessions
+// opened through via, given the broker's own dialer (nil: that dialer).
+func startGatewayRigVia(t *testing.T, n int, cfg worker.Config, clk func(i int, f *clock.Fake) clock.Clock, via func(worker.GatewayDialer) worker.GatewayDialer) *gwRig {
+	t.Helper()
 	b, err := transport.StartBroker(transport.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +93,12 @@ func startGatewayRig(t *testing.T, n int, cfg worker.Config, clk func(i int, f *
 		cfgs[i] = c
 		r.ids = append(r.ids, c.ID)
 	}
-	if r.pool, err = worker.NewPool(cfgs, worker.MQTTDialer{Broker: "mem://", Mem: b}, worker.PoolOptions{Clock: r.clk}); err != nil {
+	dial := worker.MQTTDialer{Broker: "mem://", Mem: b}
+	po := worker.PoolOptions{Clock: r.clk}
+	if via != nil {
+		po.Gateways = via(dial)
+	}
+	if r.pool, err = worker.NewPool(cfgs, dial, po); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancelRun := context.WithCancel(context.Background())
@@ -279,6 +291,59 @@ func TestGatewayDeviceCrash(t *testing.T) {
 	}
 	r.mu.Unlock()
 	r.jobs(t, "after")
+}
+
+// TestGatewayDeviceSubscriptionRefused: a device whose subscription the
+// broker refuses, after the gateway handed it on without waiting, cannot
+// hear its commands: its session ends as a crash would (the gateway
+// publishes its will, counts the refusal) and it comes back through the
+// gateway and takes commands.
+func TestGatewayDeviceSubscriptionRefused(t *testing.T) {
+	victim := "w-0001"
+	var once sync.Once
+	refuse := func(d worker.GatewayDialer) worker.GatewayDialer {
+		return gatewayDialer(func(ctx context.Context, o worker.GatewayDialOptions) (worker.GatewayLink, error) {
+			l, err := d.DialGateway(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return &refusingLink{GatewayLink: l, refuse: func(filter string) bool {
+				first := false
+				if strings.Contains(filter, victim) {
+					once.Do(func() { first = true })
+				}
+				return first
+			}}, nil
+		})
+	}
+	r := startGatewayRigVia(t, 3, worker.Config{Service: dist.Const(time.Microsecond)}, nil, refuse)
+	r.status(t, 0, r.tp.Status(victim), victim+"'s will, played by the gateway", func(s wire.Status) bool {
+		return !s.Online && s.Via == gatewayID
+	})
+	if s := r.pool.Gateway(gatewayID).Stats(); s.SubscribesRefused != 1 || s.Wills != 1 || s.ConnectionsLost != 0 {
+		t.Errorf("gateway after a refused subscription: %+v; want 1 refused, 1 will, no connection lost", s)
+	}
+	if ps := r.pool.Stats(); ps.GatewaySubscribesRefused != 1 {
+		t.Errorf("pool stats: %d subscriptions refused, want 1", ps.GatewaySubscribesRefused)
+	}
+	r.jobs(t, "after")
+}
+
+// refusingLink refuses the subscriptions refuse picks. The session reads
+// a broker's refusal on a goroutine of its own after SubscribeNoWait
+// returned; this one calls refused before it returns, which the device
+// must take as well.
+type refusingLink struct {
+	worker.GatewayLink
+	refuse func(filter string) bool
+}
+
+func (l *refusingLink) SubscribeNoWait(filter string, qos byte, refused func(error)) error {
+	if l.refuse(filter) {
+		refused(fmt.Errorf("%w: %s (SUBACK 0x80)", transport.ErrSubscribeRefused, filter))
+		return nil
+	}
+	return l.GatewayLink.SubscribeNoWait(filter, qos, refused)
 }
 
 // TestGatewayPartition: a gateway cut off from the broker goes silent; the

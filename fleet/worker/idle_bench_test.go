@@ -100,9 +100,9 @@ func BenchmarkIdleDevices(b *testing.B) {
 // quietLink is a gateway's session that carries nothing.
 type quietLink struct{ quietSession }
 
-func (*quietLink) SendRetained(string, byte, []byte) error { return nil }
-func (*quietLink) Unsubscribe(string) error                { return nil }
-func (*quietLink) SubscribeNoWait(string, byte) error      { return nil }
+func (*quietLink) SendRetained(string, byte, []byte) error         { return nil }
+func (*quietLink) Unsubscribe(string) error                        { return nil }
+func (*quietLink) SubscribeNoWait(string, byte, func(error)) error { return nil }
 func (*quietLink) SendRetainedDone(string, byte, []byte) (<-chan struct{}, error) {
 	return closed, nil
 }

@@ -195,10 +195,11 @@ type PoolStats struct {
 	// Gateways is how many gateways the pool runs, GatewaysOnline how many
 	// of them are connected now.
 	Gateways, GatewaysOnline int
-	// GatewayLoginsRefused sums the gateways' refused logins.
-	GatewayLoginsRefused uint64
-	ByVersion            map[string]int // workers per applied version
-	Total                Stats          // counters summed over the workers
+	// GatewayLoginsRefused sums the gateways' refused logins,
+	// GatewaySubscribesRefused their devices' refused subscriptions.
+	GatewayLoginsRefused, GatewaySubscribesRefused uint64
+	ByVersion                                      map[string]int // workers per applied version
+	Total                                          Stats          // counters summed over the workers
 }
 
 // Stats sums every worker's counters. It walks all workers: call it a few
@@ -214,6 +215,7 @@ func (p *Pool) Stats() PoolStats {
 			ps.GatewaysOnline++
 		}
 		ps.GatewayLoginsRefused += gs.LoginsRefused
+		ps.GatewaySubscribesRefused += gs.SubscribesRefused
 	}
 	for _, w := range p.workers {
 		s := w.Stats()

@@ -152,9 +152,9 @@ func (l *slowLink) now() int {
 	return l.waiting
 }
 
-func (l *slowLink) SendRetained(string, byte, []byte) error { return nil }
-func (l *slowLink) Unsubscribe(string) error                { return nil }
-func (l *slowLink) SubscribeNoWait(string, byte) error      { return nil }
+func (l *slowLink) SendRetained(string, byte, []byte) error         { return nil }
+func (l *slowLink) Unsubscribe(string) error                        { return nil }
+func (l *slowLink) SubscribeNoWait(string, byte, func(error)) error { return nil }
 func (l *slowLink) SendRetainedDone(string, byte, []byte) (<-chan struct{}, error) {
 	l.mu.Lock()
 	l.waiting++
