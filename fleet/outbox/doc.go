@@ -21,7 +21,6 @@
 // else, so a reconnect never brings a wave or a backoff forward. A relay
 // with RelayOptions.AssumeOffline (a leader that has just restarted)
 // parks for every receiver it has not yet been told is online.
-//   - Teller: try the direct path, fall back to the store (TellReliable).
 //   - Records and Locate, on every Store: a few named values kept with
 //     the queue (a leader's deploy progress survives it in the same
 //     file), and where a message is now (queued, leased, dead or gone),
@@ -39,7 +38,4 @@
 //	go relay.Run(ctx)     // returns after in-flight deliveries settle
 //	relay.SetOffline("w-17")      // its last will: park, spend no attempts
 //	relay.Wake(ctx, "w-17")       // it is back: release what was parked
-//
-//	teller := outbox.NewTeller(st)
-//	path, err := teller.Tell(ctx, msg, ask) // outbox.Direct, or outbox.Stored for the relay
 package outbox
