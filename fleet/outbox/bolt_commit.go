@@ -61,6 +61,25 @@ func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 	return err
 }
 
+// write is update for the calls that change messages: fn gets the
+// transaction's buckets, its writer state and a fresh set of counters for
+// its changes, which are added to the transaction's once fn succeeds.
+func (b *Bolt) write(mode commitMode, fn func(bk buckets, w *writerState, d *counters) error) error {
+	return b.update(mode, func(tx *bolt.Tx) error {
+		bk, err := bucketsOf(tx)
+		if err != nil {
+			return err
+		}
+		w := b.state(tx)
+		var d counters
+		if err := fn(bk, w, &d); err != nil {
+			return err
+		}
+		w.add(&d)
+		return nil
+	})
+}
+
 // commitQueue is a group commit that seals a batch only when its
 // transaction starts: a call that finds no commit running starts one at
 // once, and every call that arrives while it runs joins the next one. So

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Settle applies ss in order in one write transaction, committed as
@@ -120,26 +118,18 @@ func (b *Bolt) settle(ctx context.Context, mode commitMode, ss []Settlement, par
 	now := unixNano(b.o.Clock.Now())
 	res := make([]SettleResult, len(ss))
 	var out []Message
-	err := b.update(mode, func(tx *bolt.Tx) error {
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
+	err := b.write(mode, func(bk buckets, _ *writerState, d *counters) error {
+		var err error
 		for i := range ss {
 			// Set afresh: bbolt may run this function again (see update).
-			if res[i], err = b.settleRec(bk, &d, &ss[i], now); err != nil {
+			if res[i], err = b.settleRec(bk, d, &ss[i], now); err != nil {
 				return err
 			}
 		}
 		if max >= 0 {
-			if out, err = b.lease(bk, &d, partition, max, now); err != nil {
-				return err
-			}
+			out, err = b.lease(bk, d, partition, max, now)
 		}
-		w.add(&d)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, err
