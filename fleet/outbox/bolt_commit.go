@@ -34,10 +34,9 @@ const (
 // since they arrive from many goroutines at once. Dequeue, Settle and
 // SettleAndDequeue are queued: a relay partition's loop calls them one
 // after another, so with one partition there is nobody to wait for, and
-// with several the loops' calls share commits whenever they overlap.
-// Measured with the relay draining 20k messages (2 cores, durability
-// batch): batching its calls made every turn wait out batchDelay, 4-6 ms
-// per turn with 4 partitions (docs/BENCHMARKS.md, relay).
+// with several the loops' calls share commits whenever they overlap;
+// through DB.Batch every turn of a relay's loop would wait out batchDelay
+// (docs/BENCHMARKS.md, relay).
 func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 	tracked := func(tx *bolt.Tx) error {
 		// Every write transaction must pass through state, even one that

@@ -22,12 +22,10 @@ func (b *Bolt) Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, er
 }
 
 // SettleAndDequeue is Settle then Dequeue in one write transaction, so one
-// commit (and under Sync or Batch one fsync) instead of two; it shares
-// commits as they do. With nothing to settle it is Dequeue, idle check
-// included.
-// Measured with the relay draining 20k messages (2 cores, durability
-// batch, one partition): 23-26k msgs/s against 3-5k for Settle and
-// Dequeue apiece, each paying its own fsync.
+// commit (and under Sync or Batch one fsync) instead of two, which is
+// most of what a relay's turn costs on bbolt (docs/BENCHMARKS.md, relay);
+// it shares commits as they do. With nothing to settle it is Dequeue,
+// idle check included.
 func (b *Bolt) SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error) {
 	if len(ss) == 0 {
 		ms, err := b.Dequeue(ctx, partition, max)
