@@ -46,9 +46,6 @@ type Ticker interface {
 	Reset(d time.Duration)
 }
 
-// Since returns the time elapsed on c since t.
-func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }
-
 // Sleep waits for d on c, or until ctx ends; it returns ctx.Err() in the
 // latter case. A d <= 0 returns at once (nil unless ctx has already ended).
 func Sleep(ctx context.Context, c Clock, d time.Duration) error {

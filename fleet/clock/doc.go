@@ -1,7 +1,8 @@
 // Package clock is the one source of time for every fleetsim mechanism.
 //
-// Nothing in fleet/ calls time.Now, time.NewTimer or time.Sleep on its own:
-// each mechanism takes a Clock, so the same code runs on
+// Every mechanism (mailbox, limiter, backoff, outbox, relay, leader,
+// worker) takes a Clock and never calls time.Now, time.NewTimer or
+// time.Sleep on its own, so the same code runs on
 //
 //   - Real: the wall clock, for the leader and worker binaries;
 //   - Scaled: simulated time that runs Speed times faster than the wall clock
@@ -9,6 +10,23 @@
 //     six wall seconds);
 //   - Fake: time that moves only when a test calls Advance, so a test of a
 //     timeout or a backoff never sleeps.
+//
+// Three places in fleet/ wait on the wall clock on purpose, because what
+// they wait for runs on the wall clock too and would not follow a scaled
+// or fake one:
+//
+//   - fleet/transport, the network: a connection's handshake and read
+//     deadlines, the accept loop's backoff after a failed Accept (5 ms
+//     doubling to 1 s), the short pause before resending a SUBSCRIBE the
+//     broker refused for its packet id, the bound on a session takeover,
+//     and the cut of a silenced in-memory connection after 1.5 keepalives.
+//     paho and mochi keep their keepalives and retries on real time, so a
+//     scaled clock here would only desynchronise the two sides.
+//   - fleet/scenario's runner: it creates the Scaled clock from time.Now,
+//     measures its own wall duration, and waits (wall time, bounded by
+//     ConnectTimeout) for the fleet to connect before simulated time 0.
+//   - fleet/fleettest's Eventually and Receive: a test's deadline for work
+//     done by other goroutines, polled on the wall clock.
 //
 // A test that advances a Fake while another goroutine arms the timer the
 // advance must fire first waits for it with WaitDue (fleettest.Advance

@@ -5,9 +5,6 @@ import "time"
 // Real is the wall clock. The zero value is ready to use.
 type Real struct{}
 
-// NewReal returns the wall clock.
-func NewReal() Real { return Real{} }
-
 // origin is Real's fixed point for Mono.
 var origin = time.Now()
 

@@ -33,9 +33,7 @@
 //     SetService.
 //
 // The leader speaks MQTT through a Link (fleet/transport provides one over
-// paho, against the embedded broker or any other).
-//
-//	l, err := leader.New(leader.Config{Link: link, Store: st, Clock: clk})
-//	go l.Run(ctx) // returns after everything it started has stopped
-//	l.Deploy(ctx, leader.DeployPlan{Version: "2.1.0", Workers: ids, WaveSize: 100, WaveInterval: 30 * time.Second})
+// paho, against the embedded broker or any other). ExampleNew runs one on
+// an in-memory outbox and the embedded broker and deploys a version to a
+// worker.
 package leader

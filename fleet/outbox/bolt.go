@@ -95,13 +95,9 @@ var _ Store = (*Bolt)(nil)
 // transaction when MaxBatchSize calls have joined it or MaxBatchDelay after
 // the first one, whichever is first; a batch stops taking calls when it
 // starts, even while it waits for the previous commit. So the delay sets
-// the batch size under load (calls arriving within it) and is also the
-// price a lone caller pays on every call. Measured on 2 cores with
-// ~0.3 ms fsync (docs/BENCHMARKS.md): 1 ms made batches of ~100 and queued
-// many of them behind each commit; 5-10 ms bought ~25% more throughput at
-// 1,000 producers but cut a lone producer to 100-200 calls/s and slowed
-// 256 producers by half. 2 ms is the compromise. A single producer should
-// use Sync.
+// the batch size under load and is also the price a lone caller pays on
+// every call: 2 ms is a compromise between the two (docs/BENCHMARKS.md,
+// outbox store), and a single producer should use Sync.
 const (
 	batchDelay = 2 * time.Millisecond
 	batchSize  = 1000

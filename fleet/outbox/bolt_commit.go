@@ -34,10 +34,9 @@ const (
 // since they arrive from many goroutines at once. Dequeue, Settle and
 // SettleAndDequeue are queued: a relay partition's loop calls them one
 // after another, so with one partition there is nobody to wait for, and
-// with several the loops' calls share commits whenever they overlap.
-// Measured with the relay draining 20k messages (2 cores, durability
-// batch): batching its calls made every turn wait out batchDelay, 4-6 ms
-// per turn with 4 partitions (docs/BENCHMARKS.md, relay).
+// with several the loops' calls share commits whenever they overlap;
+// through DB.Batch every turn of a relay's loop would wait out batchDelay
+// (docs/BENCHMARKS.md, relay).
 func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 	tracked := func(tx *bolt.Tx) error {
 		// Every write transaction must pass through state, even one that
@@ -59,6 +58,25 @@ func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 		return ErrClosed
 	}
 	return err
+}
+
+// write is update for the calls that change messages: fn gets the
+// transaction's buckets, its writer state and a fresh set of counters for
+// its changes, which are added to the transaction's once fn succeeds.
+func (b *Bolt) write(mode commitMode, fn func(bk buckets, w *writerState, d *counters) error) error {
+	return b.update(mode, func(tx *bolt.Tx) error {
+		bk, err := bucketsOf(tx)
+		if err != nil {
+			return err
+		}
+		w := b.state(tx)
+		var d counters
+		if err := fn(bk, w, &d); err != nil {
+			return err
+		}
+		w.add(&d)
+		return nil
+	})
 }
 
 // commitQueue is a group commit that seals a batch only when its

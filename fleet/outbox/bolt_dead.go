@@ -44,14 +44,8 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 	defer b.mu.RUnlock()
 	now := unixNano(b.o.Clock.Now())
 	var n int
-	err := b.update(batched, func(tx *bolt.Tx) error {
+	err := b.write(batched, func(bk buckets, w *writerState, d *counters) error {
 		n = 0
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
 		for _, id := range deadIDs(bk, ids) {
 			v := bk.dead.Get(idKey(id))
 			if v == nil {
@@ -63,7 +57,7 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			}
 			r.attempts, r.lastErr, r.leaseUntil, r.superseded, r.parked = 0, nil, 0, false, false
 			r.sendAt, r.createdAt = now, now
-			if _, err := b.enqueueOne(bk, w, &d, &r, r.encode(), false, now); err != nil {
+			if _, err := b.enqueueOne(bk, w, d, &r, r.encode(), false, now); err != nil {
 				return err
 			}
 			// r aliases the dead record: delete it only once it is copied.
@@ -74,7 +68,6 @@ func (b *Bolt) Replay(ctx context.Context, ids ...uint64) (int, error) {
 			d.dead--
 			d.replayed++
 		}
-		w.add(&d)
 		return nil
 	})
 	if err != nil {
@@ -91,14 +84,8 @@ func (b *Bolt) Purge(ctx context.Context, ids ...uint64) (int, error) {
 	}
 	defer b.mu.RUnlock()
 	var n int
-	err := b.update(batched, func(tx *bolt.Tx) error {
+	err := b.write(batched, func(bk buckets, _ *writerState, d *counters) error {
 		n = 0
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
 		for _, id := range deadIDs(bk, ids) {
 			k := idKey(id)
 			if bk.dead.Get(k) == nil {
@@ -111,7 +98,6 @@ func (b *Bolt) Purge(ctx context.Context, ids ...uint64) (int, error) {
 			d.dead--
 			d.purged++
 		}
-		w.add(&d)
 		return nil
 	})
 	if err != nil {

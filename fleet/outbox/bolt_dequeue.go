@@ -31,18 +31,10 @@ func (b *Bolt) Dequeue(ctx context.Context, partition, max int) ([]Message, erro
 		return nil, err
 	}
 	var out []Message
-	err := b.update(queued, func(tx *bolt.Tx) error {
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
-		if out, err = b.lease(bk, &d, partition, max, now); err != nil {
-			return err
-		}
-		w.add(&d)
-		return nil
+	err := b.write(queued, func(bk buckets, _ *writerState, d *counters) error {
+		var err error
+		out, err = b.lease(bk, d, partition, max, now)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -187,11 +179,7 @@ func (b *Bolt) Wake(ctx context.Context, receiver string) error {
 	if err != nil || !wait {
 		return err
 	}
-	return b.update(batched, func(tx *bolt.Tx) error {
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
+	return b.write(batched, func(bk buckets, _ *writerState, _ *counters) error {
 		id, r, wait, err := waiting(bk) // again: it may have changed since
 		if err != nil || !wait {
 			return err

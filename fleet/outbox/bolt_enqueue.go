@@ -50,20 +50,14 @@ func (b *Bolt) Enqueue(ctx context.Context, msgs ...Message) ([]Receipt, error) 
 		vals[i] = recs[i].encode()
 	}
 	receipts := make([]Receipt, len(msgs))
-	err := b.update(batched, func(tx *bolt.Tx) error {
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
+	err := b.write(batched, func(bk buckets, w *writerState, d *counters) error {
 		for i := range recs {
-			if receipts[i], err = b.enqueueOne(bk, w, &d, &recs[i], vals[i], true, now); err != nil {
+			var err error
+			if receipts[i], err = b.enqueueOne(bk, w, d, &recs[i], vals[i], true, now); err != nil {
 				return err
 			}
 		}
 		d.enqueued = int64(len(recs)) // appended, replaced or stale: see Stats
-		w.add(&d)
 		return nil
 	})
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Settle applies ss in order in one write transaction, committed as
@@ -24,12 +22,10 @@ func (b *Bolt) Settle(ctx context.Context, ss ...Settlement) ([]SettleResult, er
 }
 
 // SettleAndDequeue is Settle then Dequeue in one write transaction, so one
-// commit (and under Sync or Batch one fsync) instead of two; it shares
-// commits as they do. With nothing to settle it is Dequeue, idle check
-// included.
-// Measured with the relay draining 20k messages (2 cores, durability
-// batch, one partition): 23-26k msgs/s against 3-5k for Settle and
-// Dequeue apiece, each paying its own fsync.
+// commit (and under Sync or Batch one fsync) instead of two, which is
+// most of what a relay's turn costs on bbolt (docs/BENCHMARKS.md, relay);
+// it shares commits as they do. With nothing to settle it is Dequeue,
+// idle check included.
 func (b *Bolt) SettleAndDequeue(ctx context.Context, partition, max int, ss ...Settlement) ([]SettleResult, []Message, error) {
 	if len(ss) == 0 {
 		ms, err := b.Dequeue(ctx, partition, max)
@@ -120,26 +116,18 @@ func (b *Bolt) settle(ctx context.Context, mode commitMode, ss []Settlement, par
 	now := unixNano(b.o.Clock.Now())
 	res := make([]SettleResult, len(ss))
 	var out []Message
-	err := b.update(mode, func(tx *bolt.Tx) error {
-		bk, err := bucketsOf(tx)
-		if err != nil {
-			return err
-		}
-		w := b.state(tx)
-		var d counters
+	err := b.write(mode, func(bk buckets, _ *writerState, d *counters) error {
+		var err error
 		for i := range ss {
 			// Set afresh: bbolt may run this function again (see update).
-			if res[i], err = b.settleRec(bk, &d, &ss[i], now); err != nil {
+			if res[i], err = b.settleRec(bk, d, &ss[i], now); err != nil {
 				return err
 			}
 		}
 		if max >= 0 {
-			if out, err = b.lease(bk, &d, partition, max, now); err != nil {
-				return err
-			}
+			out, err = b.lease(bk, d, partition, max, now)
 		}
-		w.add(&d)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,7 @@
 package outbox_test
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -261,6 +262,117 @@ func runOverwriteContract(t *testing.T, open opener) {
 		e.want(10, "o3")
 		if st := e.balanced(); st.Released != 1 || st.Overwritten != 1 {
 			t.Fatalf("Stats = %+v; want j1 released, j2 overwritten", st)
+		}
+	})
+}
+
+// runOverwriteQueuedContract: an Overwrite of a version still queued
+// replaces it in place, unless it is stale.
+func runOverwriteQueuedContract(t *testing.T, open opener) {
+	t.Run("overwrite replaces a queued message in place", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		rs := e.enq(over("a", "hb", 1, "hb1"), msg("a", "cmd"), over("a", "hb", 2, "hb2"))
+		if rs[2].Outcome != outbox.Replaced || rs[2].ID != rs[0].ID {
+			t.Fatalf("overwrite receipt = %+v, want replaced with id %d", rs[2], rs[0].ID)
+		}
+		e.clk.Advance(time.Second)
+		if r := e.enq(over("a", "hb", 3, "hb3"))[0]; r.Outcome != outbox.Replaced || r.ID != rs[0].ID {
+			t.Fatalf("second overwrite = %+v", r)
+		}
+		// Four messages in, two replaced: hb1 by hb2, hb2 by hb3.
+		st := e.balanced()
+		if st.Depth != 2 || st.Enqueued != 4 || st.Overwritten != 2 {
+			t.Fatalf("Stats: depth %d enqueued %d overwritten %d, want 2 4 2", st.Depth, st.Enqueued, st.Overwritten)
+		}
+		m := e.want(10, "hb3")[0]
+		if m.ID != rs[0].ID || m.Seq != 3 || !m.CreatedAt.Equal(t0.Add(time.Second)) {
+			t.Fatalf("overwritten message: id %d seq %d created %v", m.ID, m.Seq, m.CreatedAt)
+		}
+		e.ack(m)
+		e.want(10, "cmd")
+	})
+
+	t.Run("overwrite with a lower seq is stale, equal seq replaces", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		id := e.enq(over("a", "cfg", 5, "v5"))[0].ID
+		if r := e.enq(over("a", "cfg", 4, "v4"))[0]; r.Outcome != outbox.Stale {
+			t.Fatalf("lower seq: %v, want stale", r.Outcome)
+		}
+		if r := e.enq(over("a", "cfg", 5, "v5b"))[0]; r.Outcome != outbox.Replaced || r.ID != id {
+			t.Fatalf("equal seq: %+v, want replaced id %d", r, id)
+		}
+		if r := e.enq(over("b", "cfg", 1, "other"))[0]; r.Outcome != outbox.Appended {
+			t.Fatalf("same key, other receiver: %v, want appended", r.Outcome)
+		}
+		if st := e.s.Stats(); st.Stale != 1 || st.Depth != 2 || st.Overwritten != 1 {
+			t.Fatalf("Stats: stale %d depth %d overwritten %d, want 1 2 1", st.Stale, st.Depth, st.Overwritten)
+		}
+		e.want(10, "v5b", "other")
+	})
+
+	t.Run("overwrite keeps a backoff in progress, or a later SendAt", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		at := func(m outbox.Message, d time.Duration) outbox.Message { m.SendAt = t0.Add(d); return m }
+		e.enq(over("a", "hb", 1, "hb1"), at(over("b", "hb", 1, "b1"), time.Minute))
+		m := e.want(10, "hb1")[0]
+		if _, err := e.s.Nack(ctx, m.ID, time.Hour, "offline"); err != nil {
+			t.Fatal(err)
+		}
+		e.enq(over("a", "hb", 2, "hb2"), at(over("b", "hb", 2, "b2"), 2*time.Minute))
+		e.clk.Advance(time.Minute)
+		e.want(10)
+		e.clk.Advance(time.Minute)
+		e.ack(e.want(10, "b2")...)
+		e.clk.Advance(time.Hour - 2*time.Minute - time.Nanosecond)
+		e.want(10)
+		e.clk.Advance(time.Nanosecond)
+		e.want(10, "hb2")
+	})
+
+	t.Run("overwrite keeps the attempts of the message it replaces", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{MaxAttempts: 3})
+		e.enq(over("a", "hb", 1, "hb1"))
+		for i := 1; i <= 2; i++ {
+			m := e.want(10, fmt.Sprintf("hb%d", i))[0]
+			if _, err := e.s.Nack(ctx, m.ID, 0, "offline"); err != nil {
+				t.Fatal(err)
+			}
+			e.enq(over("a", "hb", uint64(i+1), fmt.Sprintf("hb%d", i+1)))
+		}
+		m := e.want(10, "hb3")[0]
+		if m.Attempts != 2 || m.LastError != "offline" {
+			t.Fatalf("after 2 nacks and overwrites: attempts %d, last error %q; want 2, offline", m.Attempts, m.LastError)
+		}
+		if res, _ := e.s.Nack(ctx, m.ID, 0, "offline"); res != outbox.DeadLettered {
+			t.Fatalf("third failure = %v, want dead-lettered", res)
+		}
+	})
+
+	t.Run("overwrite of a message in flight appends the new version", func(t *testing.T) {
+		e := newEnv(t, open, outbox.Options{})
+		e.enq(over("a", "cfg", 1, "v1"))
+		inflight := e.want(10, "v1")[0]
+		r := e.enq(over("a", "cfg", 2, "v2"))[0]
+		if r.Outcome != outbox.Appended || r.ID == inflight.ID {
+			t.Fatalf("overwrite in flight = %+v, want appended with a new id", r)
+		}
+		if r3 := e.enq(over("a", "cfg", 3, "v3"))[0]; r3.Outcome != outbox.Replaced || r3.ID != r.ID {
+			t.Fatalf("next overwrite = %+v, want it to replace %d", r3, r.ID)
+		}
+		if r0 := e.enq(over("a", "cfg", 1, "v1 again"))[0]; r0.Outcome != outbox.Stale {
+			t.Fatalf("older version = %v, want stale", r0.Outcome)
+		}
+		e.ack(inflight)
+		m := e.want(10, "v3")[0]
+		e.ack(m)
+		e.want(10)
+		// v1 and v3 acked, v2 replaced by v3, the second v1 stale.
+		if st := e.balanced(); st.Depth != 0 || st.Enqueued != 4 || st.Acked != 2 || st.Overwritten != 1 || st.Stale != 1 {
+			t.Fatalf("Stats = %+v, want depth 0, 4 enqueued, 2 acked, 1 overwritten, 1 stale", st)
+		}
+		// The key is free again: a new version is a new message.
+		if r := e.enq(over("a", "cfg", 4, "v4"))[0]; r.Outcome != outbox.Appended {
+			t.Fatalf("after ack: %v, want appended", r.Outcome)
 		}
 	})
 }

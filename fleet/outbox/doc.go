@@ -21,25 +21,12 @@
 // else, so a reconnect never brings a wave or a backoff forward. A relay
 // with RelayOptions.AssumeOffline (a leader that has just restarted)
 // parks for every receiver it has not yet been told is online.
-//   - Teller: try the direct path, fall back to the store (TellReliable).
 //   - Records and Locate, on every Store: a few named values kept with
 //     the queue (a leader's deploy progress survives it in the same
 //     file), and where a message is now (queued, leased, dead or gone),
 //     for a caller that tracks what it enqueued.
 //
-// Usage:
-//
-//	st, err := outbox.OpenBolt("leader.db", outbox.Options{Durability: outbox.Batch})
-//	if err != nil { ... } // names the file and what to do
-//	defer st.Close()
-//	st.Enqueue(ctx, outbox.Message{Receiver: "w-17", Kind: "config", Payload: p,
-//		Key: "config", Seq: 3, Conflict: outbox.Overwrite})
-//	relay, err := outbox.NewRelay(st, delivery, outbox.RelayOptions{})
-//	if err != nil { ... } // names the bad option
-//	go relay.Run(ctx)     // returns after in-flight deliveries settle
-//	relay.SetOffline("w-17")      // its last will: park, spend no attempts
-//	relay.Wake(ctx, "w-17")       // it is back: release what was parked
-//
-//	teller := outbox.NewTeller(st)
-//	path, err := teller.Tell(ctx, msg, ask) // outbox.Direct, or outbox.Stored for the relay
+// ExampleOpenBolt puts a command in a bbolt outbox and lets a relay
+// deliver and ack it; the Memory examples show coalescing, a nack's
+// backoff and a relay's settle-and-dequeue turn.
 package outbox

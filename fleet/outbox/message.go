@@ -31,17 +31,6 @@ func (c Conflict) String() string {
 	return fmt.Sprintf("Conflict(%d)", int(c))
 }
 
-// ParseConflict parses "append" or "overwrite".
-func ParseConflict(s string) (Conflict, error) {
-	switch s {
-	case "append":
-		return Append, nil
-	case "overwrite":
-		return Overwrite, nil
-	}
-	return 0, fmt.Errorf("unknown conflict policy %q (valid: append, overwrite)", s)
-}
-
 // Message is one queued delivery. The caller fills Receiver, Kind, Payload
 // and optionally Key, Seq, Conflict, TTL and SendAt; the store fills ID,
 // CreatedAt, Attempts and LastError.

@@ -45,7 +45,7 @@ type entry struct {
 // New returns a Limiter with o's settings.
 func New(o Options) *Limiter {
 	if o.Clock == nil {
-		o.Clock = clock.NewReal()
+		o.Clock = clock.Real{}
 	}
 	if o.Every <= 0 {
 		o.Every = 10 * time.Second

@@ -163,7 +163,7 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 	def(&o.MaxConnectSize, DefaultMaxConnectSize)
 	o.MaxConnectSize = min(o.MaxConnectSize, o.MaxPacketSize)
 	if o.Clock == nil {
-		o.Clock = clock.NewReal()
+		o.Clock = clock.Real{}
 	}
 	if o.LogInterval <= 0 {
 		o.LogInterval = 10 * time.Second

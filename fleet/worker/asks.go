@@ -47,7 +47,10 @@ func (w *Worker) sendAsk(env wire.Envelope, a *ask) bool {
 
 // sendTelemetry tells the leader a measurement: directly when online, into
 // the local outbox when not (or when the leader says full, or does not
-// answer).
+// answer). The direct path is an ask answered on this loop, so the
+// fallback is decided in three places (here, telemetryReply, expire); the
+// path each message took is counted in Stats (TelemetryDirect, Stored,
+// Forwarded), reported as the telemetry.* results of a scenario run.
 func (w *Worker) sendTelemetry() {
 	body := wire.Body(wire.Telemetry{Metrics: map[string]float64{
 		"mailbox_depth": float64(w.mb.Len()),

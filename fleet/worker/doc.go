@@ -38,8 +38,6 @@
 // A worker behaves alike on both; a million devices cost about 2 KB each
 // in this package (docs/BENCHMARKS.md).
 //
-//	w, _ := worker.New(worker.Config{ID: "w-1", Clock: clk}, dialer)
-//	go w.Run(ctx)
-//	w.Partition() // ... later
-//	w.Heal()
+// ExampleNew runs a worker on the embedded broker and plays its leader:
+// a command acked at once, and applied once however often it is sent.
 package worker
