@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
@@ -26,7 +27,7 @@ const gatewayID = "gw-00000"
 // publishes commands and records every device's envelopes and every
 // status (devices' and gateways').
 type gwRig struct {
-	b    *transport.Broker
+	b    *broker.Broker
 	pool *worker.Pool
 	clk  *clock.Fake
 	tp   wire.Topics
@@ -52,7 +53,7 @@ func startGatewayRig(t *testing.T, n int, cfg worker.Config, clk func(i int, f *
 // opened through via, given the broker's own dialer (nil: that dialer).
 func startGatewayRigVia(t *testing.T, n int, cfg worker.Config, clk func(i int, f *clock.Fake) clock.Clock, via func(worker.GatewayDialer) worker.GatewayDialer) *gwRig {
 	t.Helper()
-	b, err := transport.StartBroker(transport.BrokerOptions{})
+	b, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,7 +548,7 @@ func TestGatewayLoginRefused(t *testing.T) {
 		refuse bool
 	}{{"wrong secret", []byte("another-secret-0123456789abcd"), true}, {"fleet secret", secret, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := transport.StartBroker(transport.BrokerOptions{Auth: &transport.Auth{LeaderPassword: "leader-pw", Secret: secret}})
+			b, err := broker.StartBroker(broker.BrokerOptions{Auth: &broker.Auth{LeaderPassword: "leader-pw", Secret: secret}})
 			if err != nil {
 				t.Fatal(err)
 			}
