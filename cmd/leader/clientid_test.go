@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -19,7 +20,7 @@ import (
 func TestTwoLeadersShareABroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := transport.StartBroker(transport.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	b, err := broker.StartBroker(broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

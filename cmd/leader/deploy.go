@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/broker"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -34,7 +36,7 @@ type deployOptions struct {
 
 func (o *deployOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.broker, "broker", "tcp://"+transport.DefaultTCPAddr, "the broker the running leader is connected to")
+	f.StringVar(&o.broker, "broker", "tcp://"+broker.DefaultTCPAddr, "the broker the running leader is connected to")
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "the leader's MQTT password (needed when the broker checks credentials)")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
 	f.StringVar(&o.version, "version", "", "version to deploy (required): 1 to 64 letters, digits or . _ + -, e.g. 2.1.0-rc.1")
@@ -197,7 +199,7 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 	req.ID = "d" + hex.EncodeToString(rnd[:])
 	co := transport.ClientOptions{ID: "_leader-deploy-" + req.ID, Broker: o.broker, CleanSession: true}
 	if pass != "" {
-		co.Username, co.Password = transport.LeaderUsername, pass
+		co.Username, co.Password = login.LeaderUsername, pass
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
@@ -224,7 +226,7 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 		return cli.Runtime(err)
 	}
 	if err := sess.Publish(ctx, topics.LeaderDeploy(), 1, false, b); err != nil {
-		if len(b) > transport.DefaultMaxPacketSize-1024 {
+		if len(b) > broker.DefaultMaxPacketSize-1024 {
 			err = fmt.Errorf("%w (the request is %d bytes: a broker refuses packets over its limit, the embedded one over 'leader run --max-packet-size', 1 MiB by default; use --all, fewer workers per deploy, or a higher limit)", err, len(b))
 		}
 		return cli.Runtime(fmt.Errorf("publish the deploy request: %w", err))

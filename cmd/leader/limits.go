@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -20,17 +20,17 @@ const maxPacketSize = 268_435_455 + 5
 // embedded broker (external says whether --broker was given).
 func validMaxPacketSize(n int, external bool) error {
 	switch {
-	case external && n != transport.DefaultMaxPacketSize:
+	case external && n != broker.DefaultMaxPacketSize:
 		return cli.Usagef("--max-packet-size: only for the embedded broker; with --broker, set the external broker's limit (Mosquitto: max_packet_size)")
 	case n < minPacketSize || n > maxPacketSize:
-		return cli.Usagef("--max-packet-size %d: want %d (64 KiB + 1 KiB) to %d bytes, e.g. %d (1 MiB)", n, minPacketSize, maxPacketSize, transport.DefaultMaxPacketSize)
+		return cli.Usagef("--max-packet-size %d: want %d (64 KiB + 1 KiB) to %d bytes, e.g. %d (1 MiB)", n, minPacketSize, maxPacketSize, broker.DefaultMaxPacketSize)
 	}
 	return nil
 }
 
 // brokerRefusals reads the embedded broker's refusal counts for the
 // leader's stats; nil without an embedded broker.
-func brokerRefusals(b *transport.Broker) func() leader.BrokerRefusals {
+func brokerRefusals(b *broker.Broker) func() leader.BrokerRefusals {
 	if b == nil {
 		return nil
 	}

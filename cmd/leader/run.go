@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -55,13 +57,13 @@ type runOptions struct {
 
 func (o *runOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.listen, "listen", transport.DefaultTCPAddr, "host:port of the embedded broker's TCP listener (port 0: any free port, logged); a non-loopback address needs --secret-file and --leader-password-file, or --insecure-no-auth")
+	f.StringVar(&o.listen, "listen", broker.DefaultTCPAddr, "host:port of the embedded broker's TCP listener (port 0: any free port, logged); a non-loopback address needs --secret-file and --leader-password-file, or --insecure-no-auth")
 	f.StringVar(&o.broker, "broker", "", "use this external broker instead of the embedded one: tcp://host:1883, ssl://host:8883")
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret (at least 16 bytes) that worker passwords derive from; turns on the broker's login and topic policy")
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
-	f.IntVar(&o.maxPacketSize, "max-packet-size", transport.DefaultMaxPacketSize, "longest MQTT packet in bytes a TCP client may send to the embedded broker (at least 66560: a message may be 64 KiB); a longer one is refused from its header, unread, and the client disconnected; a CONNECT is bounded to 4 KiB before the login")
+	f.IntVar(&o.maxPacketSize, "max-packet-size", broker.DefaultMaxPacketSize, "longest MQTT packet in bytes a TCP client may send to the embedded broker (at least 66560: a message may be 64 KiB); a longer one is refused from its header, unread, and the client disconnected; a CONNECT is bounded to 4 KiB before the login")
 	f.StringVar(&o.clientID, "client-id", "", "the leader's MQTT client id: starts with _, A-Z a-z 0-9 . _ - (default: a random _leader-<hex> per process, so several leaders can share a broker; the leader's rights come from its login, not from this id)")
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
@@ -87,8 +89,8 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 type runConfig struct {
 	o          runOptions
 	durability outbox.Durability
-	auth       *transport.Auth // embedded broker's policy, or nil
-	leaderPass string          // for --broker
+	auth       *broker.Auth // embedded broker's policy, or nil
+	leaderPass string       // for --broker
 }
 
 // validate checks the flags; every error names the flag and the valid
@@ -148,7 +150,7 @@ func (o runOptions) validate() (runConfig, error) {
 			return rc, err
 		}
 		if o.secretFile != "" {
-			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", transport.LeaderUsername)
+			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", login.LeaderUsername)
 		}
 		if o.leaderPasswordFile != "" {
 			pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
@@ -161,7 +163,7 @@ func (o runOptions) validate() (runConfig, error) {
 	}
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
-		return rc, cli.Usagef("--listen %q: want host:port, e.g. %s", o.listen, transport.DefaultTCPAddr)
+		return rc, cli.Usagef("--listen %q: want host:port, e.g. %s", o.listen, broker.DefaultTCPAddr)
 	}
 	if (o.secretFile == "") != (o.leaderPasswordFile == "") {
 		return rc, cli.Usagef("--secret-file and --leader-password-file go together: give both (credentials on) or neither")
@@ -171,14 +173,14 @@ func (o runOptions) validate() (runConfig, error) {
 		if err != nil {
 			return rc, err
 		}
-		if len(secret) < transport.MinSecretLen {
-			return rc, cli.Usagef("--secret-file %s: the secret is %d bytes; want at least %d (e.g. head -c 32 /dev/urandom | base64 > %s)", o.secretFile, len(secret), transport.MinSecretLen, o.secretFile)
+		if len(secret) < broker.MinSecretLen {
+			return rc, cli.Usagef("--secret-file %s: the secret is %d bytes; want at least %d (e.g. head -c 32 /dev/urandom | base64 > %s)", o.secretFile, len(secret), broker.MinSecretLen, o.secretFile)
 		}
 		pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
 		if err != nil {
 			return rc, err
 		}
-		rc.auth = &transport.Auth{LeaderPassword: string(pw), Secret: secret, Topics: wire.Topics{Prefix: o.prefix}}
+		rc.auth = &broker.Auth{LeaderPassword: string(pw), Secret: secret, Topics: wire.Topics{Prefix: o.prefix}}
 	} else if !isLoopback(host) && !o.insecureNoAuth {
 		return rc, cli.Usagef("--listen %q is not a loopback address: anyone who can reach it could command the fleet; give --secret-file and --leader-password-file, listen on 127.0.0.1, or add --insecure-no-auth if that is really what you want", o.listen)
 	}
@@ -341,9 +343,9 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		o.clientID = newClientID()
 	}
 	co := transport.ClientOptions{ID: o.clientID, CleanSession: true, Will: transport.LeaderWill(topics)}
-	var broker *transport.Broker
+	var embedded *broker.Broker
 	if o.broker == "" {
-		broker, err = transport.StartBroker(transport.BrokerOptions{
+		embedded, err = broker.StartBroker(broker.BrokerOptions{
 			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
 			MaxPacketSize: o.maxPacketSize,
 		})
@@ -353,23 +355,23 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if err := broker.Close(cctx); err != nil {
+			if err := embedded.Close(cctx); err != nil {
 				log.Error("close broker", "err", err)
 			}
 		}()
-		log.Info("broker listening", "addr", broker.Addr(), "auth", rc.auth != nil)
+		log.Info("broker listening", "addr", embedded.Addr(), "auth", rc.auth != nil)
 		co.Broker, co.MemBuffer, co.WriteQueue = "mem://", 8<<20, 1<<16
 		if rc.auth != nil {
-			co.Username, co.Password = transport.LeaderUsername, rc.auth.LeaderPassword
+			co.Username, co.Password = login.LeaderUsername, rc.auth.LeaderPassword
 		}
 	} else {
 		co.Broker = o.broker
 		if rc.leaderPass != "" {
-			co.Username, co.Password = transport.LeaderUsername, rc.leaderPass
+			co.Username, co.Password = login.LeaderUsername, rc.leaderPass
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	sess, err := transport.Connect(cctx, co, broker)
+	sess, err := transport.Connect(cctx, co, embedded)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -385,7 +387,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
 		DeployHistory:     o.deployHistory,
-		BrokerRefusals:    brokerRefusals(broker),
+		BrokerRefusals:    brokerRefusals(embedded),
 		Relay: outbox.RelayOptions{
 			Interval: o.relayIntv, Batch: o.relayBatch,
 			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},

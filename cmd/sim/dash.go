@@ -13,7 +13,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dash"
-	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -118,7 +118,7 @@ func (f *dashFlags) options() (dash.RemoteOptions, error) {
 		}
 		o.Password = string(pw)
 		if o.Username == "" {
-			o.Username = transport.LeaderUsername
+			o.Username = login.LeaderUsername
 		}
 	}
 	return o, nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
@@ -23,7 +24,7 @@ import (
 // the third. At exit --state names, per worker, what each applied and
 // how often, and what it skipped.
 func TestStateFile(t *testing.T) {
-	b, err := transport.StartBroker(transport.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	b, err := broker.StartBroker(broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}

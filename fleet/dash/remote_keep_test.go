@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
@@ -144,7 +145,7 @@ func TestRemoteKeepReconnects(t *testing.T) {
 // its subscriptions: the leader's stats published after the restart
 // reach it.
 func TestRemoteKeepOverBrokerRestart(t *testing.T) {
-	b, err := transport.StartBroker(transport.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	b, err := broker.StartBroker(broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestRemoteKeepOverBrokerRestart(t *testing.T) {
 	fleettest.Eventually(t, 10*time.Second, "the loss seen", func() error {
 		return fleettest.Unless(hasRecord(r.Snapshot().Records, "lost the connection"), "records %+v", r.Snapshot().Records)
 	})
-	b, err = transport.StartBroker(transport.BrokerOptions{TCPAddr: addr})
+	b, err = broker.StartBroker(broker.BrokerOptions{TCPAddr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -60,7 +62,7 @@ type Options struct {
 
 // Fleet is a running fleet.
 type Fleet struct {
-	Broker *transport.Broker
+	Broker *broker.Broker
 	Leader *leader.Leader
 	Pool   *worker.Pool
 	Store  outbox.Store
@@ -83,11 +85,11 @@ func StartFleet(t testing.TB, n int, o Options) *Fleet {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	bo := transport.BrokerOptions{TCPAddr: o.TCPAddr}
+	bo := broker.BrokerOptions{TCPAddr: o.TCPAddr}
 	if o.Secret != nil {
-		bo.Auth = &transport.Auth{LeaderPassword: leaderPassword, Secret: o.Secret}
+		bo.Auth = &broker.Auth{LeaderPassword: leaderPassword, Secret: o.Secret}
 	}
-	b, err := transport.StartBroker(bo)
+	b, err := broker.StartBroker(bo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +154,7 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16,
 		Will: transport.LeaderWill(o.Leader.Topics)}
 	if o.Secret != nil {
-		co.Username, co.Password = transport.LeaderUsername, leaderPassword
+		co.Username, co.Password = login.LeaderUsername, leaderPassword
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

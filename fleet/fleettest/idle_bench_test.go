@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -24,7 +24,7 @@ var (
 
 // BenchmarkIdleSessions connects -idle-workers workers, each with its own
 // MQTT session, to the embedded broker over its in-memory listener, as
-// sim builds them (transport.StartBroker defaults, worker.MQTTDialer,
+// sim builds them (broker.StartBroker defaults, worker.MQTTDialer,
 // worker.NewPool with default worker configs), and reports what one idle
 // session costs once all are online: live heap and goroutine stacks (after
 // a GC), goroutines, the connect rate and the process's peak RSS. No
@@ -42,7 +42,7 @@ func BenchmarkIdleSessions(b *testing.B) {
 }
 
 func measureIdle(b *testing.B, n int) {
-	br, err := transport.StartBroker(transport.BrokerOptions{})
+	br, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -15,16 +16,16 @@ import (
 // firmware version to one worker, which acks it and applies it.
 func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
-	broker, _ := transport.StartBroker(transport.BrokerOptions{})
-	st, _ := outbox.NewMemory(outbox.Options{}) // outbox.OpenBolt for a real leader
+	mb, _ := broker.StartBroker(broker.BrokerOptions{}) // the embedded MQTT broker
+	st, _ := outbox.NewMemory(outbox.Options{})         // outbox.OpenBolt for a real leader
 
 	link, _ := transport.Connect(ctx, transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true,
-		Will: transport.LeaderWill(leader.Config{}.Topics)}, broker)
+		Will: transport.LeaderWill(leader.Config{}.Topics)}, mb)
 	l, _ := leader.New(leader.Config{Link: link, Store: st})
 	leaderDone := make(chan error, 1)
 	go func() { leaderDone <- l.Run(ctx) }() // returns after what it started has stopped
 
-	w, _ := worker.New(worker.Config{ID: "w-1", Version: "1.0.0"}, worker.MQTTDialer{Broker: "mem://", Mem: broker})
+	w, _ := worker.New(worker.Config{ID: "w-1", Version: "1.0.0"}, worker.MQTTDialer{Broker: "mem://", Mem: mb})
 	workerDone := make(chan error, 1)
 	go func() { workerDone <- w.Run(ctx) }()
 
@@ -46,7 +47,7 @@ func ExampleNew() {
 	st.Close()
 	stop, done := context.WithTimeout(context.Background(), 5*time.Second)
 	defer done()
-	broker.Close(stop)
+	mb.Close(stop)
 	// Output:
 	// deploy 2.0.0: 1 of 1 delivered; w-1 runs 2.0.0
 }

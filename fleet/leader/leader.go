@@ -133,7 +133,7 @@ func (l *Leader) Run(ctx context.Context) error {
 	// the ids of the messages it sends; transport subscribes again). Up is
 	// QoS 0: the leader's own acks and timeouts make
 	// delivery reliable, and QoS 0 spares the broker an in-flight entry per
-	// worker message (see transport.BrokerOptions.MaxInflight).
+	// worker message (see broker.BrokerOptions.MaxInflight).
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllUp(), 0, l.onUp); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllUp(), err)
 	}

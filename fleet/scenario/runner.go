@@ -12,10 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/stats"
-	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -86,8 +86,8 @@ type Runner struct {
 	events  []timedEvent
 	pool    *worker.Pool
 	workers []*worker.Worker
-	broker  atomic.Pointer[transport.Broker] // set by Run before any worker dials
-	disc    []atomic.Bool                    // workers the run disconnected (they need a Reconnect)
+	broker  atomic.Pointer[broker.Broker] // set by Run before any worker dials
+	disc    []atomic.Bool                 // workers the run disconnected (they need a Reconnect)
 	// cut marks the workers the run partitioned, until it heals them: the
 	// fleet grid shows them cut off at once, before their keepalive fails.
 	cut []atomic.Bool

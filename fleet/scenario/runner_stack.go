@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
-	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
 // runStack is what Run started and shutdown stops.
 type runStack struct {
-	broker     *transport.Broker
+	broker     *broker.Broker
 	poolCancel context.CancelFunc
 	poolDone   chan struct{}
 	bgCancel   context.CancelFunc
@@ -145,7 +145,7 @@ func (r *Runner) heartbeatOf(i int) time.Duration {
 // background context and the worker pool. On an error it stops what it
 // started.
 func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error) {
-	b, err := transport.StartBroker(transport.BrokerOptions{})
+	b, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: start the broker: %w", r.sc.Name, err)
 	}
@@ -213,7 +213,7 @@ func (r *Runner) stopBackground(st *runStack) {
 	r.bg.Wait()
 }
 
-func (r *Runner) closeBroker(b *transport.Broker) {
+func (r *Runner) closeBroker(b *broker.Broker) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := b.Close(ctx); err != nil {

@@ -18,10 +18,10 @@ type ClientOptions struct {
 	// ID is the MQTT client id; required. A worker uses its worker id.
 	ID string
 	// Username and Password log in; a worker uses its id and
-	// WorkerPassword(secret, id), the leader LeaderUsername.
+	// login.WorkerPassword(secret, id), the leader login.LeaderUsername.
 	Username, Password string
 	// Broker says where to connect: "mem://" (the embedded broker's
-	// in-memory listener: pass the *Broker to NewClient),
+	// in-memory listener: pass the broker to NewClient as its MemDialer),
 	// "tcp://host:port" or "mqtt://host:port", and "ssl://", "tls://" or
 	// "mqtts://host:port" for TLS.
 	Broker string
@@ -38,8 +38,8 @@ type ClientOptions struct {
 	Will *Will
 	// CleanSession true makes the broker forget the session when the client
 	// disconnects. False (the zero value) keeps its subscriptions and
-	// unacknowledged QoS 1/2 messages for BrokerOptions.SessionExpiry on
-	// the embedded broker; messages queued meanwhile arrive on reconnect,
+	// unacknowledged QoS 1/2 messages for broker.BrokerOptions.SessionExpiry
+	// on the embedded broker; messages queued meanwhile arrive on reconnect,
 	// possibly before Subscribe has been called again, so set
 	// DefaultHandler too.
 	CleanSession bool
@@ -56,10 +56,11 @@ type ClientOptions struct {
 	ManualAck bool
 	// MemBuffer and WriteQueue size a mem:// connection: its per-direction
 	// buffer in bytes and how many packets the broker queues for this
-	// client before dropping (0: BrokerOptions.MemBuffer and
-	// MaxWritesPending). The leader, which receives every worker's
-	// messages, wants several MiB and a queue as long as the fleet is
-	// large, or a burst of heartbeats is dropped (and counted) on its way.
+	// client before dropping (0: the broker's defaults,
+	// broker.BrokerOptions.MemBuffer and MaxWritesPending). The leader,
+	// which receives every worker's messages, wants several MiB and a queue
+	// as long as the fleet is large, or a burst of heartbeats is dropped
+	// (and counted) on its way.
 	MemBuffer, WriteQueue int
 	// WrapConn, if set, wraps the connection paho will use (Session uses
 	// it to make a connection go silent, as in a network partition).
@@ -84,6 +85,17 @@ type Will struct {
 	Retained bool
 }
 
+// MemDialer opens in-memory connections to an embedded broker, for
+// ClientOptions.Broker "mem://". fleet/broker's *Broker is one; declaring
+// it here keeps the client free of the broker.
+type MemDialer interface {
+	// DialMem connects a new in-memory client and returns its end of the
+	// connection: buffer is the per-direction buffer in bytes, writeQueue
+	// how many packets the broker may queue for the client before it
+	// drops (0: the broker's defaults).
+	DialMem(ctx context.Context, buffer, writeQueue int) (net.Conn, error)
+}
+
 // NewClient returns a paho client configured for a large fleet, not yet
 // connected: call Connect (and wait for it with Wait). mem is the embedded
 // broker for "mem://" and may be nil otherwise.
@@ -99,7 +111,7 @@ type Will struct {
 // A connected client runs 9 goroutines (10 with keepalive, never on
 // mem://); Disconnect
 // stops them, waiting up to its quiesce argument in milliseconds.
-func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
+func NewClient(opts ClientOptions, mem MemDialer) (paho.Client, error) {
 	if opts.ID == "" {
 		return nil, errors.New("transport: ClientOptions.ID is empty; want the client id (a worker's id)")
 	}
@@ -112,13 +124,12 @@ func NewClient(opts ClientOptions, mem *Broker) (paho.Client, error) {
 	switch u.Scheme {
 	case "mem":
 		if mem == nil {
-			return nil, fmt.Errorf("transport: ClientOptions.Broker %q needs the embedded broker; NewClient got a nil *Broker", opts.Broker)
+			return nil, fmt.Errorf("transport: ClientOptions.Broker %q needs the embedded broker; NewClient got a nil MemDialer", opts.Broker)
 		}
-		dial := MemDialOptions{Buffer: opts.MemBuffer, WriteQueue: opts.WriteQueue}
 		o.SetCustomOpenConnectionFn(func(_ *url.URL, co paho.ClientOptions) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), co.ConnectTimeout)
 			defer cancel()
-			c, err := mem.DialMemWith(ctx, dial)
+			c, err := mem.DialMem(ctx, opts.MemBuffer, opts.WriteQueue)
 			if err != nil || opts.WrapConn == nil {
 				return c, err
 			}

@@ -3,23 +3,24 @@ package transport
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
 )
 
 func TestNewClientRejectsBadOptions(t *testing.T) {
-	b := startBroker(t, BrokerOptions{})
+	b := startBroker(t, broker.BrokerOptions{})
 	for _, tc := range []struct {
 		name    string
 		opts    ClientOptions
-		mem     *Broker
+		mem     MemDialer
 		wantErr string
 	}{
 		{"no id", ClientOptions{Broker: "mem://"}, b, "ID is empty"},
-		{"mem without broker", ClientOptions{ID: "a", Broker: "mem://"}, nil, "nil *Broker"},
+		{"mem without broker", ClientOptions{ID: "a", Broker: "mem://"}, nil, "nil MemDialer"},
 		{"unknown scheme", ClientOptions{ID: "a", Broker: "ws://h:1"}, b, `scheme "ws"`},
 		{"no port", ClientOptions{ID: "a", Broker: "tcp://host"}, b, "tcp://host:port"},
 		{"empty broker", ClientOptions{ID: "a"}, b, "scheme"},
@@ -34,58 +35,8 @@ func TestNewClientRejectsBadOptions(t *testing.T) {
 	}
 }
 
-// Closing the broker drops every client's connection; each sees it through
-// OnConnectionLost, and paho does not try to reconnect.
-func TestBrokerCloseDropsClients(t *testing.T) {
-	b, err := StartBroker(BrokerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost := make(chan error, 3)
-	var clients []paho.Client
-	for _, id := range []string{"a", "b", "c"} {
-		o := ClientOptions{ID: id, Broker: "mem://", CleanSession: true,
-			OnConnectionLost: func(_ paho.Client, err error) { lost <- err }}
-		c, err := NewClient(o, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := Wait(ctxT(t), c.Connect()); err != nil {
-			t.Fatal(err)
-		}
-		clients = append(clients, c)
-	}
-	if err := b.Close(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	for range clients {
-		select {
-		case <-lost:
-		case <-ctxT(t).Done():
-			t.Fatal("a client did not see its connection drop")
-		}
-	}
-	for _, c := range clients {
-		if c.IsConnected() {
-			t.Error("client still connected (reconnecting?) after the broker closed")
-		}
-		c.Disconnect(0) // already disconnected: returns at once
-	}
-	if _, err := b.DialMem(context.Background()); !errors.Is(err, ErrListenerClosed) || !errors.Is(err, net.ErrClosed) {
-		t.Errorf("DialMem after Close: %v, want ErrListenerClosed", err)
-	}
-	if err := b.Close(ctxT(t)); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	// A connect attempt after Close fails as a network error, not a refusal.
-	c, _ := NewClient(ClientOptions{ID: "late", Broker: "mem://"}, b)
-	if err := Wait(ctxT(t), c.Connect()); err == nil || errors.Is(err, ErrRefused) {
-		t.Errorf("connect after Close: %v, want a network error", err)
-	}
-}
-
 func TestWaitHonoursContext(t *testing.T) {
-	b := startBroker(t, BrokerOptions{})
+	b := startBroker(t, broker.BrokerOptions{})
 	c := connect(t, b, ClientOptions{ID: "a", CleanSession: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

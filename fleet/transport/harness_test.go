@@ -2,14 +2,14 @@ package transport
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"runtime"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -17,6 +17,12 @@ import (
 const patience = 20 * time.Second
 
 var testTopics = wire.Topics{}
+
+var testSecret = []byte("0123456789abcdef-test-secret")
+
+func testAuth() *broker.Auth {
+	return &broker.Auth{LeaderPassword: "leader-pw", Secret: testSecret}
+}
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), patience)
@@ -26,9 +32,9 @@ func ctxT(t testing.TB) context.Context {
 
 // startBroker starts a broker that the test's cleanup closes (after the
 // clients, which were registered later).
-func startBroker(t testing.TB, o BrokerOptions) *Broker {
+func startBroker(t testing.TB, o broker.BrokerOptions) *broker.Broker {
 	t.Helper()
-	b, err := StartBroker(o)
+	b, err := broker.StartBroker(o)
 	if err != nil {
 		t.Fatalf("StartBroker: %v", err)
 	}
@@ -42,7 +48,7 @@ func startBroker(t testing.TB, o BrokerOptions) *Broker {
 }
 
 // connect connects a client and registers its Disconnect for cleanup.
-func connect(t testing.TB, b *Broker, o ClientOptions) paho.Client {
+func connect(t testing.TB, b *broker.Broker, o ClientOptions) paho.Client {
 	t.Helper()
 	c, err := tryConnect(t, b, o)
 	if err != nil {
@@ -51,7 +57,7 @@ func connect(t testing.TB, b *Broker, o ClientOptions) paho.Client {
 	return c
 }
 
-func tryConnect(t testing.TB, b *Broker, o ClientOptions) (paho.Client, error) {
+func tryConnect(t testing.TB, b *broker.Broker, o ClientOptions) (paho.Client, error) {
 	t.Helper()
 	if o.Broker == "" {
 		o.Broker = "mem://"
@@ -68,11 +74,11 @@ func tryConnect(t testing.TB, b *Broker, o ClientOptions) (paho.Client, error) {
 }
 
 func workerOpts(id string) ClientOptions {
-	return ClientOptions{ID: id, Username: id, Password: WorkerPassword(testSecret, id), CleanSession: true}
+	return ClientOptions{ID: id, Username: id, Password: login.WorkerPassword(testSecret, id), CleanSession: true}
 }
 
 func leaderOpts() ClientOptions {
-	return ClientOptions{ID: "the-leader", Username: LeaderUsername, Password: "leader-pw", CleanSession: true,
+	return ClientOptions{ID: "the-leader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true,
 		MemBuffer: 4 << 20, WriteQueue: 1 << 16}
 }
 
@@ -105,9 +111,3 @@ func publish(t testing.TB, c paho.Client, topic string, qos byte, payload string
 		t.Fatalf("publish %q: %v", topic, err)
 	}
 }
-
-func slogTo(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
-}
-
-func testTopicsWithPrefix(p string) wire.Topics { return wire.Topics{Prefix: p} }

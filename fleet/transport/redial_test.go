@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
 )
 
 // TestRedialAfterBrokerRestart: a session whose broker stops sees Lost,
@@ -14,7 +16,7 @@ import (
 // handler given to Subscribe before it. After Close, Redial says
 // ErrClosed.
 func TestRedialAfterBrokerRestart(t *testing.T) {
-	b, err := StartBroker(BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	b, err := broker.StartBroker(broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func TestRedialAfterBrokerRestart(t *testing.T) {
 		t.Error("Lost open after a failed Redial: the session would pass for connected")
 	}
 
-	b2 := startBroker(t, BrokerOptions{TCPAddr: addr})
+	b2 := startBroker(t, broker.BrokerOptions{TCPAddr: addr})
 	if err := s.Redial(ctxT(t)); err != nil {
 		t.Fatalf("Redial with the broker back: %v (lost: %v)", err, s.Err())
 	}

@@ -1,13 +1,17 @@
 package transport
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
+)
 
 // TestSessionRoutesToDefaultHandler: subscriptions made with a nil handler
 // deliver to the session's DefaultHandler (one handler for many topics, as
 // a gateway routes for its devices); Unsubscribe stops one of them, and
 // SendRetained leaves a retained message behind.
 func TestSessionRoutesToDefaultHandler(t *testing.T) {
-	b := startBroker(t, BrokerOptions{})
+	b := startBroker(t, broker.BrokerOptions{})
 	in := make(inbox, 8)
 	s, err := Connect(ctxT(t), ClientOptions{ID: "gw", Broker: "mem://", CleanSession: true, DefaultHandler: in.handler}, b)
 	if err != nil {

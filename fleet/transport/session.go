@@ -55,7 +55,7 @@ var ErrClosed = errors.New("transport: session closed")
 // Connect opens a session. opts.OnConnectionLost is wrapped, not replaced.
 // It returns when the broker has accepted the CONNECT, or with an error
 // naming the broker and the cause (refused login, unreachable, timeout).
-func Connect(ctx context.Context, opts ClientOptions, mem *Broker) (*Session, error) {
+func Connect(ctx context.Context, opts ClientOptions, mem MemDialer) (*Session, error) {
 	s := &Session{lost: make(chan struct{})}
 	if strings.HasPrefix(opts.Broker, "mem:") && opts.KeepAlive > 0 {
 		s.cut = opts.KeepAlive * 3 / 2

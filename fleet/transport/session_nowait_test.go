@@ -7,6 +7,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
 )
 
 // TestSubscribeNoWaitBehindRetainedFlood: a subscription a gateway makes
@@ -16,7 +18,7 @@ import (
 // (SUBACK 0x91); the session reads the answer in the background and
 // subscribes again, where before the device was left deaf.
 func TestSubscribeNoWaitBehindRetainedFlood(t *testing.T) {
-	b := startBroker(t, BrokerOptions{})
+	b := startBroker(t, broker.BrokerOptions{})
 	pub := connect(t, b, ClientOptions{ID: "_publisher", CleanSession: true})
 	for i := range 200 {
 		if err := Wait(ctxT(t), pub.Publish(fmt.Sprintf("flood/%d", i), 1, true, "x")); err != nil {
@@ -63,7 +65,7 @@ func TestSubscribeNoWaitBehindRetainedFlood(t *testing.T) {
 // (its ACL) is reported to the caller's refused, after SubscribeNoWait
 // returned without error.
 func TestSubscribeNoWaitRefused(t *testing.T) {
-	b := startBroker(t, BrokerOptions{Auth: testAuth()})
+	b := startBroker(t, broker.BrokerOptions{Auth: testAuth()})
 	o := workerOpts("w-a")
 	o.Broker = "mem://"
 	s, err := Connect(ctxT(t), o, b)

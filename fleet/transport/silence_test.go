@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
 )
 
 // TestSilenceInMemory: an in-memory session with a keepalive runs no
@@ -16,7 +18,7 @@ import (
 func TestSilenceInMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		b, err := StartBroker(BrokerOptions{})
+		b, err := broker.StartBroker(broker.BrokerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/broker"
 )
 
 // TestSubscribeBehindRetainedFlood: a subscription made while the broker
@@ -13,7 +15,7 @@ import (
 // subscribes again, where before the refusal went unnoticed and the
 // subscription was lost.
 func TestSubscribeBehindRetainedFlood(t *testing.T) {
-	b := startBroker(t, BrokerOptions{})
+	b := startBroker(t, broker.BrokerOptions{})
 	pub := connect(t, b, ClientOptions{ID: "_publisher", CleanSession: true})
 	for i := range 200 {
 		if err := Wait(ctxT(t), pub.Publish(fmt.Sprintf("flood/%d", i), 1, true, "x")); err != nil {

@@ -3,6 +3,8 @@ package transport
 import (
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
+	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -11,7 +13,7 @@ import (
 // under the fleet's login and topic policy. Without a will the retained
 // status would say online for ever.
 func TestLeaderWill(t *testing.T) {
-	b := startBroker(t, BrokerOptions{Auth: &Auth{LeaderPassword: "leader-pw", Secret: testSecret}})
+	b := startBroker(t, broker.BrokerOptions{Auth: &broker.Auth{LeaderPassword: "leader-pw", Secret: testSecret}})
 	o := leaderOpts()
 	o.ID, o.Broker, o.Will = "leader-session", "mem://", LeaderWill(testTopics)
 	s, err := Connect(ctxT(t), o, b)
@@ -35,7 +37,7 @@ func TestLeaderWill(t *testing.T) {
 	if got := string(live.next(t).Payload()); got != wire.StatusOffline {
 		t.Fatalf("after the leader's connection died: %q, want offline", got)
 	}
-	late := ClientOptions{ID: "late-reader", Username: LeaderUsername, Password: "leader-pw", CleanSession: true}
+	late := ClientOptions{ID: "late-reader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true}
 	in := make(inbox, 4)
 	subscribe(t, connect(t, b, late), testTopics.LeaderStatus(), 1, in.handler)
 	if m := in.next(t); string(m.Payload()) != wire.StatusOffline || !m.Retained() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
@@ -66,7 +67,7 @@ func startRig(t *testing.T, drv driver, cfg worker.Config) *rig {
 // the clock the rig advances.
 func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
-	b, err := transport.StartBroker(transport.BrokerOptions{})
+	b, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

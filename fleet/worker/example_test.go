@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -16,14 +17,14 @@ import (
 // session of its own.
 func ExampleNew() {
 	ctx, cancel := context.WithCancel(context.Background())
-	broker, _ := transport.StartBroker(transport.BrokerOptions{})
-	var topics wire.Topics // the default prefix, "fleet"
+	mb, _ := broker.StartBroker(broker.BrokerOptions{}) // the embedded MQTT broker
+	var topics wire.Topics                              // the default prefix, "fleet"
 
-	w, _ := worker.New(worker.Config{ID: "w-1", Version: "1.0.0", NoSync: true}, worker.MQTTDialer{Broker: "mem://", Mem: broker})
+	w, _ := worker.New(worker.Config{ID: "w-1", Version: "1.0.0", NoSync: true}, worker.MQTTDialer{Broker: "mem://", Mem: mb})
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 
-	leader, _ := transport.Connect(ctx, transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true}, broker)
+	leader, _ := transport.Connect(ctx, transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true}, mb)
 	acks := make(chan wire.Envelope, 8)
 	leader.Subscribe(ctx, topics.Up("w-1"), 1, func(topic string, payload []byte) {
 		if env, err := wire.Decode(topic, payload, wire.Up, wire.DefaultMaxSize); err == nil && env.Kind == wire.KindAck {
@@ -48,7 +49,7 @@ func ExampleNew() {
 	leader.Close(true)
 	stop, stopped := context.WithTimeout(context.Background(), 5*time.Second)
 	defer stopped()
-	broker.Close(stop)
+	mb.Close(stop)
 	// Output:
 	// ack c-1 ok
 	// ack c-1 ok

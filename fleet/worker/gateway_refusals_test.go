@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
@@ -141,7 +142,7 @@ func TestGatewayLoginRefused(t *testing.T) {
 		refuse bool
 	}{{"wrong secret", []byte("another-secret-0123456789abcd"), true}, {"fleet secret", secret, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := transport.StartBroker(transport.BrokerOptions{Auth: &transport.Auth{LeaderPassword: "leader-pw", Secret: secret}})
+			b, err := broker.StartBroker(broker.BrokerOptions{Auth: &broker.Auth{LeaderPassword: "leader-pw", Secret: secret}})
 			if err != nil {
 				t.Fatal(err)
 			}

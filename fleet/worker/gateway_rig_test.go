@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -21,7 +22,7 @@ const gatewayID = "gw-00000"
 // publishes commands and records every device's envelopes and every
 // status (devices' and gateways').
 type gwRig struct {
-	b    *transport.Broker
+	b    *broker.Broker
 	pool *worker.Pool
 	clk  *clock.Fake
 	tp   wire.Topics
@@ -47,7 +48,7 @@ func startGatewayRig(t *testing.T, n int, cfg worker.Config, clk func(i int, f *
 // opened through via, given the broker's own dialer (nil: that dialer).
 func startGatewayRigVia(t *testing.T, n int, cfg worker.Config, clk func(i int, f *clock.Fake) clock.Clock, via func(worker.GatewayDialer) worker.GatewayDialer) *gwRig {
 	t.Helper()
-	b, err := transport.StartBroker(transport.BrokerOptions{})
+	b, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/stats"
-	"github.com/fleetsim/fleetsim/fleet/transport"
 )
 
 // quietSession is a connected session that carries nothing: the cost of a
@@ -82,14 +82,14 @@ func BenchmarkIdleDevices(b *testing.B) {
 	})
 	b.Run("broker", func(b *testing.B) {
 		for range b.N {
-			broker, err := transport.StartBroker(transport.BrokerOptions{})
+			mb, err := broker.StartBroker(broker.BrokerOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			dial := MQTTDialer{Broker: "mem://", Mem: broker}
+			dial := MQTTDialer{Broker: "mem://", Mem: mb}
 			measureIdle(b, n, "device", func() (*Pool, error) { return NewPool(cfgs, dial, PoolOptions{}) }, allOnline)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			if err := broker.Close(ctx); err != nil {
+			if err := mb.Close(ctx); err != nil {
 				b.Fatal(err)
 			}
 			cancel()

@@ -1,0 +1,36 @@
+// Package broker is fleetsim's embedded MQTT broker: mochi with an
+// in-memory listener and an optional TCP (or TLS) listener, the fleet's
+// login and topic policy (Auth), per-connection write queues, packet size
+// limits, a rate-limited refusal log and exact counters (Stats).
+//
+// A whole fleet in one process talks over in-memory connections (MemPipe:
+// buffered, with deadlines, no goroutine per connection), dialled with
+// Broker.DialMem; fleet/transport's clients use a *Broker as their
+// MemDialer for "mem://". Workers on other machines reach the same broker
+// over TCP with the same credentials (fleet/login).
+//
+//	b, err := broker.StartBroker(broker.BrokerOptions{
+//		TCPAddr: broker.DefaultTCPAddr, // "" for in-memory only
+//		Auth:    &broker.Auth{LeaderPassword: pw, Secret: secret},
+//	})
+//	defer b.Close(ctx)
+//	s, err := transport.Connect(ctx, transport.ClientOptions{ID: id, Broker: "mem://", ...}, b)
+//
+// It imports mochi, fleet/login (the credentials it checks), fleet/wire
+// (the topics its policy allows), fleet/ratelog and fleet/clock; never the
+// client side, fleet/transport, which only its tests use.
+//
+// What its clients see (mochi 2.7.9):
+//   - a message the broker cannot queue for a slow subscriber is dropped
+//     and counted (Stats.PublishDropped), whatever its QoS;
+//   - a login is checked before anything touches the session connected
+//     with the same client id: a refused one leaves it up, an accepted one
+//     takes it over, so every process needs a client id of its own;
+//   - a TCP client that announces a packet over BrokerOptions.MaxPacketSize
+//     (its CONNECT: MaxConnectSize) is disconnected before the packet is
+//     read (Stats.PacketTooLarge); in-memory clients are not limited;
+//   - a refused QoS 0 publish vanishes; a refused QoS 1/2 publish gets the
+//     MQTT 3.1.1 client disconnected; a refused subscription gets SUBACK
+//     failure 0x80 (Stats.ACLDenied counts each);
+//   - Broker.Close drops every connection.
+package broker

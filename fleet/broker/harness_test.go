@@ -1,0 +1,115 @@
+package broker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/login"
+	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
+)
+
+// patience bounds every wait in these tests; nothing should come close.
+const patience = 20 * time.Second
+
+var testTopics = wire.Topics{}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), patience)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startBroker starts a broker that the test's cleanup closes (after the
+// clients, which were registered later).
+func startBroker(t testing.TB, o BrokerOptions) *Broker {
+	t.Helper()
+	b, err := StartBroker(o)
+	if err != nil {
+		t.Fatalf("StartBroker: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(ctxT(t)); err != nil {
+			buf := make([]byte, 1<<20)
+			t.Errorf("broker Close: %v\n%s", err, buf[:runtime.Stack(buf, true)])
+		}
+	})
+	return b
+}
+
+// connect connects a client and registers its Disconnect for cleanup.
+func connect(t testing.TB, b *Broker, o transport.ClientOptions) paho.Client {
+	t.Helper()
+	c, err := tryConnect(t, b, o)
+	if err != nil {
+		t.Fatalf("connect %q: %v", o.ID, err)
+	}
+	return c
+}
+
+func tryConnect(t testing.TB, b *Broker, o transport.ClientOptions) (paho.Client, error) {
+	t.Helper()
+	if o.Broker == "" {
+		o.Broker = "mem://"
+	}
+	c, err := transport.NewClient(o, b)
+	if err != nil {
+		return nil, err
+	}
+	if err := transport.Wait(ctxT(t), c.Connect()); err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { c.Disconnect(1000) })
+	return c, nil
+}
+
+func workerOpts(id string) transport.ClientOptions {
+	return transport.ClientOptions{ID: id, Username: id, Password: login.WorkerPassword(testSecret, id), CleanSession: true}
+}
+
+func leaderOpts() transport.ClientOptions {
+	return transport.ClientOptions{ID: "the-leader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true,
+		MemBuffer: 4 << 20, WriteQueue: 1 << 16}
+}
+
+// inbox collects the messages a subscription receives.
+type inbox chan paho.Message
+
+func (in inbox) handler(_ paho.Client, m paho.Message) { in <- m }
+
+func (in inbox) next(t testing.TB) paho.Message {
+	t.Helper()
+	select {
+	case m := <-in:
+		return m
+	case <-time.After(patience):
+		t.Fatal("no message within the patience")
+		return nil
+	}
+}
+
+func subscribe(t testing.TB, c paho.Client, filter string, qos byte, h paho.MessageHandler) {
+	t.Helper()
+	if err := transport.Wait(ctxT(t), c.Subscribe(filter, qos, h)); err != nil {
+		t.Fatalf("subscribe %q: %v", filter, err)
+	}
+}
+
+func publish(t testing.TB, c paho.Client, topic string, qos byte, payload string) {
+	t.Helper()
+	if err := transport.Wait(ctxT(t), c.Publish(topic, qos, false, payload)); err != nil {
+		t.Fatalf("publish %q: %v", topic, err)
+	}
+}
+
+func slogTo(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+func testTopicsWithPrefix(p string) wire.Topics { return wire.Topics{Prefix: p} }

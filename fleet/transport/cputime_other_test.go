@@ -1,8 +1,0 @@
-//go:build !unix
-
-package transport
-
-import "time"
-
-// cpuTime is not measured here: idleCPU% reads 0.
-func cpuTime() time.Duration { return 0 }
