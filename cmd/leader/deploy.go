@@ -15,7 +15,6 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/broker"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -199,7 +198,7 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 	req.ID = "d" + hex.EncodeToString(rnd[:])
 	co := transport.ClientOptions{ID: "_leader-deploy-" + req.ID, Broker: o.broker, CleanSession: true}
 	if pass != "" {
-		co.Username, co.Password = login.LeaderUsername, pass
+		co.Username, co.Password = wire.LeaderUsername, pass
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()

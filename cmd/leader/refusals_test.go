@@ -15,7 +15,6 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -78,7 +77,7 @@ func TestRefusalsByReason(t *testing.T) {
 		t.Fatal("the broker answered a 64 MiB CONNECT")
 	}
 	raw.Close()
-	w, err := worker("w-1", login.WorkerPassword([]byte(secret), "w-1"))
+	w, err := worker("w-1", wire.WorkerPassword([]byte(secret), "w-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +109,7 @@ func TestRefusalsByReason(t *testing.T) {
 		return nil
 	})
 
-	obs, err := transport.Connect(ctx, transport.ClientOptions{ID: "_observer", Username: login.LeaderUsername, Password: "leader-pw", Broker: brokerURL, CleanSession: true}, nil)
+	obs, err := transport.Connect(ctx, transport.ClientOptions{ID: "_observer", Username: wire.LeaderUsername, Password: "leader-pw", Broker: brokerURL, CleanSession: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -150,7 +149,7 @@ func (o runOptions) validate() (runConfig, error) {
 			return rc, err
 		}
 		if o.secretFile != "" {
-			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", login.LeaderUsername)
+			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", wire.LeaderUsername)
 		}
 		if o.leaderPasswordFile != "" {
 			pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
@@ -362,12 +361,12 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		log.Info("broker listening", "addr", embedded.Addr(), "auth", rc.auth != nil)
 		co.Broker, co.MemBuffer, co.WriteQueue = "mem://", 8<<20, 1<<16
 		if rc.auth != nil {
-			co.Username, co.Password = login.LeaderUsername, rc.auth.LeaderPassword
+			co.Username, co.Password = wire.LeaderUsername, rc.auth.LeaderPassword
 		}
 	} else {
 		co.Broker = o.broker
 		if rc.leaderPass != "" {
-			co.Username, co.Password = login.LeaderUsername, rc.leaderPass
+			co.Username, co.Password = wire.LeaderUsername, rc.leaderPass
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)

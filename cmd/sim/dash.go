@@ -13,7 +13,6 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dash"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -118,7 +117,7 @@ func (f *dashFlags) options() (dash.RemoteOptions, error) {
 		}
 		o.Password = string(pw)
 		if o.Username == "" {
-			o.Username = login.LeaderUsername
+			o.Username = wire.LeaderUsername
 		}
 	}
 	return o, nil

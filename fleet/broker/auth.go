@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -16,13 +15,13 @@ const MinSecretLen = 16
 
 // Auth is the broker's login and topic policy for one fleet.
 //
-// The leader logs in as login.LeaderUsername with LeaderPassword and may
+// The leader logs in as wire.LeaderUsername with LeaderPassword and may
 // publish and subscribe to anything under the fleet's prefix. Its rights
 // come from that login, whatever its client id ('leader run' picks a random
 // one per process, starting with "_", which no worker id does).
 //
 // A worker logs in with its id as both MQTT client id and username (the id
-// must pass wire.ValidWorkerID) and login.WorkerPassword(Secret, id) as
+// must pass wire.ValidWorkerID) and wire.WorkerPassword(Secret, id) as
 // password, so a worker process on another machine derives its password
 // from the shared secret instead of looking it up. A worker may publish
 // only to its own up and status topics, subscribe only to its own down
@@ -31,7 +30,7 @@ const MinSecretLen = 16
 //
 // A gateway (one session carrying many devices, see wire.GatewayUsername)
 // logs in with the username "gateway/<gateway id>/<device range>", the
-// gateway id as client id, and login.WorkerPassword(Secret, username) as
+// gateway id as client id, and wire.WorkerPassword(Secret, username) as
 // password: the HMAC covers the whole username, so the password vouches
 // for the range as much as for the id. A gateway may publish to the up and
 // status topics of the devices in its range and to its own gateway status
@@ -100,7 +99,7 @@ type loginReq struct {
 
 // check decides a login; reason is empty when it is accepted.
 func (p *policy) check(l loginReq) (reason string) {
-	if l.username == login.LeaderUsername {
+	if l.username == wire.LeaderUsername {
 		if subtle.ConstantTimeCompare(l.password, p.leaderPw) != 1 {
 			return "wrong leader password"
 		}
@@ -113,12 +112,12 @@ func (p *policy) check(l loginReq) (reason string) {
 		return p.checkGateway(l)
 	}
 	if err := wire.ValidWorkerID(l.username); err != nil {
-		return fmt.Sprintf("username is neither %q, a gateway's nor a valid worker id: %v", login.LeaderUsername, err)
+		return fmt.Sprintf("username is neither %q, a gateway's nor a valid worker id: %v", wire.LeaderUsername, err)
 	}
 	if l.clientID != l.username {
 		return fmt.Sprintf("client id %q differs from username %q; a worker uses its id for both", l.clientID, l.username)
 	}
-	if !hmac.Equal(l.password, []byte(login.WorkerPassword(p.secret, l.username))) {
+	if !hmac.Equal(l.password, []byte(wire.WorkerPassword(p.secret, l.username))) {
 		return "wrong worker password (want the hex HMAC-SHA256 of the id under the fleet secret)"
 	}
 	if l.willTopic != "" && !p.isWorkerTopic(l.willTopic, l.username, wire.ChanStatus) {
@@ -131,7 +130,7 @@ func (p *policy) check(l loginReq) (reason string) {
 // allowed reports whether a logged-in client may publish to (write), or
 // subscribe to and receive from (!write), topic: a topic name or filter.
 func (p *policy) allowed(username, clientID, topic string, write bool) bool {
-	if username == login.LeaderUsername {
+	if username == wire.LeaderUsername {
 		return p.underPrefix(topic)
 	}
 	if wire.IsGatewayUsername(username) {

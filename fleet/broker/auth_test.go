@@ -11,8 +11,8 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // Logins the broker must refuse, end to end, each counted once.
@@ -24,12 +24,12 @@ func TestLoginRefused(t *testing.T) {
 		edit func(*transport.ClientOptions)
 	}{
 		{"wrong worker password", func(o *transport.ClientOptions) {
-			o.Password = login.WorkerPassword([]byte("another-secret-0123"), o.ID)
+			o.Password = wire.WorkerPassword([]byte("another-secret-0123"), o.ID)
 		}},
-		{"another worker's password", func(o *transport.ClientOptions) { o.Password = login.WorkerPassword(testSecret, "w-2") }},
+		{"another worker's password", func(o *transport.ClientOptions) { o.Password = wire.WorkerPassword(testSecret, "w-2") }},
 		{"client id differs from username", func(o *transport.ClientOptions) { o.ID = "w-2" }},
 		{"invalid worker id", func(o *transport.ClientOptions) {
-			o.ID, o.Username, o.Password = "w/1", "w/1", login.WorkerPassword(testSecret, "w/1")
+			o.ID, o.Username, o.Password = "w/1", "w/1", wire.WorkerPassword(testSecret, "w/1")
 		}},
 		{"wrong leader password", func(o *transport.ClientOptions) { *o = leaderOpts(); o.Password = "guess" }},
 		{"no credentials", func(o *transport.ClientOptions) { o.Username, o.Password = "", "" }},
@@ -73,7 +73,7 @@ func TestWorkerWillIsPublished(t *testing.T) {
 	statuses := make(inbox, 1)
 	subscribe(t, leader, testTopics.AllStatus(), 1, statuses.handler)
 
-	conn := rawConnect(t, b, "w-1", login.WorkerPassword(testSecret, "w-1"), testTopics.Status("w-1"))
+	conn := rawConnect(t, b, "w-1", wire.WorkerPassword(testSecret, "w-1"), testTopics.Status("w-1"))
 	conn.Close() // no DISCONNECT: the broker sends the will
 	m := statuses.next(t)
 	if m.Topic() != testTopics.Status("w-1") || string(m.Payload()) != "offline" {

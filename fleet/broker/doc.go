@@ -7,7 +7,8 @@
 // buffered, with deadlines, no goroutine per connection), dialled with
 // Broker.DialMem; fleet/transport's clients use a *Broker as their
 // MemDialer for "mem://". Workers on other machines reach the same broker
-// over TCP with the same credentials (fleet/login).
+// over TCP with the same credentials (fleet/wire: LeaderUsername,
+// WorkerPassword).
 //
 //	b, err := broker.StartBroker(broker.BrokerOptions{
 //		TCPAddr: broker.DefaultTCPAddr, // "" for in-memory only
@@ -16,8 +17,8 @@
 //	defer b.Close(ctx)
 //	s, err := transport.Connect(ctx, transport.ClientOptions{ID: id, Broker: "mem://", ...}, b)
 //
-// It imports mochi, fleet/login (the credentials it checks), fleet/wire
-// (the topics its policy allows), fleet/ratelog and fleet/clock; never the
+// It imports mochi, fleet/wire (the credentials it checks and the topics
+// its policy allows), fleet/ratelog and fleet/clock; never the
 // client side, fleet/transport, which only its tests use.
 //
 // What its clients see (mochi 2.7.9):

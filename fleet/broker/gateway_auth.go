@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -19,7 +18,7 @@ func (p *policy) checkGateway(l loginReq) (reason string) {
 	if l.clientID != gw {
 		return fmt.Sprintf("client id %q differs from the gateway id %q in the username; a gateway uses its id as client id", l.clientID, gw)
 	}
-	if !hmac.Equal(l.password, []byte(login.WorkerPassword(p.secret, l.username))) {
+	if !hmac.Equal(l.password, []byte(wire.WorkerPassword(p.secret, l.username))) {
 		return "wrong gateway password (want the hex HMAC-SHA256 of the whole username, range included, under the fleet secret)"
 	}
 	if l.willTopic != "" && l.willTopic != p.topics.GatewayStatus(gw) {

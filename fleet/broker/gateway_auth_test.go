@@ -6,7 +6,6 @@ import (
 
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -17,7 +16,7 @@ var gwRange = wire.DeviceRange{Prefix: "w-", First: 0, Last: 9}
 // gatewayOpts logs in as gateway gw carrying devices r.
 func gatewayOpts(gw string, r wire.DeviceRange) transport.ClientOptions {
 	user := wire.GatewayUsername(gw, r)
-	return transport.ClientOptions{ID: gw, Username: user, Password: login.WorkerPassword(testSecret, user), CleanSession: true}
+	return transport.ClientOptions{ID: gw, Username: user, Password: wire.WorkerPassword(testSecret, user), CleanSession: true}
 }
 
 func TestPolicyGatewayTopics(t *testing.T) {
@@ -101,10 +100,10 @@ func TestGatewayLoginRefused(t *testing.T) {
 		{"another gateway's username with its own password", func(o *transport.ClientOptions) {
 			o.ID, o.Username = "gw-2", wire.GatewayUsername("gw-2", gwRange)
 		}},
-		{"the password of its id alone", func(o *transport.ClientOptions) { o.Password = login.WorkerPassword(testSecret, "gw-1") }},
+		{"the password of its id alone", func(o *transport.ClientOptions) { o.Password = wire.WorkerPassword(testSecret, "gw-1") }},
 		{"a username that does not parse", func(o *transport.ClientOptions) {
 			o.Username = "gateway/gw-1/w-9..0"
-			o.Password = login.WorkerPassword(testSecret, o.Username)
+			o.Password = wire.WorkerPassword(testSecret, o.Username)
 		}},
 		{"will on another gateway's status", func(o *transport.ClientOptions) {
 			o.Will = &transport.Will{Topic: testTopics.GatewayStatus("gw-2"), Payload: []byte("offline e1")}

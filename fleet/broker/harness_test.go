@@ -10,7 +10,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -70,11 +69,11 @@ func tryConnect(t testing.TB, b *Broker, o transport.ClientOptions) (paho.Client
 }
 
 func workerOpts(id string) transport.ClientOptions {
-	return transport.ClientOptions{ID: id, Username: id, Password: login.WorkerPassword(testSecret, id), CleanSession: true}
+	return transport.ClientOptions{ID: id, Username: id, Password: wire.WorkerPassword(testSecret, id), CleanSession: true}
 }
 
 func leaderOpts() transport.ClientOptions {
-	return transport.ClientOptions{ID: "the-leader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true,
+	return transport.ClientOptions{ID: "the-leader", Username: wire.LeaderUsername, Password: "leader-pw", CleanSession: true,
 		MemBuffer: 4 << 20, WriteQueue: 1 << 16}
 }
 

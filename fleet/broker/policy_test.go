@@ -3,7 +3,6 @@ package broker
 import (
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -43,16 +42,16 @@ func TestPolicyTopics(t *testing.T) {
 		{A, "fleet/_control", false, true},
 		{A, "fleet/_controlx", false, false},
 		{A, "fleet/_leader/status", false, false},
-		{login.LeaderUsername, "fleet/w-a/down", true, true},
-		{login.LeaderUsername, "fleet/+/up", false, true},
-		{login.LeaderUsername, "fleet/#", false, true},
-		{login.LeaderUsername, "fleet/_leader/status", true, true},
-		{login.LeaderUsername, "fleet", true, false},
-		{login.LeaderUsername, "fleet/", true, false},
-		{login.LeaderUsername, "fleetx/a", true, false},
-		{login.LeaderUsername, "#", false, false},
-		{login.LeaderUsername, "+/w-a/up", false, false},
-		{login.LeaderUsername, "$SYS/broker/uptime", false, false},
+		{wire.LeaderUsername, "fleet/w-a/down", true, true},
+		{wire.LeaderUsername, "fleet/+/up", false, true},
+		{wire.LeaderUsername, "fleet/#", false, true},
+		{wire.LeaderUsername, "fleet/_leader/status", true, true},
+		{wire.LeaderUsername, "fleet", true, false},
+		{wire.LeaderUsername, "fleet/", true, false},
+		{wire.LeaderUsername, "fleetx/a", true, false},
+		{wire.LeaderUsername, "#", false, false},
+		{wire.LeaderUsername, "+/w-a/up", false, false},
+		{wire.LeaderUsername, "$SYS/broker/uptime", false, false},
 	} {
 		if got := p.allowed(tc.user, tc.user, tc.topic, tc.write); got != tc.want {
 			t.Errorf("%s write=%v %q: allowed %v, want %v", tc.user, tc.write, tc.topic, got, tc.want)
@@ -65,7 +64,7 @@ func TestPolicyAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		p.allowed("w-a", "w-a", "fleet/w-a/up", true)
 		p.allowed("w-a", "w-a", "fleet/_control/x", false)
-		p.allowed(login.LeaderUsername, "l", "fleet/w-a/down", true)
+		p.allowed(wire.LeaderUsername, "l", "fleet/w-a/down", true)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per check, want 0", allocs)

@@ -10,7 +10,7 @@ import (
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
-	"github.com/fleetsim/fleetsim/fleet/login"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // Topic refusals are logged at most once per client per LogInterval,
@@ -88,7 +88,7 @@ func TestPacketWarningsCarryNoPayload(t *testing.T) {
 	}
 	// A second CONNECT on an established connection: a protocol
 	// violation mochi warns about, packet attached.
-	conn := rawConnect(t, b, "w-c", login.WorkerPassword(testSecret, "w-c"), testTopics.Status("w-c"))
+	conn := rawConnect(t, b, "w-c", wire.WorkerPassword(testSecret, "w-c"), testTopics.Status("w-c"))
 	cp := packets.NewControlPacket(packets.Connect).(*packets.ConnectPacket)
 	cp.ProtocolName, cp.ProtocolVersion, cp.ClientIdentifier = "MQTT", 4, "w-c"
 	cp.UsernameFlag, cp.Username, cp.PasswordFlag, cp.Password = true, "w-c", true, []byte("hunter2-password")

@@ -7,7 +7,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // A connection that claims the leader's client id without the leader's
@@ -27,8 +27,8 @@ func TestRefusedLoginDoesNotTakeOverSession(t *testing.T) {
 		name, username, password string
 	}{
 		{"no credentials", "", ""},
-		{"wrong leader password", login.LeaderUsername, "guess"},
-		{"a worker's credentials", "w-1", login.WorkerPassword(testSecret, "w-1")},
+		{"wrong leader password", wire.LeaderUsername, "guess"},
+		{"a worker's credentials", "w-1", wire.WorkerPassword(testSecret, "w-1")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code := rawLogin(t, b, lo.ID, tc.username, tc.password)
@@ -62,7 +62,7 @@ func TestRefusedLoginDoesNotTakeOverSession(t *testing.T) {
 	}
 	// The same id with the leader's credentials does take the session
 	// over: the leader's privileges are its credentials, not its id.
-	if code := rawLogin(t, b, lo.ID, login.LeaderUsername, "leader-pw"); code != packets.Accepted {
+	if code := rawLogin(t, b, lo.ID, wire.LeaderUsername, "leader-pw"); code != packets.Accepted {
 		t.Fatalf("CONNACK %d for the leader's own credentials", code)
 	}
 	select {

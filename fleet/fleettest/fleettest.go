@@ -19,9 +19,9 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -154,7 +154,7 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16,
 		Will: transport.LeaderWill(o.Leader.Topics)}
 	if o.Secret != nil {
-		co.Username, co.Password = login.LeaderUsername, leaderPassword
+		co.Username, co.Password = wire.LeaderUsername, leaderPassword
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

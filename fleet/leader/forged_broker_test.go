@@ -8,7 +8,6 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -20,7 +19,7 @@ func loginAs(t *testing.T, f *fleettest.Fleet, secret []byte, id string) *transp
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s, err := transport.Connect(ctx, transport.ClientOptions{
-		ID: id, Username: id, Password: login.WorkerPassword(secret, id), Broker: "mem://", CleanSession: true,
+		ID: id, Username: id, Password: wire.WorkerPassword(secret, id), Broker: "mem://", CleanSession: true,
 	}, f.Broker)
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@
 // embedded broker over "mem://" through a MemDialer, an interface it
 // declares and fleet/broker's *Broker implements; so it imports paho,
 // fleet/wire (for LeaderWill) and nothing of the broker. Logins use the
-// credentials of fleet/login.
+// credentials of fleet/wire.
 //
 //	s, err := transport.Connect(ctx, transport.ClientOptions{
-//		ID: id, Username: id, Password: login.WorkerPassword(secret, id),
+//		ID: id, Username: id, Password: wire.WorkerPassword(secret, id),
 //		Broker: "mem://", CleanSession: true, // or "tcp://leader-host:1883"
 //		Will: &transport.Will{Topic: topics.Status(id), Payload: []byte("offline"), Retained: true},
 //	}, b) // b: the embedded *broker.Broker, or nil for tcp:// and ssl://
@@ -22,7 +22,7 @@
 //	<-s.Lost() // then s.Redial(ctx), with the caller's own backoff
 //	s.Close(true)
 //
-// The leader connects the same way with Username login.LeaderUsername, and
+// The leader connects the same way with Username wire.LeaderUsername, and
 // over mem:// with a deep WriteQueue and MemBuffer, since every worker's
 // messages funnel into its one connection.
 //

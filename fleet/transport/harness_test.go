@@ -9,7 +9,6 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/fleetsim/fleetsim/fleet/broker"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -74,11 +73,11 @@ func tryConnect(t testing.TB, b *broker.Broker, o ClientOptions) (paho.Client, e
 }
 
 func workerOpts(id string) ClientOptions {
-	return ClientOptions{ID: id, Username: id, Password: login.WorkerPassword(testSecret, id), CleanSession: true}
+	return ClientOptions{ID: id, Username: id, Password: wire.WorkerPassword(testSecret, id), CleanSession: true}
 }
 
 func leaderOpts() ClientOptions {
-	return ClientOptions{ID: "the-leader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true,
+	return ClientOptions{ID: "the-leader", Username: wire.LeaderUsername, Password: "leader-pw", CleanSession: true,
 		MemBuffer: 4 << 20, WriteQueue: 1 << 16}
 }
 

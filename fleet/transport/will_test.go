@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/broker"
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -37,7 +36,7 @@ func TestLeaderWill(t *testing.T) {
 	if got := string(live.next(t).Payload()); got != wire.StatusOffline {
 		t.Fatalf("after the leader's connection died: %q, want offline", got)
 	}
-	late := ClientOptions{ID: "late-reader", Username: login.LeaderUsername, Password: "leader-pw", CleanSession: true}
+	late := ClientOptions{ID: "late-reader", Username: wire.LeaderUsername, Password: "leader-pw", CleanSession: true}
 	in := make(inbox, 4)
 	subscribe(t, connect(t, b, late), testTopics.LeaderStatus(), 1, in.handler)
 	if m := in.next(t); string(m.Payload()) != wire.StatusOffline || !m.Retained() {

@@ -27,4 +27,9 @@
 // A status is plain text, parsed as strictly by ParseStatus. Its epoch names
 // the connection that published it, so that the leader can ignore the late
 // last will of a connection the worker has already replaced.
+//
+// Logins are part of the contract too: a worker logs in with its id as
+// username and WorkerPassword(secret, id) as password, the leader as
+// LeaderUsername, a gateway as GatewayUsername. The embedded broker checks
+// them and the clients present them.
 package wire

@@ -6,7 +6,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/fleetsim/fleetsim/fleet/login"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -20,7 +19,7 @@ type MQTTDialer struct {
 	// Mem dials the embedded broker (a *broker.Broker), for "mem://".
 	Mem transport.MemDialer
 	// Secret, if set, logs each worker in with its id and
-	// login.WorkerPassword(Secret, id).
+	// wire.WorkerPassword(Secret, id).
 	Secret []byte
 }
 
@@ -33,7 +32,7 @@ func (d MQTTDialer) Dial(ctx context.Context, o DialOptions) (Session, error) {
 		Will: &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
 	}
 	if d.Secret != nil {
-		co.Username, co.Password = o.ID, login.WorkerPassword(d.Secret, o.ID)
+		co.Username, co.Password = o.ID, wire.WorkerPassword(d.Secret, o.ID)
 	}
 	s, err := transport.Connect(ctx, co, d.Mem)
 	if err != nil {
@@ -82,7 +81,7 @@ type GatewayDialer interface {
 }
 
 // DialGateway connects one gateway: client id = gateway id, logged in as
-// wire.GatewayUsername(id, range) with login.WorkerPassword(Secret,
+// wire.GatewayUsername(id, range) with wire.WorkerPassword(Secret,
 // username) when Secret is set, a clean session and a retained last will
 // on the gateway's status topic.
 func (d MQTTDialer) DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error) {
@@ -93,7 +92,7 @@ func (d MQTTDialer) DialGateway(ctx context.Context, o GatewayDialOptions) (Gate
 	}
 	if d.Secret != nil {
 		co.Username = wire.GatewayUsername(o.ID, o.Range)
-		co.Password = login.WorkerPassword(d.Secret, co.Username)
+		co.Password = wire.WorkerPassword(d.Secret, co.Username)
 	}
 	s, err := transport.Connect(ctx, co, d.Mem)
 	if err != nil {

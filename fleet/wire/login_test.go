@@ -1,4 +1,4 @@
-package login
+package wire
 
 import "testing"
 

@@ -1,4 +1,4 @@
-package login
+package wire
 
 import (
 	"crypto/hmac"
@@ -12,7 +12,8 @@ const LeaderUsername = "leader"
 
 // WorkerPassword returns worker id's password: the hex HMAC-SHA256 of id
 // keyed with the fleet secret. A gateway's password is
-// WorkerPassword(secret, its whole username), range included.
+// WorkerPassword(secret, its whole username; see GatewayUsername). The
+// broker checks logins with it and clients present it.
 func WorkerPassword(secret []byte, id string) string {
 	m := hmac.New(sha256.New, secret)
 	m.Write([]byte(id))
