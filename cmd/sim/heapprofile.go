@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -28,7 +29,7 @@ func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished 
 			return writeHeapProfile(path)
 		case <-t.C:
 		}
-		if _, _, phase := r.Position(); phase == scenario.PhaseDraining || phase == scenario.PhaseDone {
+		if _, _, phase := r.Position(); phase == result.PhaseDraining || phase == result.PhaseDone {
 			return writeHeapProfile(path)
 		}
 	}

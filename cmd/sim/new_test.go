@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -98,9 +99,9 @@ func TestNewScenarioMechanismOff(t *testing.T) {
 		}
 		for _, vd := range rep.Verdicts {
 			switch {
-			case off && vd.Name == parked && vd.Status != scenario.Fail:
+			case off && vd.Name == parked && vd.Status != result.Fail:
 				t.Errorf("%s: %q is %s with the mechanism off (%s): it cannot fail", v.Name, vd.Name, vd.Status, vd.Detail)
-			case !off && keptUp && vd.Status != scenario.Pass:
+			case !off && keptUp && vd.Status != result.Pass:
 				t.Errorf("%s: %q is %s: %s", v.Name, vd.Name, vd.Status, vd.Detail)
 			}
 		}

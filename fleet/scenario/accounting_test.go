@@ -1,6 +1,10 @@
 package scenario
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
+)
 
 // TestDroppedAfterAck: a config server whose mailbox drops its oldest
 // command to make room drops commands it had already acked. They are
@@ -31,7 +35,7 @@ expect:
 	if c.DroppedAfterAck == 0 {
 		t.Fatalf("no command dropped after its ack: the scenario does not overload the server's mailbox")
 	}
-	if v := rep.Verdicts[0]; v.Status != Fail {
+	if v := rep.Verdicts[0]; v.Status != result.Fail {
 		t.Errorf("commands.dropped_after_ack == 0 %s with %d dropped", v.Status, c.DroppedAfterAck)
 	}
 	if at := rep.Result.Workers.AtVersion["2.0.0"]; at != 19 {

@@ -7,12 +7,14 @@ import (
 
 	"github.com/expr-lang/expr"
 	exprast "github.com/expr-lang/expr/ast"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // comparisonEnv is what a compare: check reads: each variant's Result, by
 // the variant's label.
 type comparisonEnv struct {
-	Variant map[string]Result `expr:"variant"`
+	Variant map[string]result.Result `expr:"variant"`
 }
 
 // metricOf strips a comparison's variant["label"] from the front of a
@@ -119,11 +121,11 @@ func compileComparisons(s *Scenario, src *source) Errors {
 // sweep has run. vs are s's variants (Variants) and reps their reports, in
 // the same order. A comparison reading a variant that did not complete is
 // not judged, and so is a timing comparison when any variant fell behind.
-func JudgeComparisons(s *Scenario, vs []Variant, reps []*Report) []Verdict {
+func JudgeComparisons(s *Scenario, vs []Variant, reps []*result.Report) []result.Verdict {
 	if len(s.Compare) == 0 {
 		return nil
 	}
-	env := comparisonEnv{Variant: map[string]Result{}}
+	env := comparisonEnv{Variant: map[string]result.Result{}}
 	var incomplete, behind []string
 	for i, v := range vs {
 		if i >= len(reps) || reps[i] == nil || reps[i].Err != "" {
@@ -139,14 +141,14 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*Report) []Verdict {
 			behind = append(behind, label)
 		}
 	}
-	out := make([]Verdict, 0, len(s.Compare))
+	out := make([]result.Verdict, 0, len(s.Compare))
 	for i, e := range s.Compare {
-		v := Verdict{Name: e.Name, Check: e.Check}
+		v := result.Verdict{Name: e.Name, Check: e.Check}
 		c := s.comparisons[i]
 		if c == nil {
 			cc, err := compileCheckIn(e.Check, comparisonEnv{})
 			if err != nil {
-				v.Status, v.Detail = Fail, "does not compile: "+err.Error()
+				v.Status, v.Detail = result.Fail, "does not compile: "+err.Error()
 				out = append(out, v)
 				continue
 			}
@@ -154,21 +156,21 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*Report) []Verdict {
 		}
 		switch {
 		case len(incomplete) > 0:
-			v.Status, v.Detail = NotJudged, "not judged: the variant "+strings.Join(incomplete, ", ")+" did not complete"
+			v.Status, v.Detail = result.NotJudged, "not judged: the variant "+strings.Join(incomplete, ", ")+" did not complete"
 		case (c.timing || e.Timing) && len(behind) > 0:
-			v.Status, v.Detail = NotJudged, "not judged: the variant "+strings.Join(behind, ", ")+" fell behind its schedule (a timing comparison)"
+			v.Status, v.Detail = result.NotJudged, "not judged: the variant "+strings.Join(behind, ", ")+" fell behind its schedule (a timing comparison)"
 		default:
 			res, err := expr.Run(c.prog, env)
 			var dz *divisionByZero
 			switch {
 			case errors.As(err, &dz):
-				v.Status, v.Detail = NotJudged, "not judged: "+dz.Error()
+				v.Status, v.Detail = result.NotJudged, "not judged: "+dz.Error()
 			case err != nil:
-				v.Status, v.Detail = Fail, firstLine(err.Error())
+				v.Status, v.Detail = result.Fail, firstLine(err.Error())
 			case res == true:
-				v.Status = Pass
+				v.Status = result.Pass
 			default:
-				v.Status, v.Detail = Fail, c.valuesIn(env)
+				v.Status, v.Detail = result.Fail, c.valuesIn(env)
 			}
 		}
 		out = append(out, v)

@@ -3,6 +3,8 @@ package scenario
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 const compareYAML = `
@@ -38,8 +40,8 @@ func TestJudgeComparisons(t *testing.T) {
 	if !sc.Compare[1].Timing || sc.Compare[0].Timing {
 		t.Fatalf("timing flags %v %v, want false true", sc.Compare[0].Timing, sc.Compare[1].Timing)
 	}
-	rep := func(backpressure uint64, p99 Seconds, keptUp bool, err string) *Report {
-		r := &Report{Err: err}
+	rep := func(backpressure uint64, p99 result.Seconds, keptUp bool, err string) *result.Report {
+		r := &result.Report{Err: err}
 		r.Result.Relay.Backpressure = backpressure
 		r.Result.Leader.Mailbox.Wait.P99 = p99
 		r.Result.Run.KeptUp = keptUp
@@ -47,14 +49,14 @@ func TestJudgeComparisons(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		reps []*Report
-		want [2]Status
+		reps []*result.Report
+		want [2]result.Status
 		why  string
 	}{
-		{"both hold", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]Status{Pass, Pass}, ""},
-		{"fails with values", []*Report{rep(30, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]Status{Fail, Pass}, "relay.backpressure = 40"},
-		{"a variant did not complete", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "broker failed")}, [2]Status{NotJudged, NotJudged}, "static did not complete"},
-		{"a variant fell behind", []*Report{rep(10, 0.1, true, ""), rep(40, 0.5, false, "")}, [2]Status{Pass, NotJudged}, "static fell behind"},
+		{"both hold", []*result.Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]result.Status{result.Pass, result.Pass}, ""},
+		{"fails with values", []*result.Report{rep(30, 0.1, true, ""), rep(40, 0.5, true, "")}, [2]result.Status{result.Fail, result.Pass}, "relay.backpressure = 40"},
+		{"a variant did not complete", []*result.Report{rep(10, 0.1, true, ""), rep(40, 0.5, true, "broker failed")}, [2]result.Status{result.NotJudged, result.NotJudged}, "static did not complete"},
+		{"a variant fell behind", []*result.Report{rep(10, 0.1, true, ""), rep(40, 0.5, false, "")}, [2]result.Status{result.Pass, result.NotJudged}, "static fell behind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := JudgeComparisons(sc, vs, tc.reps)
@@ -68,11 +70,11 @@ func TestJudgeComparisons(t *testing.T) {
 	}
 	slow := rep(40, 0.5, false, "")
 	slow.Result.Run.Speed, slow.Result.Run.ServiceLagP99, slow.Result.Run.LagThreshold = 4, 2.3, 1
-	got := JudgeComparisons(sc, vs, []*Report{rep(10, 0.1, true, ""), slow})
-	if want := "static (service lag p99 2.3s > threshold 1s at speed 4) fell behind"; got[1].Status != NotJudged || !strings.Contains(got[1].Detail, want) {
+	got := JudgeComparisons(sc, vs, []*result.Report{rep(10, 0.1, true, ""), slow})
+	if want := "static (service lag p99 2.3s > threshold 1s at speed 4) fell behind"; got[1].Status != result.NotJudged || !strings.Contains(got[1].Detail, want) {
 		t.Errorf("timing comparison with a variant whose service fell behind: %+v, want not judged saying %q", got[1], want)
 	}
-	if (&Report{Comparisons: []Verdict{{Status: Fail}}}).Passed() {
+	if (&result.Report{Comparisons: []result.Verdict{{Status: result.Fail}}}).Passed() {
 		t.Error("a report with a failed comparison passed")
 	}
 }

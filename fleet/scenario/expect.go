@@ -16,6 +16,8 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // check is one compiled expectation.
@@ -43,7 +45,7 @@ const secondsFunc = "__seconds"
 // secondsFunc, and so learns whether the expression is a timing check.
 type secondsPatcher struct{ timing bool }
 
-var secondsType = reflect.TypeFor[Seconds]()
+var secondsType = reflect.TypeFor[result.Seconds]()
 
 func (p *secondsPatcher) Visit(node *exprast.Node) {
 	if t := (*node).Type(); t == secondsType {
@@ -97,7 +99,7 @@ func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 
 // compileCheck compiles an expectation: a bool over the Result's names. Its
 // error is a *checkError locating the problem inside text.
-func compileCheck(text string) (*check, error) { return compileCheckIn(text, Result{}) }
+func compileCheck(text string) (*check, error) { return compileCheckIn(text, result.Result{}) }
 
 // compileCheckIn compiles a check against env: Result{} for an
 // expectation, comparisonEnv{} for a comparison of sweep variants.
@@ -238,7 +240,7 @@ type checkError struct {
 
 func (e *checkError) Error() string { return e.msg }
 
-var noFieldRE = regexp.MustCompile(`type scenario\.(\w+) has no field (\w+)`)
+var noFieldRE = regexp.MustCompile(`type result\.(\w+) has no field (\w+)`)
 
 // explain turns expr's error into a checkError, naming the valid metric
 // names near a misspelt one.
@@ -332,7 +334,7 @@ func newNameTable() *nameTable {
 			}
 		}
 	}
-	walk(reflect.TypeFor[Result](), "")
+	walk(reflect.TypeFor[result.Result](), "")
 	return t
 }
 
@@ -526,10 +528,10 @@ func within(src *source, p position, text string, ce *checkError) position {
 // error is a Fail with the error as its detail; a Fail's detail shows the
 // values the check read. Expectations are compiled when the scenario
 // loads; a Scenario built in code is compiled here.
-func Judge(s *Scenario, r Result) []Verdict {
-	out := make([]Verdict, 0, len(s.Expect))
+func Judge(s *Scenario, r result.Result) []result.Verdict {
+	out := make([]result.Verdict, 0, len(s.Expect))
 	for i, e := range s.Expect {
-		v := Verdict{Name: e.Name, Check: e.Check}
+		v := result.Verdict{Name: e.Name, Check: e.Check}
 		if v.Name == "" {
 			v.Name = strings.TrimSpace(e.Check)
 		}
@@ -537,7 +539,7 @@ func Judge(s *Scenario, r Result) []Verdict {
 		if i < len(s.checks) && s.checks[i] != nil {
 			c = s.checks[i]
 		} else if cc, err := compileCheck(e.Check); err != nil {
-			v.Status, v.Detail = Fail, "does not compile: "+err.Error()
+			v.Status, v.Detail = result.Fail, "does not compile: "+err.Error()
 			out = append(out, v)
 			continue
 		} else {
@@ -550,30 +552,30 @@ func Judge(s *Scenario, r Result) []Verdict {
 }
 
 // judge evaluates c on r; timing marks a timing check.
-func (c *check) judge(r Result, timing bool) (Status, string) {
+func (c *check) judge(r result.Result, timing bool) (result.Status, string) {
 	if timing && !r.Run.KeptUp {
 		if why := r.Run.Behind(); why != "" {
-			return NotJudged, why
+			return result.NotJudged, why
 		}
 		// A Result without its lags.
-		return NotJudged, "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
+		return result.NotJudged, "machine could not keep up at speed " + strconv.FormatFloat(r.Run.Speed, 'g', -1, 64)
 	}
 	res, err := expr.Run(c.prog, r)
 	var dz *divisionByZero
 	switch {
 	case errors.As(err, &dz):
-		return NotJudged, "not judged: " + dz.Error()
+		return result.NotJudged, "not judged: " + dz.Error()
 	case err != nil:
-		return Fail, firstLine(err.Error())
+		return result.Fail, firstLine(err.Error())
 	case res == true:
-		return Pass, ""
+		return result.Pass, ""
 	}
-	return Fail, c.values(r)
+	return result.Fail, c.values(r)
 }
 
 // values shows what the check read: "leader.mailbox.max_depth = 1412,
 // leader.mailbox.capacity = 1000".
-func (c *check) values(r Result) string { return c.valuesIn(r) }
+func (c *check) values(r result.Result) string { return c.valuesIn(r) }
 
 // valuesIn is values over any environment the check was compiled for.
 func (c *check) valuesIn(env any) string {

@@ -3,6 +3,8 @@ package scenario
 import (
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func loadString(t *testing.T, text string) *Scenario {
@@ -38,16 +40,16 @@ func TestJudge(t *testing.T) {
 		}
 	}
 
-	good := Result{
-		Run:       RunInfo{Speed: 50, KeptUp: true},
-		Fleet:     FleetResult{Count: 10},
-		Workers:   WorkersResult{AtVersion: map[string]int{"2.1.0": 10}},
-		Leader:    LeaderResult{Mailbox: MailboxResult{Capacity: 1000, MaxDepth: 999, Wait: Quantiles{P99: 1.5}}},
-		Heartbeat: HeartbeatRes{CoalescedRatio: 0.9},
-		Deploys:   []DeployRes{{Delivered: 10, Duration: 30}},
+	good := result.Result{
+		Run:       result.RunInfo{Speed: 50, KeptUp: true},
+		Fleet:     result.FleetResult{Count: 10},
+		Workers:   result.WorkersResult{AtVersion: map[string]int{"2.1.0": 10}},
+		Leader:    result.LeaderResult{Mailbox: result.MailboxResult{Capacity: 1000, MaxDepth: 999, Wait: result.Quantiles{P99: 1.5}}},
+		Heartbeat: result.HeartbeatResult{CoalescedRatio: 0.9},
+		Deploys:   []result.DeployResult{{Delivered: 10, Duration: 30}},
 	}
 	for _, v := range Judge(s, good) {
-		if v.Status != Pass {
+		if v.Status != result.Pass {
 			t.Errorf("good run: %+v", v)
 		}
 	}
@@ -59,16 +61,16 @@ func TestJudge(t *testing.T) {
 	bad.Leader.Mailbox.Wait.P99 = 3.25
 	bad.Heartbeat.CoalescedRatio = 0.5
 	bad.Deploys = nil
-	want := []Verdict{
-		{Name: "lost == 0", Check: "lost == 0", Status: Fail, Detail: "lost = 3"},
-		{Name: "depth bounded", Check: "leader.mailbox.max_depth <= leader.mailbox.capacity", Status: Fail,
+	want := []result.Verdict{
+		{Name: "lost == 0", Check: "lost == 0", Status: result.Fail, Detail: "lost = 3"},
+		{Name: "depth bounded", Check: "leader.mailbox.max_depth <= leader.mailbox.capacity", Status: result.Fail,
 			Detail: "leader.mailbox.max_depth = 1412, leader.mailbox.capacity = 1000"},
-		{Name: `workers.at_version["2.1.0"] == fleet.count`, Check: `workers.at_version["2.1.0"] == fleet.count`, Status: Fail,
+		{Name: `workers.at_version["2.1.0"] == fleet.count`, Check: `workers.at_version["2.1.0"] == fleet.count`, Status: result.Fail,
 			Detail: `workers.at_version["2.1.0"] = 9, fleet.count = 10`},
-		{Name: "leader.mailbox.wait.p99 < 2", Check: "leader.mailbox.wait.p99 < 2", Status: Fail, Detail: "leader.mailbox.wait.p99 = 3.25s"},
-		{Name: "all(deploys, .duration < 60)", Check: "all(deploys, .duration < 60)", Status: Pass},
-		{Name: "deploys[0].delivered == 10", Check: "deploys[0].delivered == 10", Status: Fail},
-		{Name: "heartbeats.coalesced_ratio >= 0.8", Check: "heartbeats.coalesced_ratio >= 0.8", Status: Fail,
+		{Name: "leader.mailbox.wait.p99 < 2", Check: "leader.mailbox.wait.p99 < 2", Status: result.Fail, Detail: "leader.mailbox.wait.p99 = 3.25s"},
+		{Name: "all(deploys, .duration < 60)", Check: "all(deploys, .duration < 60)", Status: result.Pass},
+		{Name: "deploys[0].delivered == 10", Check: "deploys[0].delivered == 10", Status: result.Fail},
+		{Name: "heartbeats.coalesced_ratio >= 0.8", Check: "heartbeats.coalesced_ratio >= 0.8", Status: result.Fail,
 			Detail: "heartbeats.coalesced_ratio = 0.5"},
 	}
 	got := Judge(s, bad)
@@ -78,7 +80,7 @@ func TestJudge(t *testing.T) {
 	for i := range want {
 		if i == 5 {
 			// An evaluation error (no deploy 0) fails with expr's message.
-			if got[i].Status != Fail || !strings.Contains(got[i].Detail, "out of range") {
+			if got[i].Status != result.Fail || !strings.Contains(got[i].Detail, "out of range") {
 				t.Errorf("verdict %d = %+v, want a Fail saying index out of range", i, got[i])
 			}
 			continue
@@ -92,9 +94,9 @@ func TestJudge(t *testing.T) {
 	behind.Run.KeptUp = false
 	for i, v := range Judge(s, behind) {
 		switch {
-		case timing[i] && (v.Status != NotJudged || v.Detail != "machine could not keep up at speed 50"):
+		case timing[i] && (v.Status != result.NotJudged || v.Detail != "machine could not keep up at speed 50"):
 			t.Errorf("timing check %q on a run behind: %+v", v.Check, v)
-		case !timing[i] && v.Status == NotJudged:
+		case !timing[i] && v.Status == result.NotJudged:
 			t.Errorf("count check %q not judged on a run behind", v.Check)
 		}
 	}
@@ -104,19 +106,19 @@ func TestJudge(t *testing.T) {
 // threshold and by how much, and its timing checks carry that as the reason
 // they were not judged.
 func TestBehindNamesTheLag(t *testing.T) {
-	ok := RunInfo{Speed: 50, LagP99: 0.2, ServiceLagP99: 0.5, DeliveryLagP99: 1, LagThreshold: 1}
+	ok := result.RunInfo{Speed: 50, LagP99: 0.2, ServiceLagP99: 0.5, DeliveryLagP99: 1, LagThreshold: 1}
 	for _, tc := range []struct {
 		name string
-		set  func(*RunInfo)
+		set  func(*result.RunInfo)
 		want string
 	}{
-		{"kept up (a p99 equal to the threshold passes)", func(*RunInfo) {}, ""},
-		{"timer", func(r *RunInfo) { r.LagP99 = 1.5 }, "timer lag p99 1.5s > threshold 1s at speed 50"},
-		{"service", func(r *RunInfo) { r.ServiceLagP99 = 2.3 }, "service lag p99 2.3s > threshold 1s at speed 50"},
-		{"delivery", func(r *RunInfo) { r.DeliveryLagP99 = 1.0004 }, "delivery lag p99 1s > threshold 1s at speed 50"},
-		{"two", func(r *RunInfo) { r.LagP99, r.ServiceLagP99 = 3, 120.25 },
+		{"kept up (a p99 equal to the threshold passes)", func(*result.RunInfo) {}, ""},
+		{"timer", func(r *result.RunInfo) { r.LagP99 = 1.5 }, "timer lag p99 1.5s > threshold 1s at speed 50"},
+		{"service", func(r *result.RunInfo) { r.ServiceLagP99 = 2.3 }, "service lag p99 2.3s > threshold 1s at speed 50"},
+		{"delivery", func(r *result.RunInfo) { r.DeliveryLagP99 = 1.0004 }, "delivery lag p99 1s > threshold 1s at speed 50"},
+		{"two", func(r *result.RunInfo) { r.LagP99, r.ServiceLagP99 = 3, 120.25 },
 			"timer lag p99 3s > threshold 1s, service lag p99 120.25s > threshold 1s at speed 50"},
-		{"no threshold recorded", func(r *RunInfo) { r.LagP99, r.LagThreshold = 3, 0 }, ""},
+		{"no threshold recorded", func(r *result.RunInfo) { r.LagP99, r.LagThreshold = 3, 0 }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := ok
@@ -128,13 +130,13 @@ func TestBehindNamesTheLag(t *testing.T) {
 	}
 
 	s := &Scenario{Expect: []Expect{{Check: "leader.mailbox.wait.p99 <= 1"}, {Check: "lost == 0"}}}
-	res := Result{Run: ok}
+	res := result.Result{Run: ok}
 	res.Run.ServiceLagP99, res.Run.KeptUp = 2.3, false
 	got := Judge(s, res)
-	if got[0].Status != NotJudged || got[0].Detail != "service lag p99 2.3s > threshold 1s at speed 50" {
+	if got[0].Status != result.NotJudged || got[0].Detail != "service lag p99 2.3s > threshold 1s at speed 50" {
 		t.Errorf("timing check on a run whose service fell behind: %+v", got[0])
 	}
-	if got[1].Status != Pass {
+	if got[1].Status != result.Pass {
 		t.Errorf("count check on a run whose service fell behind: %+v, want judged (pass)", got[1])
 	}
 }
@@ -143,14 +145,14 @@ func TestBehindNamesTheLag(t *testing.T) {
 // a check that does not compile fails rather than passing.
 func TestJudgeUncompiled(t *testing.T) {
 	s := &Scenario{Expect: []Expect{{Check: "lost == 0"}, {Name: "typo", Check: "lsot == 0"}, {Check: "run.lag_max < 1"}}}
-	got := Judge(s, Result{Lost: 0})
-	if got[0].Status != Pass || got[0].Name != "lost == 0" {
+	got := Judge(s, result.Result{Lost: 0})
+	if got[0].Status != result.Pass || got[0].Name != "lost == 0" {
 		t.Errorf("verdict 0 = %+v", got[0])
 	}
-	if got[1].Status != Fail || !strings.Contains(got[1].Detail, `unknown name "lsot" (did you mean lost?)`) {
+	if got[1].Status != result.Fail || !strings.Contains(got[1].Detail, `unknown name "lsot" (did you mean lost?)`) {
 		t.Errorf("verdict 1 = %+v", got[1])
 	}
-	if got[2].Status != NotJudged {
+	if got[2].Status != result.NotJudged {
 		t.Errorf("verdict 2 = %+v, want not judged (KeptUp false)", got[2])
 	}
 }
@@ -189,8 +191,8 @@ func TestEveryNameCompiles(t *testing.T) {
 
 // Timing values are plain numbers in every form a check can take.
 func TestCheckForms(t *testing.T) {
-	r := Result{Lost: 0, Deploys: []DeployRes{{Duration: 3, Delivered: 5, Targets: 5}, {Duration: 4, Delivered: 5, Targets: 5}},
-		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.25}}}, Heartbeat: HeartbeatRes{Age: Quantiles{Max: 31}}}
+	r := result.Result{Lost: 0, Deploys: []result.DeployResult{{Duration: 3, Delivered: 5, Targets: 5}, {Duration: 4, Delivered: 5, Targets: 5}},
+		Leader: result.LeaderResult{Mailbox: result.MailboxResult{Wait: result.Quantiles{P99: 0.25}}}, Heartbeat: result.HeartbeatResult{Age: result.Quantiles{Max: 31}}}
 	for _, c := range []struct {
 		check  string
 		timing bool
@@ -213,7 +215,7 @@ func TestCheckForms(t *testing.T) {
 		}
 		s := &Scenario{Expect: []Expect{{Check: c.check}}}
 		r.Run.KeptUp = true
-		if got := Judge(s, r)[0]; (got.Status == Pass) != c.want {
+		if got := Judge(s, r)[0]; (got.Status == result.Pass) != c.want {
 			t.Errorf("%s: %+v, want pass = %v", c.check, got, c.want)
 		}
 	}
@@ -245,29 +247,29 @@ func TestCheckSuggestions(t *testing.T) {
 // floating point fleet.count / 0 is +Inf, and the check would pass.
 // Other divisions give what expr gives (a float64 for /).
 func TestJudgeDivisionByZero(t *testing.T) {
-	r := Result{Run: RunInfo{KeptUp: true}, Fleet: FleetResult{Count: 10},
-		Leader: LeaderResult{Mailbox: MailboxResult{Wait: Quantiles{P99: 0.5}}}, Outbox: OutboxResult{Enqueued: 5}}
+	r := result.Result{Run: result.RunInfo{KeptUp: true}, Fleet: result.FleetResult{Count: 10},
+		Leader: result.LeaderResult{Mailbox: result.MailboxResult{Wait: result.Quantiles{P99: 0.5}}}, Outbox: result.OutboxResult{Enqueued: 5}}
 	lost2 := r
 	lost2.Lost = 2
 	for _, c := range []struct {
 		check  string
-		r      Result
-		status Status
+		r      result.Result
+		status result.Status
 		detail string
 	}{
-		{"fleet.count / lost > 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
-		{"fleet.count / lost > 1", lost2, Pass, ""},
-		{"fleet.count / lost > 6", lost2, Fail, "fleet.count = 10, lost = 2"},
-		{"fleet.count % lost == 1", r, NotJudged, "not judged: division by zero (the divisor lost = 0)"},
-		{"fleet.count % lost == 0", lost2, Pass, ""},
-		{"leader.mailbox.wait.p99 / heartbeats.age.max < 1", r, NotJudged, "not judged: division by zero (the divisor heartbeats.age.max = 0)"},
-		{"fleet.count / (lost / 2) > 1", r, NotJudged, "not judged: division by zero (the divisor lost / 2 = 0)"},
-		{"lost == 0 || fleet.count / lost > 1", r, Pass, ""}, // never divides
-		{"fleet.count / 4 == 2.5", r, Pass, ""},
-		{"fleet.count % 4 == 2", r, Pass, ""},
-		{"leader.mailbox.wait.p99 / 2 == 0.25", r, Pass, ""},
-		{"outbox.enqueued / fleet.count == 0.5", r, Pass, ""},
-		{"all(deploys, .delivered / .targets >= 1)", Result{Deploys: []DeployRes{{Delivered: 3}}}, NotJudged,
+		{"fleet.count / lost > 1", r, result.NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count / lost > 1", lost2, result.Pass, ""},
+		{"fleet.count / lost > 6", lost2, result.Fail, "fleet.count = 10, lost = 2"},
+		{"fleet.count % lost == 1", r, result.NotJudged, "not judged: division by zero (the divisor lost = 0)"},
+		{"fleet.count % lost == 0", lost2, result.Pass, ""},
+		{"leader.mailbox.wait.p99 / heartbeats.age.max < 1", r, result.NotJudged, "not judged: division by zero (the divisor heartbeats.age.max = 0)"},
+		{"fleet.count / (lost / 2) > 1", r, result.NotJudged, "not judged: division by zero (the divisor lost / 2 = 0)"},
+		{"lost == 0 || fleet.count / lost > 1", r, result.Pass, ""}, // never divides
+		{"fleet.count / 4 == 2.5", r, result.Pass, ""},
+		{"fleet.count % 4 == 2", r, result.Pass, ""},
+		{"leader.mailbox.wait.p99 / 2 == 0.25", r, result.Pass, ""},
+		{"outbox.enqueued / fleet.count == 0.5", r, result.Pass, ""},
+		{"all(deploys, .delivered / .targets >= 1)", result.Result{Deploys: []result.DeployResult{{Delivered: 3}}}, result.NotJudged,
 			"not judged: division by zero (the divisor .targets = 0)"},
 	} {
 		s := &Scenario{Expect: []Expect{{Check: c.check}}}
@@ -294,17 +296,17 @@ func TestJudgeComparisonsDivisionByZero(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := func(backpressure uint64) *Report {
-		r := &Report{}
+	rep := func(backpressure uint64) *result.Report {
+		r := &result.Report{}
 		r.Result.Relay.Backpressure = backpressure
 		r.Result.Run.KeptUp = true
 		return r
 	}
-	got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(0)})[0]
-	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != NotJudged || got.Detail != want {
+	got := JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
+	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != result.NotJudged || got.Detail != want {
 		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
 	}
-	if got := JudgeComparisons(sc, vs, []*Report{rep(10), rep(40)})[0]; got.Status != Pass {
+	if got := JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
 		t.Errorf("with a divisor of 40: %+v", got)
 	}
 }

@@ -12,6 +12,8 @@ import (
 
 	yamlast "github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // FuzzParse feeds Parse arbitrary bytes: it must never panic nor take
@@ -54,8 +56,8 @@ func FuzzParse(f *testing.F) {
 		if s.Fleet.Count < 1 || s.Fleet.Count > MaxWorkers || s.Duration <= 0 || s.Speed <= 0 {
 			t.Fatalf("loaded an invalid scenario: %+v", s)
 		}
-		Judge(s, Result{})
-		Judge(s, Result{Run: RunInfo{KeptUp: true}})
+		Judge(s, result.Result{})
+		Judge(s, result.Result{Run: result.RunInfo{KeptUp: true}})
 		if _, err := s.Variants(); err != nil {
 			t.Fatalf("Parse accepted a sweep that Variants refuses: %v", err)
 		}
@@ -190,7 +192,7 @@ func FuzzExpectation(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		timer := time.AfterFunc(5*time.Second, func() { panic("the check has not compiled after 5s") })
 		defer timer.Stop()
-		for _, env := range []any{Result{}, comparisonEnv{}} {
+		for _, env := range []any{result.Result{}, comparisonEnv{}} {
 			c, err := compileCheckIn(text, env)
 			if err != nil {
 				ce, ok := err.(*checkError)
@@ -200,11 +202,11 @@ func FuzzExpectation(f *testing.F) {
 				continue
 			}
 			switch env.(type) {
-			case Result:
-				c.judge(Result{}, false)
-				c.judge(Result{Run: RunInfo{KeptUp: true, Speed: 1}}, c.timing)
+			case result.Result:
+				c.judge(result.Result{}, false)
+				c.judge(result.Result{Run: result.RunInfo{KeptUp: true, Speed: 1}}, c.timing)
 			case comparisonEnv:
-				_ = c.valuesIn(comparisonEnv{Variant: map[string]Result{"a": {}}})
+				_ = c.valuesIn(comparisonEnv{Variant: map[string]result.Result{"a": {}}})
 			}
 		}
 		// As a file's expectation: the constant and vacuous checks, the
@@ -217,7 +219,7 @@ func FuzzExpectation(f *testing.F) {
 			}
 			_ = e.Error()
 		}
-		Judge(&s, Result{})
+		Judge(&s, result.Result{})
 	})
 }
 

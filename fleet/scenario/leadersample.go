@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // LeaderSample is a Sample at time t with the fields that come from the
@@ -19,13 +20,13 @@ import (
 // leader that is down has none. The outbox depth is the newest instance's
 // either way: it is what the file holds. waitP99 is the 99th percentile of
 // the leader's mailbox wait.
-func LeaderSample(t Seconds, instances []leader.Stats, serving bool, waitP99 time.Duration) Sample {
+func LeaderSample(t result.Seconds, instances []leader.Stats, serving bool, waitP99 time.Duration) result.Sample {
 	lt := leaderTotals{all: instances}
 	n := len(instances)
 	if serving && n > 0 {
 		lt.cur = &instances[n-1]
 	}
-	s := Sample{T: t, LeaderUp: lt.cur != nil}
+	s := result.Sample{T: t, LeaderUp: lt.cur != nil}
 	s.LeaderAccepted = lt.sum(func(l *leader.Stats) uint64 {
 		return l.Mailbox.Offered - l.Mailbox.Rejected() - l.Mailbox.DroppedNewest
 	})

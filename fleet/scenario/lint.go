@@ -9,9 +9,11 @@ import (
 	exprast "github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-var resultType = reflect.TypeFor[Result]()
+var resultType = reflect.TypeFor[result.Result]()
 
 // boundHint is the advice for a check that compares a name with a bound
 // the run can never cross.
@@ -21,7 +23,9 @@ const boundHint = "compare with a bound the run could cross"
 // cannot depend on the run (it is true, or false, whatever the Result
 // holds), or returns "" when it can. constantCheck decides; the check's
 // text explains.
-func constantMessage(text string, c *check) string { return constantMessageIn(text, c, Result{}) }
+func constantMessage(text string, c *check) string {
+	return constantMessageIn(text, c, result.Result{})
+}
 
 // constantMessageIn is constantMessage for a check compiled against env
 // (a Result, or a comparisonEnv).
@@ -259,10 +263,10 @@ func vacuousMessage(s *Scenario, text string, c *check) string {
 		sends = "none of them"
 	}
 	var outcome string
-	switch status, _ := c.judge(Result{Run: RunInfo{KeptUp: true}}, false); status {
-	case Pass:
+	switch status, _ := c.judge(result.Result{Run: result.RunInfo{KeptUp: true}}, false); status {
+	case result.Pass:
 		outcome = "it cannot fail"
-	case Fail:
+	case result.Fail:
 		outcome = "it cannot pass"
 	default:
 		outcome = "it is never judged"

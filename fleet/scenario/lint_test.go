@@ -14,6 +14,8 @@ import (
 	"github.com/expr-lang/expr/vm"
 	"github.com/goccy/go-yaml"
 	"pgregory.net/rapid"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // realChecks are expectations a user writes: each can pass and can fail,
@@ -179,11 +181,11 @@ func TestConstantOutcomeOtherEnvironments(t *testing.T) {
 		Ratio float64 `expr:"ratio"`
 	}
 	type future struct {
-		Result  `expr:"-"`
-		Windows map[string]window `expr:"windows"`
-		Events  map[string]int    `expr:"events"`
+		result.Result `expr:"-"`
+		Windows       map[string]window `expr:"windows"`
+		Events        map[string]int    `expr:"events"`
 	}
-	variants := map[string]Result{"policy=reject": {}, "policy=unbounded": {}, "a": {}, "b": {}}
+	variants := map[string]result.Result{"policy=reject": {}, "policy=unbounded": {}, "a": {}, "b": {}}
 	for _, tc := range []struct {
 		env      any
 		check    string

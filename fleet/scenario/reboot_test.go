@@ -1,6 +1,10 @@
 package scenario
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
+)
 
 // TestRunRebootDuringDeploy: workers reboot while the leader waits for
 // their acks (a 2 s round trip) in two deploys, and half of them while
@@ -107,7 +111,7 @@ expect:
 	if c.LostInReboot == 0 {
 		t.Fatal("no command lost in the reboot: the server's mailbox was empty")
 	}
-	if v := rep.Verdicts[0]; v.Status != Fail {
+	if v := rep.Verdicts[0]; v.Status != result.Fail {
 		t.Errorf("commands.lost_in_reboot == 0 %s with %d lost in the reboot", v.Status, c.LostInReboot)
 	}
 	if at := rep.Result.Workers.AtVersion["2.0.0"]; at != 19 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -57,14 +58,6 @@ const (
 	minLagThreshold       = time.Second
 	lagThresholdShare     = 0.02
 	liveHistory           = 300 // samples in Live.History
-)
-
-// Phases of a run, as Live.Phase reports them.
-const (
-	PhaseStarting = "starting"
-	PhaseRunning  = "running"
-	PhaseDraining = "draining"
-	PhaseDone     = "done"
 )
 
 // Runner runs one scenario once on the real stack: the embedded broker
@@ -121,14 +114,14 @@ type Runner struct {
 	started   bool          // t0 is set
 	endAt     time.Duration // simulated time at the run's end (shutdown)
 	ended     bool          // endAt is set: snapshots show it as now
-	records   []Record
-	samples   []Sample
+	records   []result.Record
+	samples   []result.Sample
 	target    string
 	nextEvent int // index into events of the next timeline event to fire
 	fired     int
 	deploys   []*deployRun
 	marks     map[time.Duration]*windowMark // the windows' edges, by scheduled time
-	report    *Report
+	report    *result.Report
 	// endWorkers is the fleet just before the run stopped it (Snapshot).
 	endWorkers *workersAtEnd
 	fail       context.CancelCauseFunc
@@ -165,7 +158,7 @@ func NewRunner(sc *Scenario, o RunOptions) (*Runner, error) {
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
-	r := &Runner{sc: sc, o: o, log: o.Logger.With("scenario", sc.Name), phase: PhaseStarting}
+	r := &Runner{sc: sc, o: o, log: o.Logger.With("scenario", sc.Name), phase: result.PhaseStarting}
 	r.threshold = o.LagThreshold
 	if r.threshold <= 0 {
 		r.threshold = max(minLagThreshold, time.Duration(float64(sc.Duration.D())*lagThresholdShare))
@@ -193,7 +186,7 @@ func NewRunner(sc *Scenario, o RunOptions) (*Runner, error) {
 }
 
 // Run runs sc once with options o: NewRunner, then Runner.Run.
-func Run(ctx context.Context, sc *Scenario, o RunOptions) (*Report, error) {
+func Run(ctx context.Context, sc *Scenario, o RunOptions) (*result.Report, error) {
 	r, err := NewRunner(sc, o)
 	if err != nil {
 		return nil, err
@@ -217,12 +210,12 @@ var ErrRan = errors.New("scenario: this runner has already run")
 // as far as it got. A run that completed is judged (Report.Verdicts, from
 // Judge) before Snapshot reports it done, so the dashboard shows the
 // verdicts.
-func (r *Runner) Run(ctx context.Context) (*Report, error) {
+func (r *Runner) Run(ctx context.Context) (*result.Report, error) {
 	if !r.ran.CompareAndSwap(false, true) {
 		return nil, ErrRan
 	}
 	wallStart := time.Now()
-	rep := &Report{Scenario: r.sc.Name, File: r.sc.File, Description: r.sc.Description, Variant: r.o.Variant, Started: wallStart}
+	rep := &result.Report{Scenario: r.sc.Name, File: r.sc.File, Description: r.sc.Description, Variant: r.o.Variant, Started: wallStart}
 	end, runErr := r.run(ctx)
 	rep.Result = end.result
 	rep.Result.Run.WallSeconds = time.Since(wallStart).Seconds()
@@ -236,7 +229,7 @@ func (r *Runner) Run(ctx context.Context) (*Report, error) {
 		rep.Verdicts = Judge(r.sc, rep.Result)
 	}
 	r.mu.Lock()
-	r.phase, r.report = PhaseDone, rep
+	r.phase, r.report = result.PhaseDone, rep
 	r.mu.Unlock()
 	return rep, runErr
 }
@@ -303,7 +296,7 @@ func (r *Runner) failRun(err error) {
 // startRunning fixes simulated time 0 and enters phase running.
 func (r *Runner) startRunning() {
 	r.mu.Lock()
-	r.t0, r.started, r.phase = r.clk.Mono(), true, PhaseRunning
+	r.t0, r.started, r.phase = r.clk.Mono(), true, result.PhaseRunning
 	r.mu.Unlock()
 	r.lag.startSchedule()
 	r.log.Info("running", "workers", len(r.workers), "duration", r.sc.Duration.D(), "speed", r.clk.Speed())
@@ -334,7 +327,7 @@ func (r *Runner) setPhase(p string) {
 func (r *Runner) record(kind, text string, lag time.Duration) {
 	now := r.simNow()
 	r.mu.Lock()
-	r.records = append(r.records, Record{T: simSec(now), Kind: kind, Text: text, LagSec: simSec(lag)})
+	r.records = append(r.records, result.Record{T: simSec(now), Kind: kind, Text: text, LagSec: simSec(lag)})
 	r.mu.Unlock()
 	if kind == "warning" {
 		r.log.Warn(text, "t", now)
@@ -363,4 +356,4 @@ func (r *Runner) goBackground(f func(ctx context.Context)) bool {
 	return true
 }
 
-func simSec(d time.Duration) Seconds { return Seconds(d.Seconds()) }
+func simSec(d time.Duration) result.Seconds { return result.Seconds(d.Seconds()) }

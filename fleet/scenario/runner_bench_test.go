@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // BenchmarkRunThousand runs 1,000 workers for 60 simulated seconds at speed
@@ -80,7 +82,7 @@ func BenchmarkSnapshot10k(b *testing.B) {
 	}
 	r.mu.Lock()
 	for i := range 300 {
-		r.samples = append(r.samples, Sample{T: Seconds(i)})
+		r.samples = append(r.samples, result.Sample{T: result.Seconds(i)})
 	}
 	r.mu.Unlock()
 	b.ReportAllocs()

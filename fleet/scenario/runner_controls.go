@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -42,7 +43,7 @@ func (r *Runner) active(what string) bool {
 	r.mu.Lock()
 	p := r.phase
 	r.mu.Unlock()
-	if p != PhaseRunning && p != PhaseDraining {
+	if p != result.PhaseRunning && p != result.PhaseDraining {
 		r.warnf("control %s ignored: the run is %s", what, p)
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // drain is the quiet period after the timeline: telemetry stops (the
@@ -19,7 +20,7 @@ import (
 // then are the counts final enough to balance. A drain that runs out of
 // time is a warning; the balance then counts what is still queued.
 func (r *Runner) drain(ctx context.Context) {
-	r.setPhase(PhaseDraining)
+	r.setPhase(result.PhaseDraining)
 	r.record("event", "drain: every worker healed; waiting until nothing is left to deliver", 0)
 	start := r.simNow()
 	for i, w := range r.workers {

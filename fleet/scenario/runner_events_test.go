@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func rtRange(from, to int) Selector {
@@ -14,7 +15,7 @@ func rtRange(from, to int) Selector {
 }
 
 // sampleAt returns the first sample at or after t (simulated seconds).
-func rtSampleAt(t *testing.T, rep *Report, at float64) Sample {
+func rtSampleAt(t *testing.T, rep *result.Report, at float64) result.Sample {
 	t.Helper()
 	for _, s := range rep.Samples {
 		if float64(s.T) >= at {
@@ -22,7 +23,7 @@ func rtSampleAt(t *testing.T, rep *Report, at float64) Sample {
 		}
 	}
 	t.Fatalf("no sample at %gs", at)
-	return Sample{}
+	return result.Sample{}
 }
 
 // TestRunWorkerEvents: partition and heal, disconnect and reconnect, and
@@ -178,7 +179,7 @@ func TestRunHeartbeatStorm(t *testing.T) {
 	if extra > 210 || extra < 150 && rtKeptUp(t, rep, quietRep) {
 		t.Errorf("the storm added %d heartbeats (%d with, %d without), want about 180", extra, rep.Result.Heartbeat.Sent, quietRep.Result.Heartbeat.Sent)
 	}
-	if !slices.ContainsFunc(rep.Records, func(r Record) bool { return strings.HasPrefix(r.Text, "heartbeat storm over") && r.T >= 6 }) {
+	if !slices.ContainsFunc(rep.Records, func(r result.Record) bool { return strings.HasPrefix(r.Text, "heartbeat storm over") && r.T >= 6 }) {
 		t.Error("no record of the storm ending at 6s")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func rtPtr[T any](v T) *T { return &v }
@@ -29,7 +31,7 @@ func rtFleet(n int, dur float64) *Scenario {
 }
 
 // run runs sc and fails the test on an error.
-func rtRun(t *testing.T, sc *Scenario) *Report {
+func rtRun(t *testing.T, sc *Scenario) *result.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,7 +43,7 @@ func rtRun(t *testing.T, sc *Scenario) *Report {
 }
 
 // dump logs the result and the records when the test has failed.
-func rtDump(t *testing.T, rep *Report) {
+func rtDump(t *testing.T, rep *result.Report) {
 	t.Helper()
 	if !t.Failed() && os.Getenv("SCENARIO_DUMP") == "" {
 		return
@@ -54,7 +56,7 @@ func rtDump(t *testing.T, rep *Report) {
 }
 
 // noLoss checks the balances every run must keep.
-func rtNoLoss(t *testing.T, rep *Report) {
+func rtNoLoss(t *testing.T, rep *result.Report) {
 	t.Helper()
 	r := rep.Result
 	if r.Lost != 0 || r.Commands.Lost != 0 || r.Telemetry.Lost != 0 {
@@ -79,7 +81,7 @@ func rtNoLoss(t *testing.T, rep *Report) {
 // that connection's will ("offline") published after its new "online"
 // (mochi sends the will of a taken-over session asynchronously), so the
 // leader parks its commands until the run ends.
-func rtKeptUp(t *testing.T, reps ...*Report) bool {
+func rtKeptUp(t *testing.T, reps ...*result.Report) bool {
 	t.Helper()
 	for _, rep := range reps {
 		if r := rep.Result.Run; !r.KeptUp {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 )
 
@@ -134,7 +135,7 @@ func (r *Runner) lagNow() (lag time.Duration, behind bool, of string) {
 // lagResult fills in run's lags over the whole run and whether it kept up;
 // a run that did not is told in a warning naming each lag that passed the
 // threshold and whose it is.
-func (r *Runner) lagResult(run *RunInfo) {
+func (r *Runner) lagResult(run *result.RunInfo) {
 	m := &r.lag
 	timer := m.timer.Snapshot()
 	run.LagMax, run.LagP99 = simSec(timer.Max), simSec(timer.Quantile(0.99))

@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // starvedClock is the run's clock as a leader sees it on a machine that
@@ -53,7 +54,7 @@ func calledByServiceLoop() bool {
 // scheduling delays (a tenth of a second seen at speed 1) stay far inside
 // it; starved at speed 1000, each message puts the loop 4.9s further
 // behind, and thirty syncs alone make it hundreds of seconds.
-func starvedRun(t *testing.T, speed float64) (*Report, *starvedClock) {
+func starvedRun(t *testing.T, speed float64) (*result.Report, *starvedClock) {
 	t.Helper()
 	sc := rtFleet(30, 4)
 	sc.Speed = speed
@@ -101,10 +102,10 @@ func TestStarvedLeaderFallsBehind(t *testing.T) {
 		t.Errorf("starved at speed 1000: service lag p99 %.3fs (max %.3fs), kept_up %v; want past the threshold %gs, not kept up",
 			run.ServiceLagP99, run.ServiceLagMax, run.KeptUp, run.LagThreshold)
 	}
-	if v := rep.Verdicts[0]; v.Status != NotJudged || !strings.Contains(v.Detail, "service lag p99 ") || !strings.HasSuffix(v.Detail, "> threshold 5s at speed 1000") {
+	if v := rep.Verdicts[0]; v.Status != result.NotJudged || !strings.Contains(v.Detail, "service lag p99 ") || !strings.HasSuffix(v.Detail, "> threshold 5s at speed 1000") {
 		t.Errorf("timing check on the starved run: %+v, want not judged, naming the service lag", v)
 	}
-	if v := rep.Verdicts[1]; v.Status == NotJudged {
+	if v := rep.Verdicts[1]; v.Status == result.NotJudged {
 		t.Errorf("count check on the starved run: %+v, want judged", v)
 	}
 	warned := false
@@ -123,7 +124,7 @@ func TestStarvedLeaderFallsBehind(t *testing.T) {
 		t.Errorf("starved at speed 1: kept_up %v (%s), want kept up", run.KeptUp, run.Behind())
 	}
 	for _, v := range rep.Verdicts {
-		if v.Status == NotJudged {
+		if v.Status == result.NotJudged {
 			t.Errorf("check %q not judged at speed 1: %s", v.Check, v.Detail)
 		}
 	}
@@ -139,7 +140,7 @@ func TestLagMeter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	near := func(got Seconds, want float64) bool { return float64(got) >= want && float64(got) <= want*9/8 }
+	near := func(got result.Seconds, want float64) bool { return float64(got) >= want && float64(got) <= want*9/8 }
 	r.observeLag(100*time.Millisecond, "a tick")
 	if lv := r.Snapshot(); lv.Behind || lv.LagOf != "" || lv.Lag != 0.1 {
 		t.Errorf("timer lag 0.1s: behind %v, lag %v of %q; want 0.1s of the timer, not behind", lv.Behind, lv.Lag, lv.LagOf)
@@ -164,7 +165,7 @@ func TestLagMeter(t *testing.T) {
 		t.Errorf("commands 1.5s late: behind %v, lag %v of %q; want behind by 1.5s of delivery", lv.Behind, lv.Lag, lv.LagOf)
 	}
 
-	run := RunInfo{Speed: 20}
+	run := result.RunInfo{Speed: 20}
 	r.lagResult(&run)
 	if run.KeptUp || !near(run.ServiceLagP99, 3) || !near(run.DeliveryLagP99, 1.5) || run.LagP99 != 0.1 || run.LagThreshold != 1 {
 		t.Errorf("result: %+v; want service 3s, delivery 1.5s, timer 0.1s, threshold 1s, not kept up", run)
@@ -185,7 +186,7 @@ func TestLagMeter(t *testing.T) {
 	}
 	quiet.lag.service.workers.Record(900 * time.Millisecond)
 	quiet.lag.delivery.leader.Record(time.Second)
-	run = RunInfo{Speed: 20}
+	run = result.RunInfo{Speed: 20}
 	quiet.lagResult(&run)
 	if !run.KeptUp || len(quiet.records) != 0 {
 		t.Errorf("lags within the threshold: kept_up %v, records %v; want kept up, no warning", run.KeptUp, quiet.records)

@@ -3,6 +3,7 @@ package scenario
 import (
 	"slices"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -12,20 +13,20 @@ import (
 // share memory with the run and must not be modified) and reads each
 // worker's state at a glance, so ten calls a second with 10,000 workers
 // cost a few milliseconds.
-func (r *Runner) Snapshot() Live {
+func (r *Runner) Snapshot() result.Live {
 	lag, behind, lagOf := r.lagNow()
 	r.mu.Lock()
 	// Now is read under the lock that guards the samples, so it is never
 	// before the latest sample's time.
 	now := r.liveNow()
-	lv := Live{
+	lv := result.Live{
 		Scenario: r.sc.Name, Variant: r.o.Variant, Seed: r.sc.Seed,
 		Speed: r.clk.Speed(), Paused: r.clk.Paused(),
 		Now: now, Duration: simSec(r.sc.Duration.D()),
 		Phase: r.phase, Lag: simSec(lag), Behind: behind, LagOf: lagOf,
 		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
 	}
-	if r.nextEvent < len(r.events) && r.phase != PhaseDone {
+	if r.nextEvent < len(r.events) && r.phase != result.PhaseDone {
 		e := &r.events[r.nextEvent]
 		lv.Next, lv.NextAt = e.text, simSec(e.at)
 	}
@@ -40,7 +41,7 @@ func (r *Runner) Snapshot() Live {
 		lv.AtTarget = end.atTarget
 		return lv
 	}
-	lv.Workers = make([]WorkerState, len(r.workers))
+	lv.Workers = make([]result.WorkerState, len(r.workers))
 	for i, w := range r.workers {
 		st := w.State()
 		lv.Workers[i] = r.stateOf(i, st, target)
@@ -55,7 +56,7 @@ func (r *Runner) Snapshot() Live {
 // the timeline's length and the phase. It is Snapshot without the fleet,
 // the samples and the records, cheap enough to poll many times a second
 // whatever the fleet's size.
-func (r *Runner) Position() (now, duration Seconds, phase string) {
+func (r *Runner) Position() (now, duration result.Seconds, phase string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.liveNow(), simSec(r.sc.Duration.D()), r.phase
@@ -64,7 +65,7 @@ func (r *Runner) Position() (now, duration Seconds, phase string) {
 // liveNow is the simulated time a snapshot shows: 0 before time 0, and
 // from the run's end on the time it ran (Result.Run.SimSeconds), not a
 // clock that keeps going while the summary is on screen. r.mu is held.
-func (r *Runner) liveNow() Seconds {
+func (r *Runner) liveNow() result.Seconds {
 	switch {
 	case r.ended:
 		return simSec(r.endAt)
@@ -76,7 +77,7 @@ func (r *Runner) liveNow() Seconds {
 
 // endState is the fleet as Snapshot shows it once the workers stop.
 type workersAtEnd struct {
-	states   []WorkerState
+	states   []result.WorkerState
 	atTarget int
 }
 
@@ -87,7 +88,7 @@ func (r *Runner) keepEndStates() {
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()
-	end := &workersAtEnd{states: make([]WorkerState, len(r.workers))}
+	end := &workersAtEnd{states: make([]result.WorkerState, len(r.workers))}
 	for i, w := range r.workers {
 		st := w.State()
 		end.states[i] = r.stateOf(i, st, target)
@@ -104,7 +105,7 @@ func (r *Runner) keepEndStates() {
 // the dashboard's drill-down shows them. It reads each worker's stats,
 // so it is meant for a few dozen workers at a time. Safe for concurrent
 // use.
-func (r *Runner) WorkerDetails(lo, hi int) []WorkerDetail {
+func (r *Runner) WorkerDetails(lo, hi int) []result.WorkerDetail {
 	lo, hi = max(0, lo), min(hi, len(r.workers))
 	if lo >= hi {
 		return nil
@@ -112,11 +113,11 @@ func (r *Runner) WorkerDetails(lo, hi int) []WorkerDetail {
 	r.mu.Lock()
 	target, end := r.target, r.endWorkers
 	r.mu.Unlock()
-	out := make([]WorkerDetail, 0, hi-lo)
+	out := make([]result.WorkerDetail, 0, hi-lo)
 	for i := lo; i < hi; i++ {
 		w := r.workers[i]
 		st, ws := w.State(), w.Stats()
-		d := WorkerDetail{
+		d := result.WorkerDetail{
 			Index: i, ID: r.specs[i].ID, Group: r.specs[i].Group, Version: st.Version,
 			State: r.stateOf(i, st, target), Depth: st.Depth, Capacity: st.Capacity,
 			ConnectAttempts: ws.ConnectAttempts, MaxAttempt: ws.MaxAttempt,
@@ -132,18 +133,18 @@ func (r *Runner) WorkerDetails(lo, hi int) []WorkerDetail {
 // stateOf is worker i's cell in the fleet grid: partitioned (the run cut
 // it off), offline, else full, busy, updated (at the target version) or
 // online, in that order.
-func (r *Runner) stateOf(i int, s worker.State, target string) WorkerState {
+func (r *Runner) stateOf(i int, s worker.State, target string) result.WorkerState {
 	switch {
 	case r.cut[i].Load():
-		return StatePartitioned
+		return result.StatePartitioned
 	case !s.Online:
-		return StateOffline
+		return result.StateOffline
 	case s.Depth >= s.Capacity:
-		return StateFull
+		return result.StateFull
 	case s.Busy:
-		return StateBusy
+		return result.StateBusy
 	case target != "" && s.Version == target:
-		return StateUpdated
+		return result.StateUpdated
 	}
-	return StateOnline
+	return result.StateOnline
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // The wait p99 over an interval forgets the waits before it; the run's
@@ -32,21 +33,21 @@ func TestWaitP99Interval(t *testing.T) {
 }
 
 // startRun runs sc in the background until it is running.
-func startRun(t *testing.T, sc *Scenario) (*Runner, <-chan *Report, context.CancelFunc) {
+func startRun(t *testing.T, sc *Scenario) (*Runner, <-chan *result.Report, context.CancelFunc) {
 	t.Helper()
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	done := make(chan *Report, 1)
+	done := make(chan *result.Report, 1)
 	go func() {
 		rep, _ := r.Run(ctx)
 		done <- rep
 	}()
 	fleettest.Eventually(t, time.Minute, "the run to start", func() error {
 		p := r.Snapshot().Phase
-		return fleettest.Unless(p == PhaseRunning, "phase %s", p)
+		return fleettest.Unless(p == result.PhaseRunning, "phase %s", p)
 	})
 	return r, done, cancel
 }
@@ -57,14 +58,14 @@ func TestSnapshotPartition(t *testing.T) {
 	r, done, cancel := startRun(t, rtFleet(10, 30))
 	defer func() { cancel(); <-done }()
 	r.Partition(50)
-	if n := count(r.Snapshot().Workers, StatePartitioned); n != 5 {
+	if n := count(r.Snapshot().Workers, result.StatePartitioned); n != 5 {
 		t.Errorf("%d partitioned at once after partitioning 50%%, want 5", n)
 	}
-	if d := r.WorkerDetails(0, 10); len(d) != 10 || d[0].ID != WorkerID(0) || d[0].Capacity == 0 || count([]WorkerState{d[0].State, d[1].State}, StatePartitioned) != 1 {
+	if d := r.WorkerDetails(0, 10); len(d) != 10 || d[0].ID != WorkerID(0) || d[0].Capacity == 0 || count([]result.WorkerState{d[0].State, d[1].State}, result.StatePartitioned) != 1 {
 		t.Errorf("details %+v", d)
 	}
 	r.Heal()
-	if n := count(r.Snapshot().Workers, StatePartitioned); n != 0 {
+	if n := count(r.Snapshot().Workers, result.StatePartitioned); n != 0 {
 		t.Errorf("%d partitioned after heal, want 0", n)
 	}
 }
@@ -80,7 +81,7 @@ func TestSnapshotEnd(t *testing.T) {
 	rep := <-done
 	defer rtDump(t, rep)
 	l := r.Snapshot()
-	if l.Phase != PhaseDone || count(l.Workers, StateUpdated) != 10 || l.AtTarget != 10 {
+	if l.Phase != result.PhaseDone || count(l.Workers, result.StateUpdated) != 10 || l.AtTarget != 10 {
 		t.Errorf("at the end: phase %s, workers %v, %d at the target; want all 10 updated", l.Phase, l.Workers, l.AtTarget)
 	}
 	var texts []string
@@ -96,7 +97,7 @@ func TestSnapshotEnd(t *testing.T) {
 	}
 }
 
-func count(ws []WorkerState, s WorkerState) int {
+func count(ws []result.WorkerState, s result.WorkerState) int {
 	n := 0
 	for _, w := range ws {
 		if w == s {

@@ -8,13 +8,14 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
 // endState is what the run leaves: its Result.
 type endState struct {
-	result Result
+	result result.Result
 }
 
 // finalState is what the run captured as it stopped: the Result's inputs.
@@ -106,22 +107,22 @@ func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
 // result computes the Result from what the run captured. Every number is
 // read from the mechanisms' own stats; the Lost figures are balances
 // across them (see commandBalance and telemetryBalance).
-func (r *Runner) result(f *finalState) Result {
+func (r *Runner) result(f *finalState) result.Result {
 	sc := r.sc
-	res := Result{}
+	res := result.Result{}
 	r.lead.mu.Lock()
 	restarts, depthStart := r.lead.restarts, r.lead.depthStart
 	r.lead.mu.Unlock()
 	r.mu.Lock()
 	events, samples, deploys := r.fired, r.samples, r.deploys
 	r.mu.Unlock()
-	res.Run = RunInfo{
+	res.Run = result.RunInfo{
 		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: simSec(f.simEnd),
 		Events: events, LeaderRestarts: restarts,
 	}
 	r.lagResult(&res.Run)
 
-	res.Fleet = FleetResult{Count: len(r.workers), Groups: map[string]int{}, Online: f.online, Offline: len(r.workers) - f.online, LeaderOnline: f.leaderOnline}
+	res.Fleet = result.FleetResult{Count: len(r.workers), Groups: map[string]int{}, Online: f.online, Offline: len(r.workers) - f.online, LeaderOnline: f.leaderOnline}
 	for _, g := range r.groups {
 		res.Fleet.Groups[g]++
 	}
@@ -133,7 +134,7 @@ func (r *Runner) result(f *finalState) Result {
 	res.Heartbeat = heartbeatResult(lt, f.workers, &r.hbWait)
 	res.Relay = r.relayResult(lt)
 
-	res.Outbox = OutboxResult{
+	res.Outbox = result.OutboxResult{
 		Enqueued:     lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Enqueued }),
 		Acked:        lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Acked }),
 		Overwritten:  lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Overwritten }),
@@ -160,8 +161,8 @@ func (r *Runner) result(f *finalState) Result {
 	return res
 }
 
-func quantilesOf(s stats.HistogramSnapshot) Quantiles {
-	return Quantiles{P50: simSec(s.Quantile(0.5)), P90: simSec(s.Quantile(0.9)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
+func quantilesOf(s stats.HistogramSnapshot) result.Quantiles {
+	return result.Quantiles{P50: simSec(s.Quantile(0.5)), P90: simSec(s.Quantile(0.9)), P99: simSec(s.Quantile(0.99)), Max: simSec(s.Max), Mean: simSec(s.Mean())}
 }
 
 // MaxAppliedTwiceIDs bounds workers.applied_twice_ids: enough to find the
@@ -169,8 +170,8 @@ func quantilesOf(s stats.HistogramSnapshot) Quantiles {
 const MaxAppliedTwiceIDs = 100
 
 // workersResult sums the workers' own counters.
-func (r *Runner) workersResult(f *finalState) WorkersResult {
-	w := WorkersResult{AtVersion: map[string]int{}}
+func (r *Runner) workersResult(f *finalState) result.WorkersResult {
+	w := result.WorkersResult{AtVersion: map[string]int{}}
 	policies := map[mailbox.Policy]bool{}
 	for i, s := range f.workers {
 		w.AtVersion[s.Version]++
@@ -224,9 +225,9 @@ func (r *Runner) workersResult(f *finalState) WorkersResult {
 
 // leaderResult sums the leader's counters over its instances; the
 // mailbox's capacity and depth are the last instance's.
-func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) LeaderResult {
+func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) result.LeaderResult {
 	sum := lt.sum
-	l := LeaderResult{
+	l := result.LeaderResult{
 		RequestsReceived:  sum(func(l *leader.Stats) uint64 { return l.RequestsReceived }),
 		RequestsServed:    sum(func(l *leader.Stats) uint64 { return l.RequestsServed }),
 		TelemetryReceived: sum(func(l *leader.Stats) uint64 { return l.TelemetryReceived }),
@@ -254,8 +255,8 @@ func leaderResult(lt leaderTotals, wait, rtt *stats.Histogram) LeaderResult {
 
 // heartbeatResult follows heartbeats from the workers to the leader's
 // processing.
-func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) HeartbeatRes {
-	h := HeartbeatRes{
+func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) result.HeartbeatResult {
+	h := result.HeartbeatResult{
 		Received:  lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatsReceived }),
 		Processed: lt.sum(func(l *leader.Stats) uint64 { return l.HeartbeatsProcessed }),
 		Coalesced: lt.sum(func(l *leader.Stats) uint64 { return l.Heartbeats.DroppedCoalesced }),
@@ -277,11 +278,11 @@ func heartbeatResult(lt leaderTotals, ws []worker.Stats, age *stats.Histogram) H
 // relayResult sums the relay over its partitions and leader instances
 // (the limiters' own decrease counts included); the limits' range comes
 // from their histories.
-func (r *Runner) relayResult(lt leaderTotals) RelayResult {
+func (r *Runner) relayResult(lt leaderTotals) result.RelayResult {
 	total := func(f func(outbox.PartitionStats) uint64) uint64 {
 		return lt.sum(func(l *leader.Stats) uint64 { return f(l.Relay.Total()) })
 	}
-	rr := RelayResult{
+	rr := result.RelayResult{
 		Delivered:    total(func(p outbox.PartitionStats) uint64 { return p.Delivered }),
 		Backpressure: total(func(p outbox.PartitionStats) uint64 { return p.Backpressure }),
 		Retries:      total(func(p outbox.PartitionStats) uint64 { return p.Retries }),
@@ -291,7 +292,7 @@ func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 	}
 	lo, hi, gaps := r.limits.result()
 	dec := total(func(p outbox.PartitionStats) uint64 { return p.Decreases })
-	rr.Limit = LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: int(dec)}
+	rr.Limit = result.LimitRange{Initial: r.limitInitial(), Min: lo, Max: hi, Decreases: int(dec)}
 	if n := len(lt.all); n > 0 {
 		last := lt.all[n-1].Relay
 		rr.Partitions = len(last.Partitions)
@@ -309,10 +310,10 @@ func (r *Runner) relayResult(lt leaderTotals) RelayResult {
 // from the deploy's start to its last delivery as the leader that carried
 // it saw it, or — when a crash took that leader's progress with it — to
 // the first sample at which every target ran the version.
-func (r *Runner) deployResults(ds []*deployRun, f *finalState) []DeployRes {
-	out := make([]DeployRes, 0, len(ds))
+func (r *Runner) deployResults(ds []*deployRun, f *finalState) []result.DeployResult {
+	out := make([]result.DeployResult, 0, len(ds))
 	for _, d := range ds {
-		res := DeployRes{Version: d.version, Targets: len(d.targets)}
+		res := result.DeployResult{Version: d.version, Targets: len(d.targets)}
 		for _, i := range d.targets {
 			if f.workers[i].AppliedVersions[d.version] > 0 {
 				res.Delivered++
@@ -431,9 +432,9 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 //     these are missing; expired updates (outbox or worker TTL), updates
 //     dropped after their ack or lost in a reboot, and updates still
 //     queued may explain that many, no more.
-func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, depthStart int) CommandResult {
+func (r *Runner) commandBalance(res *result.Result, f *finalState, ds []*deployRun, depthStart int) result.CommandResult {
 	o := res.Outbox
-	c := CommandResult{Sent: o.Enqueued, Queued: o.Depth, Poisoned: r.poisoned.Load()}
+	c := result.CommandResult{Sent: o.Enqueued, Queued: o.Depth, Poisoned: r.poisoned.Load()}
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
 	ledger := int64(c.Sent) - left
 	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)
@@ -488,8 +489,8 @@ func (r *Runner) commandBalance(res *Result, f *finalState, ds []*deployRun, dep
 // Lost is the remainder; and the leader must have received at least what
 // the workers were told it accepted (a worker counts direct and forwarded
 // only on the leader's ok).
-func telemetryBalance(ws []worker.Stats, received uint64) TelemetryRes {
-	var t TelemetryRes
+func telemetryBalance(ws []worker.Stats, received uint64) result.TelemetryResult {
+	var t result.TelemetryResult
 	for _, s := range ws {
 		t.Generated += s.TelemetryGenerated
 		t.Direct += s.TelemetryDirect

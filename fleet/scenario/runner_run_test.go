@@ -13,6 +13,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestBalanceCanFail: a message acked in the outbox file behind the
@@ -78,7 +79,7 @@ func TestBalanceCanFail(t *testing.T) {
 	if res.Workers.AtVersion["2.0.0"] != 39 || res.Deploys[0].Delivered != 39 {
 		t.Errorf("%d workers at 2.0.0, %d delivered; want 39", res.Workers.AtVersion["2.0.0"], res.Deploys[0].Delivered)
 	}
-	if !slices.ContainsFunc(rep.Records, func(rec Record) bool { return rec.Kind == "warning" && strings.Contains(rec.Text, "lost 1") }) {
+	if !slices.ContainsFunc(rep.Records, func(rec result.Record) bool { return rec.Kind == "warning" && strings.Contains(rec.Text, "lost 1") }) {
 		t.Error("no warning about the loss in the records")
 	}
 }
@@ -97,7 +98,7 @@ func TestRunCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	type out struct {
-		rep *Report
+		rep *result.Report
 		err error
 	}
 	done := make(chan out, 1)
@@ -126,7 +127,7 @@ func TestRunCancel(t *testing.T) {
 	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
 		t.Errorf("the run's directory is left behind: %v %v", ents, err)
 	}
-	if lv := r.Snapshot(); lv.Phase != PhaseDone || lv.Report != o.rep {
+	if lv := r.Snapshot(); lv.Phase != result.PhaseDone || lv.Report != o.rep {
 		t.Errorf("after the run: phase %q, report %p; want done and %p", lv.Phase, lv.Report, o.rep)
 	}
 	if _, err := r.Run(context.Background()); !errors.Is(err, ErrRan) {
@@ -149,7 +150,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	order := map[string]int{PhaseStarting: 0, PhaseRunning: 1, PhaseDraining: 2, PhaseDone: 3}
+	order := map[string]int{result.PhaseStarting: 0, result.PhaseRunning: 1, result.PhaseDraining: 2, result.PhaseDone: 3}
 	var (
 		wg      sync.WaitGroup
 		stop    = make(chan struct{})
@@ -158,7 +159,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 		next    []string
 	)
 	wg.Go(func() {
-		last := Live{Phase: PhaseStarting}
+		last := result.Live{Phase: result.PhaseStarting}
 		for {
 			lv := r.Snapshot()
 			switch {
@@ -179,11 +180,11 @@ func TestSnapshotDuringRun(t *testing.T) {
 			if lv.Next != "" && (len(next) == 0 || next[len(next)-1] != lv.Next) {
 				next = append(next, lv.Next)
 			}
-			if lv.Target == "2.0.0" && slices.Contains(lv.Workers, StateUpdated) {
+			if lv.Target == "2.0.0" && slices.Contains(lv.Workers, result.StateUpdated) {
 				updated = true
 			}
 			last = lv
-			if lv.Phase == PhaseDone {
+			if lv.Phase == result.PhaseDone {
 				return
 			}
 			select {
@@ -200,7 +201,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	rtNoLoss(t, rep)
-	for _, p := range []string{PhaseRunning, PhaseDraining} {
+	for _, p := range []string{result.PhaseRunning, result.PhaseDraining} {
 		if !seen[p] {
 			t.Errorf("no snapshot in phase %s", p)
 		}
@@ -211,7 +212,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 	if len(next) != 2 || !strings.HasPrefix(next[0], "deploy 2.0.0") || !strings.HasPrefix(next[1], "crash 6 workers") {
 		t.Errorf("next events seen: %q", next)
 	}
-	if lv := r.Snapshot(); lv.Phase != PhaseDone || lv.Report != rep || lv.Next != "" {
+	if lv := r.Snapshot(); lv.Phase != result.PhaseDone || lv.Report != rep || lv.Next != "" {
 		t.Errorf("final snapshot: phase %s, next %q", lv.Phase, lv.Next)
 	}
 	// The clock a person reads stops with the run: the simulated time
@@ -225,7 +226,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 	if lv := r.Snapshot(); lv.Now != end {
 		t.Errorf("snapshot after the end at %v, want the run's end %v", lv.Now, end)
 	}
-	if now, dur, phase := r.Position(); now != end || dur != 10 || phase != PhaseDone {
+	if now, dur, phase := r.Position(); now != end || dur != 10 || phase != result.PhaseDone {
 		t.Errorf("position after the end: %v of %v, %s; want %v of 10, done", now, dur, phase, end)
 	}
 }
@@ -241,7 +242,7 @@ func TestControls(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Partition(10) // not running yet: a warning
-	done := make(chan *Report, 1)
+	done := make(chan *result.Report, 1)
 	go func() {
 		rep, err := r.Run(t.Context())
 		if err != nil {

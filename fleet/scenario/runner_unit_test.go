@@ -9,6 +9,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -63,16 +64,16 @@ func TestStateOf(t *testing.T) {
 	for _, tc := range []struct {
 		s    worker.State
 		cut  bool
-		want WorkerState
+		want result.WorkerState
 	}{
 		// A worker the run cut off is partitioned, whatever its session
 		// still believes.
-		{worker.State{Online: true, Capacity: 4, Version: "2"}, true, StatePartitioned},
-		{worker.State{Online: false, Version: "2"}, false, StateOffline},
-		{worker.State{Online: true, Depth: 4, Capacity: 4, Busy: true}, false, StateFull},
-		{worker.State{Online: true, Depth: 1, Capacity: 4, Busy: true, Version: "2"}, false, StateBusy},
-		{worker.State{Online: true, Capacity: 4, Version: "2"}, false, StateUpdated},
-		{worker.State{Online: true, Capacity: 4, Version: "1"}, false, StateOnline},
+		{worker.State{Online: true, Capacity: 4, Version: "2"}, true, result.StatePartitioned},
+		{worker.State{Online: false, Version: "2"}, false, result.StateOffline},
+		{worker.State{Online: true, Depth: 4, Capacity: 4, Busy: true}, false, result.StateFull},
+		{worker.State{Online: true, Depth: 1, Capacity: 4, Busy: true, Version: "2"}, false, result.StateBusy},
+		{worker.State{Online: true, Capacity: 4, Version: "2"}, false, result.StateUpdated},
+		{worker.State{Online: true, Capacity: 4, Version: "1"}, false, result.StateOnline},
 	} {
 		i := 0
 		if tc.cut {

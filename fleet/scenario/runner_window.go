@@ -6,15 +6,16 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 )
 
 // windowMark is the run's cumulative counters at one edge of a window.
 type windowMark struct {
 	at      time.Duration
-	leader  WindowLeader
-	relay   WindowRelay
-	workers WindowWorkers
+	leader  result.WindowLeader
+	relay   result.WindowRelay
+	workers result.WindowWorkers
 	wait    stats.HistogramSnapshot // the leader mailbox's wait, since the start
 	// The newest leader instance's mailbox high-water mark, and how many
 	// instances the run had started: a mark that rose between two edges
@@ -69,7 +70,7 @@ func (r *Runner) windowMark() windowMark {
 	relay := func(f func(outbox.PartitionStats) uint64) uint64 {
 		return sum(func(l *leader.Stats) uint64 { return f(l.Relay.Total()) })
 	}
-	m.relay = WindowRelay{
+	m.relay = result.WindowRelay{
 		Delivered:    relay(func(p outbox.PartitionStats) uint64 { return p.Delivered }),
 		Backpressure: relay(func(p outbox.PartitionStats) uint64 { return p.Backpressure }),
 		Retries:      relay(func(p outbox.PartitionStats) uint64 { return p.Retries }),
@@ -89,24 +90,24 @@ func (r *Runner) windowMark() windowMark {
 
 // windowResults computes each window whose two edges were marked; a window
 // the run did not reach the end of is left out.
-func (r *Runner) windowResults(samples []Sample) map[string]WindowResult {
+func (r *Runner) windowResults(samples []result.Sample) map[string]result.WindowResult {
 	if len(r.sc.Windows) == 0 {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := map[string]WindowResult{}
+	out := map[string]result.WindowResult{}
 	for _, w := range r.sc.Windows {
 		from, to := w.span(r.sc)
 		a, b := r.marks[from], r.marks[to]
 		if a == nil || b == nil {
 			continue
 		}
-		res := WindowResult{From: a.at.Seconds(), To: b.at.Seconds(), Relay: b.relay.minus(a.relay), Workers: b.workers.minus(a.workers)}
+		res := result.WindowResult{From: a.at.Seconds(), To: b.at.Seconds(), Relay: b.relay.Minus(a.relay), Workers: b.workers.Minus(a.workers)}
 		res.Leader.RequestsServed = b.leader.RequestsServed - a.leader.RequestsServed
 		res.Leader.AnsweredFull = b.leader.AnsweredFull - a.leader.AnsweredFull
 		am, bm := a.leader.Mailbox, b.leader.Mailbox
-		res.Leader.Mailbox = MailboxResult{
+		res.Leader.Mailbox = result.MailboxResult{
 			Capacity: bm.Capacity, Policy: bm.Policy, Depth: bm.Depth,
 			Offered: bm.Offered - am.Offered, Taken: bm.Taken - am.Taken,
 			Dropped: bm.Dropped - am.Dropped, Rejected: bm.Rejected - am.Rejected,
@@ -130,31 +131,17 @@ func (r *Runner) windowResults(samples []Sample) map[string]WindowResult {
 	return out
 }
 
-func (b WindowRelay) minus(a WindowRelay) WindowRelay {
-	return WindowRelay{
-		Delivered: b.Delivered - a.Delivered, Backpressure: b.Backpressure - a.Backpressure,
-		Retries: b.Retries - a.Retries, Errors: b.Errors - a.Errors, OfflineSkips: b.OfflineSkips - a.OfflineSkips,
-	}
-}
-
-func (b WindowWorkers) minus(a WindowWorkers) WindowWorkers {
-	return WindowWorkers{
-		Connects: b.Connects - a.Connects, SyncSent: b.SyncSent - a.SyncSent, SyncOK: b.SyncOK - a.SyncOK,
-		SyncFull: b.SyncFull - a.SyncFull, AckedFull: b.AckedFull - a.AckedFull,
-	}
-}
-
 // eventResults lists the named events with how many workers each selected.
-func (r *Runner) eventResults() map[string]EventResult {
-	var out map[string]EventResult
+func (r *Runner) eventResults() map[string]result.EventResult {
+	var out map[string]result.EventResult
 	for _, te := range r.events {
 		if te.ev.Name == "" {
 			continue
 		}
 		if out == nil {
-			out = map[string]EventResult{}
+			out = map[string]result.EventResult{}
 		}
-		out[te.ev.Name] = EventResult{At: te.at.Seconds(), Workers: len(te.targets)}
+		out[te.ev.Name] = result.EventResult{At: te.at.Seconds(), Workers: len(te.targets)}
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package scenario
 import (
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestWindowsAndEvents: a window reads the counters between its edges, an
@@ -37,7 +39,7 @@ expect:
 	defer rtDump(t, rep)
 	rtNoLoss(t, rep)
 	for _, v := range rep.Verdicts {
-		if v.Status != Pass {
+		if v.Status != result.Pass {
 			t.Errorf("%s: %s %s", v.Check, v.Status, v.Detail)
 		}
 	}
@@ -94,7 +96,7 @@ windows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := []Sample{{T: 1, LeaderDepth: 3}, {T: 3, LeaderDepth: 199}, {T: 5, LeaderDepth: 150}, {T: 8, LeaderDepth: 250}}
+	samples := []result.Sample{{T: 1, LeaderDepth: 3}, {T: 3, LeaderDepth: 199}, {T: 5, LeaderDepth: 150}, {T: 8, LeaderDepth: 250}}
 	for _, c := range []struct {
 		name string
 		a, b windowMark

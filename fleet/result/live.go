@@ -1,4 +1,4 @@
-package scenario
+package result
 
 // Live is a running scenario at one moment, for the dashboard and the
 // headless progress line. The runner builds it on request (Runner.Snapshot),
@@ -97,3 +97,11 @@ func (s WorkerState) String() string {
 	}
 	return "offline"
 }
+
+// Phases of a run, as Live.Phase reports them.
+const (
+	PhaseStarting = "starting"
+	PhaseRunning  = "running"
+	PhaseDraining = "draining"
+	PhaseDone     = "done"
+)
