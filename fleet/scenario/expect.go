@@ -15,7 +15,6 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
-	"github.com/goccy/go-yaml/ast"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
@@ -362,76 +361,6 @@ func (t *nameTable) firstUnknown(segs []string) (parent, bad string, ok bool) {
 	return "", "", false
 }
 
-// expect decodes an expectation: the check as a string, or a mapping with
-// name and check.
-func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
-	if n == nil {
-		return
-	}
-	switch n.(type) {
-	case *ast.MappingNode, *ast.MappingValueNode:
-		d.mapping(n, reflect.ValueOf(e).Elem(), path, show)
-		if strings.TrimSpace(e.Check) == "" {
-			d.fail(n, show, "check is required: the expression that must hold, as in check: lost == 0")
-		}
-		return
-	}
-	text, ok := scalarText(n)
-	if !ok || strings.TrimSpace(text) == "" {
-		d.fail(n, show, "%s is not an expectation: want an expression such as lost == 0, or a mapping with name and check", describe(n))
-		return
-	}
-	e.Check = text
-}
-
-// compileChecks compiles every expectation of s and marks the timing ones,
-// reporting each that does not compile at its place in the file (down to
-// the column of the misspelt name when the check is on one line), and
-// each that cannot depend on the run (constantMessage). It sets
-// s.Warnings to the checks that cannot depend on this scenario's run
-// (vacuousMessage).
-func compileChecks(s *Scenario, src *source) Errors {
-	var errs Errors
-	s.checks = make([]*check, len(s.Expect))
-	s.Warnings = nil
-	byName := map[string]string{}
-	for i := range s.Expect {
-		e := &s.Expect[i]
-		path, at := e.place(src, "expect", i)
-		if first, ok := byName[e.Name]; ok {
-			errs = append(errs, src.at(at, "the expectation %q is already at %s: give each a different name (reports and baselines know them by name)", e.Name, first))
-		} else {
-			p := src.pos[at]
-			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
-		}
-		c, err := compileCheck(e.Check)
-		if err == nil {
-			err = unknownKeys(e.Check, map[string][]string{
-				"events":  sortedNames(eventNames(s)),
-				"windows": windowNames(s),
-			})
-		}
-		if err != nil {
-			ce := err.(*checkError)
-			p := src.pos[at]
-			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
-			continue
-		}
-		if msg := constantMessage(e.Check, c); msg != "" {
-			errs = append(errs, src.atPos(src.pos[at], path, msg))
-			continue
-		}
-		s.checks[i] = c
-		e.Timing = c.timing
-		if msg := vacuousMessage(s, e.Check, c); msg != "" {
-			w := src.atPos(src.pos[at], path, msg)
-			w.Warning = true
-			s.Warnings = append(s.Warnings, w)
-		}
-	}
-	return errs
-}
-
 // unknownKeys finds a read of a named map (events["away"], windows["herd"])
 // whose key is not one the scenario defines: keys lists the valid keys by
 // map name. It returns a *checkError at the key, or nil.
@@ -471,84 +400,6 @@ func unknownKeys(text string, keys map[string][]string) error {
 		}
 	}))
 	return bad
-}
-
-func windowNames(s *Scenario) []string {
-	out := make([]string, 0, len(s.Windows))
-	for _, w := range s.Windows {
-		out = append(out, w.Name)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-// place names item i of the list (expect or compare) for messages: its
-// path, and where its check is written (at, the path to point at). It
-// gives an unnamed item its check's text as its name.
-func (e *Expect) place(src *source, list string, i int) (path, at string) {
-	path = index(list, i)
-	at = path
-	if src.has(join(path, "check")) {
-		at = join(path, "check")
-	}
-	if e.Name == "" {
-		e.Name = strings.TrimSpace(e.Check)
-	}
-	return path, at
-}
-
-// within moves p from the start of a one-line scalar to the column of ce
-// inside it, if the line shows the check there as written (plain, or
-// quoted without escapes before the column).
-func within(src *source, p position, text string, ce *checkError) position {
-	if ce.line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
-		return p
-	}
-	line := []rune(src.lines[p.Line-1])
-	start := p.Col - 1
-	if start < len(line) && (line[start] == '"' || line[start] == '\'') {
-		start++
-	}
-	prefix := []rune(text)
-	if ce.col > len(prefix) {
-		return p
-	}
-	prefix = prefix[:ce.col]
-	if start+len(prefix) > len(line) || string(line[start:start+len(prefix)]) != string(prefix) {
-		return p
-	}
-	return position{p.Line, start + ce.col + 1}
-}
-
-// Judge evaluates each expectation of s on r. A timing check (one that
-// reads a Seconds value) on a run that could not keep up with its speed is
-// NotJudged, with RunInfo.Behind as its detail, and so is a check that divides by zero ("not judged:
-// division by zero (the divisor lost = 0)"): in floating point x / 0 is
-// +Inf and would pass "fleet.count / lost > 1". Any other evaluation
-// error is a Fail with the error as its detail; a Fail's detail shows the
-// values the check read. Expectations are compiled when the scenario
-// loads; a Scenario built in code is compiled here.
-func Judge(s *Scenario, r result.Result) []result.Verdict {
-	out := make([]result.Verdict, 0, len(s.Expect))
-	for i, e := range s.Expect {
-		v := result.Verdict{Name: e.Name, Check: e.Check}
-		if v.Name == "" {
-			v.Name = strings.TrimSpace(e.Check)
-		}
-		var c *check
-		if i < len(s.checks) && s.checks[i] != nil {
-			c = s.checks[i]
-		} else if cc, err := compileCheck(e.Check); err != nil {
-			v.Status, v.Detail = result.Fail, "does not compile: "+err.Error()
-			out = append(out, v)
-			continue
-		} else {
-			c = cc
-		}
-		v.Status, v.Detail = c.judge(r, c.timing || e.Timing)
-		out = append(out, v)
-	}
-	return out
 }
 
 // judge evaluates c on r; timing marks a timing check.

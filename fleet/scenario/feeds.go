@@ -1,8 +1,14 @@
 package scenario
 
 import (
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
+
+	"github.com/expr-lang/expr/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // feed is what a run must send for a result name to count anything.
@@ -209,4 +215,66 @@ var feedNames = []struct {
 	{feedCommands, "commands", "no deploy or poison event"},
 	{feedTelemetry, "telemetry", "no telemetry interval"},
 	{feedHeartbeats, "heartbeats", "no heartbeat interval or heartbeat_storm event"},
+}
+
+// vacuousMessage says why the check, compiled as c, cannot depend on s's
+// run: every name it reads counts something s never sends (fedBy), so
+// each stays 0 and the outcome is known before the run. It returns ""
+// when the check reads a name s can change.
+func vacuousMessage(s *Scenario, text string, c *check) string {
+	tree, err := parser.Parse(text)
+	if err != nil {
+		return ""
+	}
+	reads := metricPaths(tree.Node)
+	if len(reads) == 0 {
+		return ""
+	}
+	sent := s.feeds()
+	var need feed
+	var texts []string
+	for _, n := range reads {
+		segs, _ := segments(n)
+		f, ok := fedByName(resultPath(segs))
+		if !ok || f == 0 || f&sent != 0 {
+			return ""
+		}
+		need |= f
+		if t := n.String(); !slices.Contains(texts, t) {
+			texts = append(texts, t)
+		}
+	}
+	var kinds, lacks []string
+	for _, fn := range feedNames {
+		if need&fn.feed != 0 {
+			kinds = append(kinds, fn.name)
+			lacks = append(lacks, fn.ifNot)
+		}
+	}
+	sends := "no " + kinds[0]
+	switch len(kinds) {
+	case 2:
+		sends = "neither"
+	case 3:
+		sends = "none of them"
+	}
+	var outcome string
+	switch status, _ := c.judge(result.Result{Run: result.RunInfo{KeptUp: true}}, false); status {
+	case result.Pass:
+		outcome = "it cannot fail"
+	case result.Fail:
+		outcome = "it cannot pass"
+	default:
+		outcome = "it is never judged"
+	}
+	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
+		strings.TrimSpace(text), list(texts), list(kinds), sends, strings.Join(lacks, ", "), outcome)
+}
+
+// list joins xs as "a", "a and b", "a, b and c".
+func list(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
