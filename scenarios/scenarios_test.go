@@ -13,6 +13,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/scenarios"
 )
@@ -49,7 +50,7 @@ func load(t *testing.T, name string) *scenario.Scenario {
 // run runs one variant on the real stack and returns its judged report.
 func run(t *testing.T, v scenario.Variant) *result.Report {
 	t.Helper()
-	rep, err := scenario.Run(context.Background(), v.Scenario, scenario.RunOptions{Variant: v.Name, Dir: t.TempDir()})
+	rep, err := runner.Run(context.Background(), v.Scenario, runner.RunOptions{Variant: v.Name, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s %s: %v", v.Scenario.Name, v.Name, err)
 	}

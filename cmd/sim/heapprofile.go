@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // heapProfile writes a heap profile of the process to path once the run
@@ -18,7 +18,7 @@ import (
 // (go tool pprof -sample_index=inuse_space). A run that finishes before
 // it looked is profiled as it ends. It returns once it has written the
 // profile, or when ctx ends first.
-func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished <-chan struct{}) error {
+func heapProfile(ctx context.Context, r *runner.Runner, path string, finished <-chan struct{}) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {

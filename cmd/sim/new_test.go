@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -85,7 +86,7 @@ func TestNewScenarioMechanismOff(t *testing.T) {
 	}
 	const parked = "no attempt was spent on a worker that was away"
 	for _, v := range vs {
-		rep, err := scenario.Run(context.Background(), v.Scenario, scenario.RunOptions{Variant: v.Name, Dir: t.TempDir()})
+		rep, err := runner.Run(context.Background(), v.Scenario, runner.RunOptions{Variant: v.Name, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", v.Name, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // progressWidth is the most columns a headless progress line takes.
@@ -175,7 +175,7 @@ func compactSec(s result.Seconds) string {
 // run has finished, then one for its end. It polls the run's position,
 // which costs nothing whatever the fleet's size, and takes a snapshot
 // only for a line. interval 0 prints no line at all.
-func headless(ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
+func headless(ctx context.Context, r *runner.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
 	if every <= 0 {
 		return
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/dash"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -286,7 +287,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 // q, or ctx: SIGINT, SIGTERM, SIGHUP); its report is then partial, its
 // Err says so. quit reports that the user left the dashboard with q.
 func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*result.Report)) (rep *result.Report, stopped, quit bool, err error) {
-	o := scenario.RunOptions{Logger: log, Variant: v.Name}
+	o := runner.RunOptions{Logger: log, Variant: v.Name}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
 	if interactive {
@@ -302,7 +303,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 			slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		))
 	}
-	r, err := scenario.NewRunner(v.Scenario, o)
+	r, err := runner.NewRunner(v.Scenario, o)
 	if err != nil {
 		return nil, false, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
 	}

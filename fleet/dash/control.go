@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // PartitionPercent is the share of workers the p key cuts off.
@@ -234,5 +234,5 @@ func NextVersion(target string) string {
 	if target == "" {
 		return "1.0.1"
 	}
-	return scenario.NextVersion(target)
+	return runner.NextVersion(target)
 }

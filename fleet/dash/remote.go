@@ -17,7 +17,7 @@ import (
 	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/result"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
@@ -280,7 +280,7 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	}
 	r.reports++
 	r.last, r.lastAt = rep, now
-	s := scenario.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
+	s := runner.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
 	// The report's histogram has no buckets on the wire, so the wait's
 	// p99 over the interval cannot be computed; its mean over the
 	// interval can, from the count and the sum, and stands in for it.

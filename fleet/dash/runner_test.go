@@ -12,6 +12,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -40,7 +41,7 @@ func TestProgramWithRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := scenario.NewRunner(sc, scenario.RunOptions{Dir: t.TempDir()})
+	r, err := runner.NewRunner(sc, runner.RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

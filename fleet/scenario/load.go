@@ -12,11 +12,12 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/fleetsim/fleetsim/fleet/dist"
-	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
 var (
@@ -267,7 +268,7 @@ func finish(s *Scenario, src *source, skip map[string]bool) Errors {
 	}
 	fillDefaults(s, src)
 	errs := validate(s, src)
-	s.applyDefaults()
+	s.ApplyDefaults()
 	errs = append(errs, compileChecks(s, src)...)
 	slices.SortStableFunc(s.Timeline, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	return unlessFailed(errs, skip)

@@ -95,8 +95,8 @@ func namedList(named map[string]int) string {
 	return "the named events are " + strings.Join(sortedNames(named), ", ")
 }
 
-// span is a window's edges in simulated time, for a validated scenario.
-func (w *Window) span(s *Scenario) (from, to time.Duration) {
+// Span is a window's edges in simulated time, for a validated scenario.
+func (w *Window) Span(s *Scenario) (from, to time.Duration) {
 	at := func(e Edge, def time.Duration) time.Duration {
 		switch {
 		case e.Text == "":

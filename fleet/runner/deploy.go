@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -44,7 +45,7 @@ type deployRef struct {
 // startDeploy starts a deploy: with wait_for_wave in the background, wave
 // by wave; otherwise as one leader deploy whose waves the outbox holds
 // (they survive a leader crash), enqueued at once if the leader is up.
-func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
+func (r *Runner) startDeploy(ctx context.Context, spec scenario.Deploy, targets []int) {
 	d := &deployRun{version: spec.Version, kind: wire.KindFirmware, targets: targets, at: r.simNow(), paced: spec.WaitForWave}
 	if spec.Via != nil {
 		idx, err := spec.Via.Select(r.specs)
@@ -97,7 +98,7 @@ func (r *Runner) startDeploy(ctx context.Context, spec Deploy, targets []int) {
 }
 
 // plan is the leader deploy of targets[from:to].
-func (r *Runner) plan(d *deployRun, spec Deploy, from, to int) leader.DeployPlan {
+func (r *Runner) plan(d *deployRun, spec scenario.Deploy, from, to int) leader.DeployPlan {
 	ids := make([]string, 0, to-from)
 	for _, i := range d.targets[from:to] {
 		ids = append(ids, r.specs[i].ID)
@@ -132,7 +133,7 @@ func (r *Runner) addRef(d *deployRun, ref deployRef) {
 // the previous one is delivered (as the leader's deploy progress says, or
 // once its workers run the version if the leader that took it has
 // crashed), and WaveInterval after that.
-func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec Deploy) {
+func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec scenario.Deploy) {
 	size := spec.WaveSize
 	if size <= 0 {
 		size = len(d.targets)

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
@@ -85,7 +86,7 @@ func (g runnerGateways) DialGateway(ctx context.Context, o worker.GatewayDialOpt
 
 // workerConfig turns a worker's profile into its worker.Config; unset
 // fields keep the worker package's defaults.
-func (r *Runner) workerConfig(ws WorkerSpec) worker.Config {
+func (r *Runner) workerConfig(ws scenario.WorkerSpec) worker.Config {
 	p := ws.Profile
 	c := worker.Config{
 		ID: ws.ID, Gateway: ws.Gateway, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),

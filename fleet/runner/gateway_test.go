@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // gatewayFile is a fleet of 10: a group of 3, a group of 20% (2) and the
@@ -57,8 +59,8 @@ func TestGatewaySizeValid(t *testing.T) {
 			"test.yaml:9:21: fleet.groups[0].gateway_size: 4 is larger than the group (3 workers)"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse("test.yaml", []byte(gatewayFile(c.gw, c.group)))
-			var es Errors
+			_, err := scenario.Parse("test.yaml", []byte(gatewayFile(c.gw, c.group)))
+			var es scenario.Errors
 			if !errors.As(err, &es) {
 				t.Fatalf("Parse = %v, want Errors", err)
 			}
@@ -77,7 +79,7 @@ func TestGatewaySizeValid(t *testing.T) {
 // A group whose size is not known (its count is bad) still has its
 // gateway_size checked for what can be checked.
 func TestGatewaySizeBadGroup(t *testing.T) {
-	_, err := Parse("test.yaml", []byte(`name: gateways
+	_, err := scenario.Parse("test.yaml", []byte(`name: gateways
 duration: 1m
 fleet:
   count: 10
@@ -91,7 +93,7 @@ fleet:
 }
 
 // gatewaysOf lays out s and returns each worker's gateway, "-" for none.
-func gatewaysOf(t *testing.T, s *Scenario) []string {
+func gatewaysOf(t *testing.T, s *scenario.Scenario) []string {
 	t.Helper()
 	ws, err := s.Workers()
 	if err != nil {
@@ -99,7 +101,7 @@ func gatewaysOf(t *testing.T, s *Scenario) []string {
 	}
 	out := make([]string, len(ws))
 	for i, w := range ws {
-		if w.ID != WorkerID(i) {
+		if w.ID != scenario.WorkerID(i) {
 			t.Errorf("worker %d has id %s", i, w.ID)
 		}
 		out[i] = w.Gateway
@@ -126,7 +128,7 @@ func TestGatewayLayout(t *testing.T) {
 		{"group over fleet", "gateway_size: 5", "gateway_size: 1", "0 1 2 3 3 4 4 4 4 4", 5, 5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := loadString(t, gatewayFile(c.gw, c.group))
+			s := rtLoad(t, gatewayFile(c.gw, c.group))
 			got := gatewaysOf(t, s)
 			for i, g := range got {
 				if g != "-" {
@@ -140,7 +142,7 @@ func TestGatewayLayout(t *testing.T) {
 				t.Errorf("gateways %s, want %s", strings.Join(got, " "), c.want)
 			}
 			ws, _ := s.Workers()
-			if n, size := gatewayShape(ws); n != c.gateways || size != c.size {
+			if n, size := scenario.GatewayShape(ws); n != c.gateways || size != c.size {
 				t.Errorf("gatewayShape = %d gateways of at most %d, want %d of %d", n, size, c.gateways, c.size)
 			}
 		})
@@ -148,18 +150,18 @@ func TestGatewayLayout(t *testing.T) {
 }
 
 func TestGatewayIDs(t *testing.T) {
-	s := loadString(t, gatewayFile("gateway_size: 2", ""))
+	s := rtLoad(t, gatewayFile("gateway_size: 2", ""))
 	ws, _ := s.Workers()
 	if ws[0].Gateway != "gw-00000" || ws[9].Gateway != "gw-00005" {
 		t.Errorf("gateways %s … %s, want gw-00000 … gw-00005", ws[0].Gateway, ws[9].Gateway)
 	}
-	if GatewayID(123456) != "gw-123456" {
-		t.Errorf("GatewayID(123456) = %s", GatewayID(123456))
+	if scenario.GatewayID(123456) != "gw-123456" {
+		t.Errorf("GatewayID(123456) = %s", scenario.GatewayID(123456))
 	}
 }
 
 func TestScaleGatewaySize(t *testing.T) {
-	s := loadString(t, gatewayFile("gateway_size: 4", "gateway_size: 3"))
+	s := rtLoad(t, gatewayFile("gateway_size: 4", "gateway_size: 3"))
 	for _, c := range []struct {
 		n, fleet, group int
 	}{
@@ -179,7 +181,7 @@ func TestScaleGatewaySize(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, size := gatewayShape(ws); size > max(c.fleet, c.group) {
+		if _, size := scenario.GatewayShape(ws); size > max(c.fleet, c.group) {
 			t.Errorf("Scale(%d): a gateway carries %d", c.n, size)
 		}
 	}
@@ -187,14 +189,14 @@ func TestScaleGatewaySize(t *testing.T) {
 		t.Error("Scale changed its receiver's gateway sizes")
 	}
 	// Without gateways, scaling adds none.
-	sc, err := loadString(t, gatewayFile("", "")).Scale(50)
+	sc, err := rtLoad(t, gatewayFile("", "")).Scale(50)
 	if err != nil || sc.Fleet.GatewaySize != nil || sc.Fleet.Groups[0].GatewaySize != nil {
 		t.Errorf("Scale(50) without gateways: %v, %+v", err, sc.Fleet)
 	}
 }
 
 func TestWithGatewaySize(t *testing.T) {
-	s := loadString(t, gatewayFile("", "gateway_size: 1"))
+	s := rtLoad(t, gatewayFile("", "gateway_size: 1"))
 	sc, err := s.WithGatewaySize(4)
 	if err != nil {
 		t.Fatal(err)
@@ -215,19 +217,19 @@ func TestWithGatewaySize(t *testing.T) {
 }
 
 func TestSweepGatewaySize(t *testing.T) {
-	_, err := Parse("test.yaml", []byte(gatewayFile("", "")+"sweep:\n  fleet.gateway_size: [2, 11]\n"))
+	_, err := scenario.Parse("test.yaml", []byte(gatewayFile("", "")+"sweep:\n  fleet.gateway_size: [2, 11]\n"))
 	want := "test.yaml:12:27: sweep.fleet.gateway_size[1]: 11 is larger than the fleet (fleet.count 10)"
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Parse = %v\nwant %s", err, want)
 	}
-	s := loadString(t, gatewayFile("", "")+"sweep:\n  fleet.gateway_size: [2, 10]\n")
+	s := rtLoad(t, gatewayFile("", "")+"sweep:\n  fleet.gateway_size: [2, 10]\n")
 	vs, err := s.Variants()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, want := range []int{6, 3} {
 		ws, _ := vs[i].Scenario.Workers()
-		if n, _ := gatewayShape(ws); n != want {
+		if n, _ := scenario.GatewayShape(ws); n != want {
 			t.Errorf("variant %s: %d gateways, want %d", vs[i].Name, n, want)
 		}
 	}
@@ -236,7 +238,7 @@ func TestSweepGatewaySize(t *testing.T) {
 // TestRunnerGateways: the runner hands each worker its gateway, and the
 // Result says how many gateways the fleet used, without running anything.
 func TestRunnerGateways(t *testing.T) {
-	sc := loadString(t, gatewayFile("gateway_size: 4", ""))
+	sc := rtLoad(t, gatewayFile("gateway_size: 4", ""))
 	r, err := NewRunner(sc, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +252,7 @@ func TestRunnerGateways(t *testing.T) {
 	if res.Fleet.Gateways != 4 || res.Fleet.GatewaySize != 4 {
 		t.Errorf("fleet.gateways %d, fleet.gateway_size %d: want 4 and 4", res.Fleet.Gateways, res.Fleet.GatewaySize)
 	}
-	r, err = NewRunner(loadString(t, gatewayFile("", "")), RunOptions{})
+	r, err = NewRunner(rtLoad(t, gatewayFile("", "")), RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +270,7 @@ func TestRunnerGateways(t *testing.T) {
 func TestRunBehindGateways(t *testing.T) {
 	sc := rtFleet(20, 6)
 	sc.Fleet.GatewaySize = rtPtr(5)
-	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0"}}}
+	sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0"}}}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

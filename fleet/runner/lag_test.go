@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"runtime"
@@ -11,6 +11,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // starvedClock is the run's clock as a leader sees it on a machine that
@@ -63,7 +64,7 @@ func starvedRun(t *testing.T, speed float64) (*result.Report, *starvedClock) {
 	sc.Fleet.Worker.Telemetry = rtPtr(rtSec(5))
 	svc := dist.Const(100 * time.Millisecond)
 	sc.Leader.Service = &svc
-	sc.Expect = []Expect{{Name: "a request waits little", Check: "leader.mailbox.wait.p99 <= 10"}, {Check: "lost == 0"}}
+	sc.Expect = []scenario.Expect{{Name: "a request waits little", Check: "leader.mailbox.wait.p99 <= 10"}, {Check: "lost == 0"}}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir(), LagThreshold: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // The wait p99 over an interval forgets the waits before it; the run's
@@ -33,7 +34,7 @@ func TestWaitP99Interval(t *testing.T) {
 }
 
 // startRun runs sc in the background until it is running.
-func startRun(t *testing.T, sc *Scenario) (*Runner, <-chan *result.Report, context.CancelFunc) {
+func startRun(t *testing.T, sc *scenario.Scenario) (*Runner, <-chan *result.Report, context.CancelFunc) {
 	t.Helper()
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
@@ -61,7 +62,7 @@ func TestSnapshotPartition(t *testing.T) {
 	if n := count(r.Snapshot().Workers, result.StatePartitioned); n != 5 {
 		t.Errorf("%d partitioned at once after partitioning 50%%, want 5", n)
 	}
-	if d := r.WorkerDetails(0, 10); len(d) != 10 || d[0].ID != WorkerID(0) || d[0].Capacity == 0 || count([]result.WorkerState{d[0].State, d[1].State}, result.StatePartitioned) != 1 {
+	if d := r.WorkerDetails(0, 10); len(d) != 10 || d[0].ID != scenario.WorkerID(0) || d[0].Capacity == 0 || count([]result.WorkerState{d[0].State, d[1].State}, result.StatePartitioned) != 1 {
 		t.Errorf("details %+v", d)
 	}
 	r.Heal()
@@ -75,7 +76,7 @@ func TestSnapshotPartition(t *testing.T) {
 // the deploy's waves as they start and are delivered.
 func TestSnapshotEnd(t *testing.T) {
 	sc := rtFleet(10, 3)
-	sc.Timeline = []Event{{At: rtSec(0.2), Deploy: &Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: rtSec(0.5)}}}
+	sc.Timeline = []scenario.Event{{At: rtSec(0.2), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: rtSec(0.5)}}}
 	r, done, cancel := startRun(t, sc)
 	defer cancel()
 	rep := <-done

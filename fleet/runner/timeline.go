@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"container/heap"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -16,7 +17,7 @@ import (
 type timedEvent struct {
 	idx     int // in Scenario.Timeline
 	at      time.Duration
-	ev      Event
+	ev      scenario.Event
 	targets []int // the selected workers' indexes, for events that select
 	text    string
 }
@@ -59,16 +60,16 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 
 // eventSelector returns the event's worker selector (nil for events that
 // select none) and how many actions the event sets.
-func eventSelector(e *Event) (*Selector, int) {
-	var sel *Selector
+func eventSelector(e *scenario.Event) (*scenario.Selector, int) {
+	var sel *scenario.Selector
 	n := 0
-	pick := func(set bool, s *Selector) {
+	pick := func(set bool, s *scenario.Selector) {
 		if set {
 			n++
 			sel = s
 		}
 	}
-	for _, t := range []*Targets{e.Partition, e.Heal, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
+	for _, t := range []*scenario.Targets{e.Partition, e.Heal, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
 		if t != nil {
 			pick(true, &t.Workers)
 		}
@@ -94,7 +95,7 @@ func eventSelector(e *Event) (*Selector, int) {
 }
 
 // eventText names the event for records and the dashboard.
-func eventText(e *Event, workers int) string {
+func eventText(e *scenario.Event, workers int) string {
 	ws := fmt.Sprintf("%d workers", workers)
 	switch {
 	case e.Partition != nil:
@@ -323,7 +324,7 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 
 // setLeader applies a set_leader event to the serving leader and to every
 // leader started after it.
-func (r *Runner) setLeader(s *SetLeader) {
+func (r *Runner) setLeader(s *scenario.SetLeader) {
 	r.lead.mu.Lock()
 	if s.Capacity != nil {
 		c := *s.Capacity

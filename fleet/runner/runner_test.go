@@ -1,14 +1,16 @@
-package scenario
+package runner
 
 import (
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestRunDeployInWaves: a deploy in waves reaches every worker exactly
 // once, the balances hold, and the time series covers the run.
 func TestRunDeployInWaves(t *testing.T) {
 	sc := rtFleet(50, 10)
-	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(1)}}}
+	sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(1)}}}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
 	rtNoLoss(t, rep)

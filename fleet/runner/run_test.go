@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestBalanceCanFail: a message acked in the outbox file behind the
@@ -22,9 +23,9 @@ import (
 // proof that Lost is a balance that can fail, not a restatement.
 func TestBalanceCanFail(t *testing.T) {
 	sc := rtFleet(40, 8)
-	sc.Timeline = []Event{
-		{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(2)}},
-		{At: rtSec(2), LeaderCrash: &LeaderCrash{RestartAfter: rtSec(1)}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(2)}},
+		{At: rtSec(2), LeaderCrash: &scenario.LeaderCrash{RestartAfter: rtSec(1)}},
 	}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
@@ -51,7 +52,7 @@ func TestBalanceCanFail(t *testing.T) {
 				return
 			}
 			for _, m := range msgs {
-				if stolen == "" && m.Receiver >= WorkerID(30) {
+				if stolen == "" && m.Receiver >= scenario.WorkerID(30) {
 					stolen = m.Receiver
 					if err := st.Ack(ctx, m.ID); err != nil {
 						t.Error(err)
@@ -89,7 +90,7 @@ func TestBalanceCanFail(t *testing.T) {
 // directory removed — and returns the partial report with Err set.
 func TestRunCancel(t *testing.T) {
 	sc := rtFleet(30, 600)
-	sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: rtSec(30)}}}
+	sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 5, WaveInterval: rtSec(30)}}}
 	dir := t.TempDir()
 	r, err := NewRunner(sc, RunOptions{Dir: dir})
 	if err != nil {
@@ -141,10 +142,10 @@ func TestRunCancel(t *testing.T) {
 func TestSnapshotDuringRun(t *testing.T) {
 	const n = 60
 	sc := rtFleet(n, 10)
-	sc.Fleet.Groups = []Group{{Name: "gw", Count: 6}}
-	sc.Timeline = []Event{
-		{At: rtSec(2), Deploy: &Deploy{Version: "2.0.0"}},
-		{At: rtSec(5), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}},
+	sc.Fleet.Groups = []scenario.Group{{Name: "gw", Count: 6}}
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(2), Deploy: &scenario.Deploy{Version: "2.0.0"}},
+		{At: rtSec(5), Crash: &scenario.Targets{Workers: scenario.Selector{Group: "gw", Text: "group:gw"}}},
 	}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir(), Variant: "v1"})
 	if err != nil {
@@ -163,7 +164,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 		for {
 			lv := r.Snapshot()
 			switch {
-			case len(lv.Workers) != n || len(lv.Groups) != n || lv.Groups[0] != "gw" || lv.Groups[n-1] != DefaultGroup:
+			case len(lv.Workers) != n || len(lv.Groups) != n || lv.Groups[0] != "gw" || lv.Groups[n-1] != scenario.DefaultGroup:
 				t.Errorf("snapshot: %d workers, %d groups", len(lv.Workers), len(lv.Groups))
 			case order[lv.Phase] < order[last.Phase]:
 				t.Errorf("phase went back from %s to %s", last.Phase, lv.Phase)

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -8,30 +8,33 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 func rtPtr[T any](v T) *T { return &v }
 
-func rtSec(s float64) Duration { return Duration(time.Duration(s * float64(time.Second))) }
+func rtSec(s float64) scenario.Duration {
+	return scenario.Duration(time.Duration(s * float64(time.Second)))
+}
 
 // small is a fleet of n workers, fast: speed 20, keepalive 2s (wall
 // time; tests with partitions take 1s, the time a partition takes to be
 // noticed), no fsync.
-func rtFleet(n int, dur float64) *Scenario {
-	sc := &Scenario{
+func rtFleet(n int, dur float64) *scenario.Scenario {
+	sc := &scenario.Scenario{
 		Name: "test", Seed: 7, Speed: 20, Duration: rtSec(dur), Drain: rtSec(60),
-		Fleet: Fleet{Count: n, Worker: WorkerProfile{
-			KeepAlive: rtPtr(Duration(2 * time.Second)),
+		Fleet: scenario.Fleet{Count: n, Worker: scenario.WorkerProfile{
+			KeepAlive: rtPtr(scenario.Duration(2 * time.Second)),
 			Heartbeat: rtPtr(rtSec(2)),
 		}},
-		Leader: LeaderSpec{HeartbeatInterval: rtSec(5), Outbox: OutboxSpec{Durability: "none"}},
+		Leader: scenario.LeaderSpec{HeartbeatInterval: rtSec(5), Outbox: scenario.OutboxSpec{Durability: "none"}},
 	}
-	sc.applyDefaults()
+	sc.ApplyDefaults()
 	return sc
 }
 
 // run runs sc and fails the test on an error.
-func rtRun(t *testing.T, sc *Scenario) *result.Report {
+func rtRun(t *testing.T, sc *scenario.Scenario) *result.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -90,4 +93,14 @@ func rtKeptUp(t *testing.T, reps ...*result.Report) bool {
 		}
 	}
 	return true
+}
+
+// rtLoad parses a scenario file given as text.
+func rtLoad(t *testing.T, text string) *scenario.Scenario {
+	t.Helper()
+	s, err := scenario.Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
 }

@@ -1,17 +1,18 @@
-package scenario
+package runner
 
 import (
 	"testing"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestWindowsAndEvents: a window reads the counters between its edges, an
 // edge at an event sees the run just before the event, and a named event
 // reports how many workers it selected.
 func TestWindowsAndEvents(t *testing.T) {
-	sc, err := Parse("windows.yaml", []byte(`
+	sc, err := scenario.Parse("windows.yaml", []byte(`
 name: windows
 duration: 20s
 speed: 20
@@ -52,7 +53,7 @@ expect:
 // TestEventWorkersFollowScale: an event's selected count follows
 // --workers, where arithmetic on fleet.count would not: 20% of 12 is 2.
 func TestEventWorkersFollowScale(t *testing.T) {
-	sc, err := Parse("scale.yaml", []byte(`
+	sc, err := scenario.Parse("scale.yaml", []byte(`
 name: scale
 duration: 10s
 fleet: {count: 100}
@@ -86,7 +87,7 @@ expect:
 // new leader instance started in it); samples, which can land just after
 // the leader took a message from a full mailbox, only fill in the rest.
 func TestWindowMaxDepthExact(t *testing.T) {
-	sc, err := Parse("maxdepth.yaml", []byte(`
+	sc, err := scenario.Parse("maxdepth.yaml", []byte(`
 name: maxdepth
 duration: 10s
 fleet: {count: 1}

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"slices"
@@ -8,10 +8,11 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
-func rtRange(from, to int) Selector {
-	return Selector{Range: true, From: from, To: to, Text: "range"}
+func rtRange(from, to int) scenario.Selector {
+	return scenario.Selector{Range: true, From: from, To: to, Text: "range"}
 }
 
 // sampleAt returns the first sample at or after t (simulated seconds).
@@ -33,12 +34,12 @@ func TestRunWorkerEvents(t *testing.T) {
 	sc := rtFleet(40, 30)
 	sc.Speed = 5 // a partition is noticed at the keepalive, in wall time
 	sc.Fleet.Worker.KeepAlive = rtPtr(rtSec(1))
-	sc.Timeline = []Event{
-		{At: rtSec(1), Partition: &Targets{Workers: rtRange(0, 9)}},
-		{At: rtSec(1), Disconnect: &Targets{Workers: rtRange(10, 19)}},
-		{At: rtSec(2), Crash: &Targets{Workers: rtRange(20, 29)}},
-		{At: rtSec(6), Reconnect: &Targets{Workers: rtRange(10, 19)}},
-		{At: rtSec(20), Heal: &Targets{Workers: rtRange(0, 9)}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(1), Partition: &scenario.Targets{Workers: rtRange(0, 9)}},
+		{At: rtSec(1), Disconnect: &scenario.Targets{Workers: rtRange(10, 19)}},
+		{At: rtSec(2), Crash: &scenario.Targets{Workers: rtRange(20, 29)}},
+		{At: rtSec(6), Reconnect: &scenario.Targets{Workers: rtRange(10, 19)}},
+		{At: rtSec(20), Heal: &scenario.Targets{Workers: rtRange(0, 9)}},
 	}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
@@ -74,11 +75,11 @@ func TestRunLeaderCrashMidDeploy(t *testing.T) {
 	sc := rtFleet(100, 12)
 	sc.Fleet.Worker.Service = rtPtr(dist.Const(50 * time.Millisecond))
 	sc.Fleet.Worker.KeepAlive = rtPtr(rtSec(1))
-	sc.Timeline = []Event{
-		{At: rtSec(0.5), Partition: &Targets{Workers: rtRange(0, 9)}},
-		{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0", WaveSize: 20, WaveInterval: rtSec(1)}},
-		{At: rtSec(2.5), LeaderCrash: &LeaderCrash{RestartAfter: rtSec(2)}},
-		{At: rtSec(6), Heal: &Targets{Workers: rtRange(0, 9)}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(0.5), Partition: &scenario.Targets{Workers: rtRange(0, 9)}},
+		{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 20, WaveInterval: rtSec(1)}},
+		{At: rtSec(2.5), LeaderCrash: &scenario.LeaderCrash{RestartAfter: rtSec(2)}},
+		{At: rtSec(6), Heal: &scenario.Targets{Workers: rtRange(0, 9)}},
 	}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
@@ -111,10 +112,10 @@ func TestRunLeaderCrashMidDeploy(t *testing.T) {
 // wave cannot start before it is back.
 func TestRunWaitForWave(t *testing.T) {
 	sc := rtFleet(60, 15)
-	sc.Timeline = []Event{
-		{At: rtSec(0.5), Disconnect: &Targets{Workers: Selector{IDs: []string{"w-00003"}}}},
-		{At: rtSec(1), Deploy: &Deploy{Version: "3.0.0", WaveSize: 20, WaveInterval: rtSec(1), WaitForWave: true}},
-		{At: rtSec(6), Reconnect: &Targets{Workers: Selector{IDs: []string{"w-00003"}}}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(0.5), Disconnect: &scenario.Targets{Workers: scenario.Selector{IDs: []string{"w-00003"}}}},
+		{At: rtSec(1), Deploy: &scenario.Deploy{Version: "3.0.0", WaveSize: 20, WaveInterval: rtSec(1), WaitForWave: true}},
+		{At: rtSec(6), Reconnect: &scenario.Targets{Workers: scenario.Selector{IDs: []string{"w-00003"}}}},
 	}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
@@ -143,9 +144,9 @@ func TestRunWaitForWave(t *testing.T) {
 // the same workers.
 func TestRunPoison(t *testing.T) {
 	sc := rtFleet(20, 8)
-	sc.Timeline = []Event{
-		{At: rtSec(1), Poison: &Poison{Workers: rtRange(0, 9), Count: 2}},
-		{At: rtSec(1), Deploy: &Deploy{Version: "2.0.0"}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(1), Poison: &scenario.Poison{Workers: rtRange(0, 9), Count: 2}},
+		{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0"}},
 	}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
@@ -168,7 +169,7 @@ func TestRunPoison(t *testing.T) {
 func TestRunHeartbeatStorm(t *testing.T) {
 	base := rtFleet(20, 10)
 	sc := rtFleet(20, 10)
-	sc.Timeline = []Event{{At: rtSec(2), HeartbeatStorm: &HeartbeatStorm{Workers: rtRange(0, 9), Interval: rtSec(0.2), For: rtSec(4)}}}
+	sc.Timeline = []scenario.Event{{At: rtSec(2), HeartbeatStorm: &scenario.HeartbeatStorm{Workers: rtRange(0, 9), Interval: rtSec(0.2), For: rtSec(4)}}}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
 	rtNoLoss(t, rep)
@@ -189,10 +190,10 @@ func TestRunHeartbeatStorm(t *testing.T) {
 // request answers "full" to a reconnecting fleet's sync requests.
 func TestRunSetCapacityAndLeader(t *testing.T) {
 	sc := rtFleet(40, 10)
-	sc.Timeline = []Event{
-		{At: rtSec(1), SetCapacity: &SetCapacity{Workers: rtRange(0, 9), Capacity: 4}},
-		{At: rtSec(1), SetLeader: &SetLeader{Capacity: rtPtr(5), Service: rtPtr(dist.Const(100 * time.Millisecond))}},
-		{At: rtSec(2), Crash: &Targets{Workers: Selector{All: true}}},
+	sc.Timeline = []scenario.Event{
+		{At: rtSec(1), SetCapacity: &scenario.SetCapacity{Workers: rtRange(0, 9), Capacity: 4}},
+		{At: rtSec(1), SetLeader: &scenario.SetLeader{Capacity: rtPtr(5), Service: rtPtr(dist.Const(100 * time.Millisecond))}},
+		{At: rtSec(2), Crash: &scenario.Targets{Workers: scenario.Selector{All: true}}},
 	}
 	rep := rtRun(t, sc)
 	defer rtDump(t, rep)
@@ -229,8 +230,8 @@ func TestRunSetCapacityAndLeader(t *testing.T) {
 func TestRunSpeedAndOffline(t *testing.T) {
 	sc := rtFleet(30, 20)
 	sc.Fleet.Worker.Telemetry = rtPtr(rtSec(1))
-	sc.Fleet.Worker.Offline = &OfflineProfile{Every: rtSec(5), For: dist.Const(3 * time.Second), Mode: "disconnect"}
-	sc.Timeline = []Event{{At: rtSec(10), Speed: rtPtr(40.0)}}
+	sc.Fleet.Worker.Offline = &scenario.OfflineProfile{Every: rtSec(5), For: dist.Const(3 * time.Second), Mode: "disconnect"}
+	sc.Timeline = []scenario.Event{{At: rtSec(10), Speed: rtPtr(40.0)}}
 	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)

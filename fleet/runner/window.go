@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type windowMark struct {
 func (r *Runner) windowEdges(push func(*timelineAction)) {
 	seen := map[time.Duration]bool{}
 	for i := range r.sc.Windows {
-		from, to := r.sc.Windows[i].span(r.sc)
+		from, to := r.sc.Windows[i].Span(r.sc)
 		for _, at := range [2]time.Duration{from, to} {
 			if seen[at] {
 				continue
@@ -98,7 +98,7 @@ func (r *Runner) windowResults(samples []result.Sample) map[string]result.Window
 	defer r.mu.Unlock()
 	out := map[string]result.WindowResult{}
 	for _, w := range r.sc.Windows {
-		from, to := w.span(r.sc)
+		from, to := w.Span(r.sc)
 		a, b := r.marks[from], r.marks[to]
 		if a == nil || b == nil {
 			continue

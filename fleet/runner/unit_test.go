@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"strings"
@@ -10,6 +10,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -28,24 +29,24 @@ func TestNextVersion(t *testing.T) {
 func TestNewRunnerRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(*Scenario)
+		edit func(*scenario.Scenario)
 		want string
 	}{
-		{"two actions", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: rtSec(1), Heal: &Targets{}, Crash: &Targets{}}}
+		{"two actions", func(sc *scenario.Scenario) {
+			sc.Timeline = []scenario.Event{{At: rtSec(1), Heal: &scenario.Targets{}, Crash: &scenario.Targets{}}}
 		}, "timeline[0] (at 1s): want exactly one action"},
-		{"no action", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(1)}} }, "found 0"},
-		{"unknown group", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: rtSec(2), Crash: &Targets{Workers: Selector{Group: "gw", Text: "group:gw"}}}}
+		{"no action", func(sc *scenario.Scenario) { sc.Timeline = []scenario.Event{{At: rtSec(1)}} }, "found 0"},
+		{"unknown group", func(sc *scenario.Scenario) {
+			sc.Timeline = []scenario.Event{{At: rtSec(2), Crash: &scenario.Targets{Workers: scenario.Selector{Group: "gw", Text: "group:gw"}}}}
 		}, `timeline[0] (at 2s): workers "group:gw": no group "gw"`},
-		{"after the end", func(sc *Scenario) { sc.Timeline = []Event{{At: rtSec(11), Speed: rtPtr(2.0)}} }, "after the end of the run"},
-		{"bad kind", func(sc *Scenario) {
-			sc.Timeline = []Event{{At: rtSec(1), Deploy: &Deploy{Version: "2", Kind: "bios"}}}
+		{"after the end", func(sc *scenario.Scenario) { sc.Timeline = []scenario.Event{{At: rtSec(11), Speed: rtPtr(2.0)}} }, "after the end of the run"},
+		{"bad kind", func(sc *scenario.Scenario) {
+			sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2", Kind: "bios"}}}
 		}, `deploy kind "bios": want firmware or config`},
-		{"block mailbox", func(sc *Scenario) {
-			sc.Fleet.Worker.Mailbox = &MailboxSpec{Capacity: 4, Policy: 3}
+		{"block mailbox", func(sc *scenario.Scenario) {
+			sc.Fleet.Worker.Mailbox = &scenario.MailboxSpec{Capacity: 4, Policy: 3}
 		}, "mailbox policy block"},
-		{"no duration", func(sc *Scenario) { sc.Duration = 0 }, "duration 0s: must be positive"},
+		{"no duration", func(sc *scenario.Scenario) { sc.Duration = 0 }, "duration 0s: must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := rtFleet(3, 10)
@@ -90,7 +91,7 @@ func TestStateOf(t *testing.T) {
 // speed 10000) never sleeps between them, and must still stop when told.
 func TestSamplerStopsWhenBehind(t *testing.T) {
 	sc := rtFleet(3, 10)
-	sc.Speed, sc.SampleEvery = 10000, Duration(10*time.Millisecond)
+	sc.Speed, sc.SampleEvery = 10000, scenario.Duration(10*time.Millisecond)
 	r, err := NewRunner(sc, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +116,7 @@ func TestSamplerStopsWhenBehind(t *testing.T) {
 // summed over partitions and leader restarts, not the falls a limit
 // history happens to show (two halvings between samples show as one).
 func TestRelayResultDecreases(t *testing.T) {
-	r := &Runner{sc: &Scenario{}}
+	r := &Runner{sc: &scenario.Scenario{}}
 	r.limits.init(10)
 	t0 := time.Unix(0, 0)
 	hist := []outbox.LimitSample{{At: t0, Limit: 10}, {At: t0.Add(time.Second), Limit: 2}}

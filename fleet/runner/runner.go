@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/worker"
@@ -68,13 +69,13 @@ const (
 // are safe from any goroutine at any time, and each control is recorded
 // in the report.
 type Runner struct {
-	sc        *Scenario
+	sc        *scenario.Scenario
 	o         RunOptions
 	log       *slog.Logger
 	clk       *clock.Scaled
 	threshold time.Duration
 
-	specs   []WorkerSpec
+	specs   []scenario.WorkerSpec
 	groups  []string // group per worker index (Live.Groups)
 	events  []timedEvent
 	pool    *worker.Pool
@@ -137,10 +138,10 @@ type Runner struct {
 // NewRunner checks what it can of sc before anything runs — the fleet's
 // layout, every selector of the timeline, every worker's configuration —
 // and builds the workers (not yet connected). sc must have its defaults
-// applied (Load and Parse do; a Scenario built in Go calls applyDefaults).
+// applied (Load and Parse do; a Scenario built in Go calls ApplyDefaults).
 // Its simulated clock starts at once; time 0 of the timeline is when Run
 // has the fleet connected.
-func NewRunner(sc *Scenario, o RunOptions) (*Runner, error) {
+func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	if sc == nil {
 		return nil, errors.New("scenario: NewRunner: no scenario")
 	}
@@ -186,7 +187,7 @@ func NewRunner(sc *Scenario, o RunOptions) (*Runner, error) {
 }
 
 // Run runs sc once with options o: NewRunner, then Runner.Run.
-func Run(ctx context.Context, sc *Scenario, o RunOptions) (*result.Report, error) {
+func Run(ctx context.Context, sc *scenario.Scenario, o RunOptions) (*result.Report, error) {
 	r, err := NewRunner(sc, o)
 	if err != nil {
 		return nil, err
@@ -226,7 +227,7 @@ func (r *Runner) Run(ctx context.Context) (*result.Report, error) {
 	if runErr != nil {
 		rep.Err = runErr.Error()
 	} else {
-		rep.Verdicts = Judge(r.sc, rep.Result)
+		rep.Verdicts = scenario.Judge(r.sc, rep.Result)
 	}
 	r.mu.Lock()
 	r.phase, r.report = result.PhaseDone, rep

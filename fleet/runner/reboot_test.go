@@ -1,9 +1,10 @@
-package scenario
+package runner
 
 import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestRunRebootDuringDeploy: workers reboot while the leader waits for
@@ -13,7 +14,7 @@ import (
 // remembers what they applied, so each applies each version exactly
 // once. The telemetry a reboot loses is counted, and nothing is lost.
 func TestRunRebootDuringDeploy(t *testing.T) {
-	sc, err := Parse("reboots.yaml", []byte(`
+	sc, err := scenario.Parse("reboots.yaml", []byte(`
 name: reboots
 duration: 30s
 speed: 20
@@ -84,7 +85,7 @@ expect:
 // them as delivered — and counted (commands.lost_in_reboot), so the
 // ledgers still balance, and an expectation on them can fail.
 func TestRunRebootLosesMailbox(t *testing.T) {
-	sc, err := Parse("reboot-mailbox.yaml", []byte(`
+	sc, err := scenario.Parse("reboot-mailbox.yaml", []byte(`
 name: reboot-mailbox
 duration: 10s
 speed: 20

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // BenchmarkRunThousand runs 1,000 workers for 60 simulated seconds at speed
@@ -19,18 +20,18 @@ import (
 //	go test ./fleet/scenario/ -run '^$' -bench RunThousand -benchtime 1x
 func BenchmarkRunThousand(b *testing.B) {
 	for b.Loop() {
-		sc := &Scenario{
+		sc := &scenario.Scenario{
 			Name: "thousand", Seed: 1, Speed: 10, Duration: rtSec(60),
-			Fleet: Fleet{Count: 1000, Worker: WorkerProfile{
+			Fleet: scenario.Fleet{Count: 1000, Worker: scenario.WorkerProfile{
 				KeepAlive: rtPtr(rtSec(2)), Heartbeat: rtPtr(rtSec(5)), Telemetry: rtPtr(rtSec(10)),
 			}},
-			Timeline: []Event{
-				{At: rtSec(5), Deploy: &Deploy{Version: "2.0.0", WaveSize: 100, WaveInterval: rtSec(3)}},
-				{At: rtSec(20), Partition: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
-				{At: rtSec(40), Heal: &Targets{Workers: Selector{Percent: 10, Text: "10%"}}},
+			Timeline: []scenario.Event{
+				{At: rtSec(5), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 100, WaveInterval: rtSec(3)}},
+				{At: rtSec(20), Partition: &scenario.Targets{Workers: scenario.Selector{Percent: 10, Text: "10%"}}},
+				{At: rtSec(40), Heal: &scenario.Targets{Workers: scenario.Selector{Percent: 10, Text: "10%"}}},
 			},
 		}
-		sc.applyDefaults()
+		sc.ApplyDefaults()
 		start := time.Now()
 		rep, err := Run(b.Context(), sc, RunOptions{Dir: b.TempDir()})
 		if err != nil {
@@ -74,8 +75,8 @@ func peakRSS() int64 {
 // BenchmarkSnapshot10k: what one Snapshot of a 10,000-worker run costs
 // (the dashboard takes ten a second).
 func BenchmarkSnapshot10k(b *testing.B) {
-	sc := &Scenario{Name: "snap", Duration: rtSec(60), Fleet: Fleet{Count: 10_000}}
-	sc.applyDefaults()
+	sc := &scenario.Scenario{Name: "snap", Duration: rtSec(60), Fleet: scenario.Fleet{Count: 10_000}}
+	sc.ApplyDefaults()
 	r, err := NewRunner(sc, RunOptions{})
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
@@ -126,7 +127,7 @@ func (r *Runner) result(f *finalState) result.Result {
 	for _, g := range r.groups {
 		res.Fleet.Groups[g]++
 	}
-	res.Fleet.Gateways, res.Fleet.GatewaySize = gatewayShape(r.specs)
+	res.Fleet.Gateways, res.Fleet.GatewaySize = scenario.GatewayShape(r.specs)
 
 	res.Workers = r.workersResult(f)
 	lt := f.leaders

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -61,7 +62,7 @@ func (r *Runner) Partition(percent float64) {
 	if !r.active(what) {
 		return
 	}
-	idx, err := Selector{Percent: percent}.Select(r.specs)
+	idx, err := scenario.Selector{Percent: percent}.Select(r.specs)
 	if err != nil {
 		r.warnf("control %s: %v", what, err)
 		return
@@ -116,7 +117,7 @@ func (r *Runner) Deploy(version string) {
 	for i := range all {
 		all[i] = i
 	}
-	if !r.goBackground(func(ctx context.Context) { r.startDeploy(ctx, Deploy{Version: version}, all) }) {
+	if !r.goBackground(func(ctx context.Context) { r.startDeploy(ctx, scenario.Deploy{Version: version}, all) }) {
 		r.warnf("control deploy %s ignored: the run is ending", version)
 		return
 	}
@@ -124,7 +125,7 @@ func (r *Runner) Deploy(version string) {
 }
 
 // startVersion is the version the fleet's default profile starts at.
-func startVersion(sc *Scenario) string {
+func startVersion(sc *scenario.Scenario) string {
 	if v := sc.Fleet.Worker.Version; v != nil {
 		return *v
 	}

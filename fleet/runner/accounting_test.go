@@ -1,9 +1,10 @@
-package scenario
+package runner
 
 import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // TestDroppedAfterAck: a config server whose mailbox drops its oldest
@@ -11,7 +12,7 @@ import (
 // counted (commands.dropped_after_ack), close the workers' ledger, and
 // an expectation on them can fail.
 func TestDroppedAfterAck(t *testing.T) {
-	sc, err := Parse("drops.yaml", []byte(`
+	sc, err := scenario.Parse("drops.yaml", []byte(`
 name: drops
 duration: 10s
 speed: 20
