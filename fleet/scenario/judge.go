@@ -1,15 +1,14 @@
 package scenario
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/expr-lang/expr"
 	"github.com/goccy/go-yaml/ast"
 
+	"github.com/fleetsim/fleetsim/fleet/expect"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -43,7 +42,7 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 // (vacuousMessage).
 func compileChecks(s *Scenario, src *source) Errors {
 	var errs Errors
-	s.checks = make([]*check, len(s.Expect))
+	s.checks = make([]*expect.Check, len(s.Expect))
 	s.Warnings = nil
 	byName := map[string]string{}
 	for i := range s.Expect {
@@ -55,25 +54,25 @@ func compileChecks(s *Scenario, src *source) Errors {
 			p := src.pos[at]
 			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
 		}
-		c, err := compileCheck(e.Check)
+		c, err := expect.Compile(e.Check)
 		if err == nil {
-			err = unknownKeys(e.Check, map[string][]string{
+			err = expect.UnknownKeys(e.Check, map[string][]string{
 				"events":  sortedNames(eventNames(s)),
 				"windows": windowNames(s),
 			})
 		}
 		if err != nil {
-			ce := err.(*checkError)
+			ce := err.(*expect.Error)
 			p := src.pos[at]
-			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
+			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", expect.Shorten(e.Check), ce.Msg)))
 			continue
 		}
-		if msg := constantMessage(e.Check, c); msg != "" {
+		if msg := expect.ConstantMessage(e.Check, c); msg != "" {
 			errs = append(errs, src.atPos(src.pos[at], path, msg))
 			continue
 		}
 		s.checks[i] = c
-		e.Timing = c.timing
+		e.Timing = c.Timing
 		if msg := vacuousMessage(s, e.Check, c); msg != "" {
 			w := src.atPos(src.pos[at], path, msg)
 			w.Warning = true
@@ -110,8 +109,8 @@ func (e *Expect) place(src *source, list string, i int) (path, at string) {
 // within moves p from the start of a one-line scalar to the column of ce
 // inside it, if the line shows the check there as written (plain, or
 // quoted without escapes before the column).
-func within(src *source, p position, text string, ce *checkError) position {
-	if ce.line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
+func within(src *source, p position, text string, ce *expect.Error) position {
+	if ce.Line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
 		return p
 	}
 	line := []rune(src.lines[p.Line-1])
@@ -120,14 +119,14 @@ func within(src *source, p position, text string, ce *checkError) position {
 		start++
 	}
 	prefix := []rune(text)
-	if ce.col > len(prefix) {
+	if ce.Col > len(prefix) {
 		return p
 	}
-	prefix = prefix[:ce.col]
+	prefix = prefix[:ce.Col]
 	if start+len(prefix) > len(line) || string(line[start:start+len(prefix)]) != string(prefix) {
 		return p
 	}
-	return position{p.Line, start + ce.col + 1}
+	return position{p.Line, start + ce.Col + 1}
 }
 
 // Judge evaluates each expectation of s on r. A timing check (one that
@@ -145,17 +144,17 @@ func Judge(s *Scenario, r result.Result) []result.Verdict {
 		if v.Name == "" {
 			v.Name = strings.TrimSpace(e.Check)
 		}
-		var c *check
+		var c *expect.Check
 		if i < len(s.checks) && s.checks[i] != nil {
 			c = s.checks[i]
-		} else if cc, err := compileCheck(e.Check); err != nil {
+		} else if cc, err := expect.Compile(e.Check); err != nil {
 			v.Status, v.Detail = result.Fail, "does not compile: "+err.Error()
 			out = append(out, v)
 			continue
 		} else {
 			c = cc
 		}
-		v.Status, v.Detail = c.judge(r, c.timing || e.Timing)
+		v.Status, v.Detail = c.Judge(r, c.Timing || e.Timing)
 		out = append(out, v)
 	}
 	return out
@@ -204,7 +203,7 @@ func compileComparisons(s *Scenario, src *source) Errors {
 	if len(labels) > 0 {
 		example = labels[0]
 	}
-	s.comparisons = make([]*check, len(s.Compare))
+	s.comparisons = make([]*expect.Check, len(s.Compare))
 	seen := map[string]bool{}
 	for i := range s.Compare {
 		e := &s.Compare[i]
@@ -213,24 +212,24 @@ func compileComparisons(s *Scenario, src *source) Errors {
 			errs = append(errs, src.at(at, "the comparison %q is listed twice: give each a different name", e.Name))
 		}
 		seen[e.Name] = true
-		var c *check
+		var c *expect.Check
 		var err error
 		if !strings.Contains(e.Check, "variant") {
-			err = &checkError{msg: fmt.Sprintf("a comparison reads the variants' results, as in variant[%q].relay.backpressure; this one reads none (an expectation of each variant goes under expect:)", example)}
-		} else if c, err = compileCheckIn(e.Check, comparisonEnv{}); err == nil {
-			err = unknownKeys(e.Check, map[string][]string{"variant": labels})
+			err = &expect.Error{Msg: fmt.Sprintf("a comparison reads the variants' results, as in variant[%q].relay.backpressure; this one reads none (an expectation of each variant goes under expect:)", example)}
+		} else if c, err = expect.CompileComparison(e.Check); err == nil {
+			err = expect.UnknownKeys(e.Check, map[string][]string{"variant": labels})
 		}
 		if err != nil {
-			ce := err.(*checkError)
-			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", shortCheck(e.Check), ce.msg)))
+			ce := err.(*expect.Error)
+			errs = append(errs, src.atPos(within(src, src.pos[at], e.Check, ce), path, fmt.Sprintf("check %q: %s", expect.Shorten(e.Check), ce.Msg)))
 			continue
 		}
-		if msg := constantMessageIn(e.Check, c, comparisonEnv{}); msg != "" {
+		if msg := expect.ConstantComparisonMessage(e.Check, c); msg != "" {
 			errs = append(errs, src.at(at, "%s", msg))
 			continue
 		}
 		s.comparisons[i] = c
-		e.Timing = c.timing
+		e.Timing = c.Timing
 	}
 	return errs
 }
@@ -243,7 +242,7 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*result.Report) []result
 	if len(s.Compare) == 0 {
 		return nil
 	}
-	env := comparisonEnv{Variant: map[string]result.Result{}}
+	env := expect.Comparison{Variant: map[string]result.Result{}}
 	var incomplete, behind []string
 	for i, v := range vs {
 		if i >= len(reps) || reps[i] == nil || reps[i].Err != "" {
@@ -264,7 +263,7 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*result.Report) []result
 		v := result.Verdict{Name: e.Name, Check: e.Check}
 		c := s.comparisons[i]
 		if c == nil {
-			cc, err := compileCheckIn(e.Check, comparisonEnv{})
+			cc, err := expect.CompileComparison(e.Check)
 			if err != nil {
 				v.Status, v.Detail = result.Fail, "does not compile: "+err.Error()
 				out = append(out, v)
@@ -275,21 +274,10 @@ func JudgeComparisons(s *Scenario, vs []Variant, reps []*result.Report) []result
 		switch {
 		case len(incomplete) > 0:
 			v.Status, v.Detail = result.NotJudged, "not judged: the variant "+strings.Join(incomplete, ", ")+" did not complete"
-		case (c.timing || e.Timing) && len(behind) > 0:
+		case (c.Timing || e.Timing) && len(behind) > 0:
 			v.Status, v.Detail = result.NotJudged, "not judged: the variant "+strings.Join(behind, ", ")+" fell behind its schedule (a timing comparison)"
 		default:
-			res, err := expr.Run(c.prog, env)
-			var dz *divisionByZero
-			switch {
-			case errors.As(err, &dz):
-				v.Status, v.Detail = result.NotJudged, "not judged: "+dz.Error()
-			case err != nil:
-				v.Status, v.Detail = result.Fail, firstLine(err.Error())
-			case res == true:
-				v.Status = result.Pass
-			default:
-				v.Status, v.Detail = result.Fail, c.valuesIn(env)
-			}
+			v.Status, v.Detail = c.JudgeComparison(env)
 		}
 		out = append(out, v)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
 )
 
 // Limits of a scenario file, checked before a parser sees it. A shipped
@@ -27,11 +29,10 @@ const (
 	MaxKeys = 1000
 	// MaxNodes is the most keys and list items a file may have in all.
 	MaxNodes = 50_000
-	// MaxCheckLength is the longest check (an expectation or a
-	// comparison), in bytes.
-	MaxCheckLength = 4096
-	// MaxCheckDepth is how deep brackets may nest in a check: ( [ {.
-	MaxCheckDepth = 32
+	// MaxCheckLength and MaxCheckDepth are the limits on one check (an
+	// expectation or a comparison), which fleet/expect enforces.
+	MaxCheckLength = expect.MaxCheckLength
+	MaxCheckDepth  = expect.MaxCheckDepth
 )
 
 // checkShape checks data against MaxDepth, MaxKeys and MaxNodes in one

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/goccy/go-yaml"
@@ -230,7 +231,8 @@ func parseDocument(src *source, data []byte) (body ast.Node, errs Errors) {
 			p := ye.GetToken().Position
 			return nil, Errors{src.atPos(position{p.Line, p.Column}, "", "YAML syntax: "+ye.GetMessage())}
 		}
-		return nil, Errors{src.atPos(position{1, 1}, "", "YAML syntax: "+firstLine(err.Error()))}
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, Errors{src.atPos(position{1, 1}, "", "YAML syntax: "+line)}
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range f.Docs {

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 )
 
 // eventNames maps each named timeline event to its index in the timeline.
@@ -77,7 +79,7 @@ func (v *validator) edge(s *Scenario, named map[string]int, path string, e Edge,
 	case e.Event != "":
 		i, ok := named[e.Event]
 		if !ok {
-			v.errorf(path, "no timeline event is named %q%s; %s", e.Event, didYouMean(e.Event, sortedNames(named)), namedList(named))
+			v.errorf(path, "no timeline event is named %q%s; %s", e.Event, wording.DidYouMean(e.Event, sortedNames(named)), namedList(named))
 			return 0, false
 		}
 		return s.Timeline[i].At.D(), true

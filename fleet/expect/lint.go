@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"fmt"
@@ -10,26 +10,25 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
-
-var resultType = reflect.TypeFor[result.Result]()
 
 // boundHint is the advice for a check that compares a name with a bound
 // the run can never cross.
 const boundHint = "compare with a bound the run could cross"
 
-// constantMessage says why the check, compiled as c against a Result,
+// ConstantMessage says why the check, compiled as c against a Result,
 // cannot depend on the run (it is true, or false, whatever the Result
 // holds), or returns "" when it can. constantCheck decides; the check's
 // text explains.
-func constantMessage(text string, c *check) string {
+func ConstantMessage(text string, c *Check) string {
 	return constantMessageIn(text, c, result.Result{})
 }
 
-// constantMessageIn is constantMessage for a check compiled against env
-// (a Result, or a comparisonEnv).
-func constantMessageIn(text string, c *check, env any) string {
+// constantMessageIn is ConstantMessage for a check compiled against env
+// (a Result, or a Comparison).
+func constantMessageIn(text string, c *Check, env any) string {
 	if d := zeroDivision(text); d != "" {
 		return fmt.Sprintf("check %q divides by zero whatever the run measures (%s): it is never judged; divide by a name the run measures", strings.TrimSpace(text), d)
 	}
@@ -105,7 +104,7 @@ func whyConstant(text string, outcome bool) (reason, hint string) {
 			texts = append(texts, t)
 		}
 	}
-	return "no value of " + list(texts) + " changes it", boundHint
+	return "no value of " + wording.List(texts) + " changes it", boundHint
 }
 
 // alwaysSo reports whether n is a comparison whose value is known without
@@ -209,14 +208,4 @@ func nonNegative(n exprast.Node) bool {
 		t = f.Type
 	}
 	return isNumber(t)
-}
-
-// exprField is t's field named name in expressions (its expr tag).
-func exprField(t reflect.Type, name string) (reflect.StructField, bool) {
-	for i := range t.NumField() {
-		if f := t.Field(i); f.Tag.Get("expr") == name {
-			return f, true
-		}
-	}
-	return reflect.StructField{}, false
 }

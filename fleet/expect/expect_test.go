@@ -1,20 +1,13 @@
-package scenario
+package expect_test
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/expect"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
-
-func loadString(t *testing.T, text string) *Scenario {
-	t.Helper()
-	s, err := Parse("test.yaml", []byte(text))
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
-	}
-	return s
-}
 
 const judgeFile = `
 name: judge
@@ -32,7 +25,7 @@ expect:
 `
 
 func TestJudge(t *testing.T) {
-	s := loadString(t, judgeFile)
+	s := parseText(t, judgeFile)
 	timing := []bool{false, false, false, true, true, false, false}
 	for i, e := range s.Expect {
 		if e.Timing != timing[i] {
@@ -48,7 +41,7 @@ func TestJudge(t *testing.T) {
 		Heartbeat: result.HeartbeatResult{CoalescedRatio: 0.9},
 		Deploys:   []result.DeployResult{{Delivered: 10, Duration: 30}},
 	}
-	for _, v := range Judge(s, good) {
+	for _, v := range scenario.Judge(s, good) {
 		if v.Status != result.Pass {
 			t.Errorf("good run: %+v", v)
 		}
@@ -73,7 +66,7 @@ func TestJudge(t *testing.T) {
 		{Name: "heartbeats.coalesced_ratio >= 0.8", Check: "heartbeats.coalesced_ratio >= 0.8", Status: result.Fail,
 			Detail: "heartbeats.coalesced_ratio = 0.5"},
 	}
-	got := Judge(s, bad)
+	got := scenario.Judge(s, bad)
 	if len(got) != len(want) {
 		t.Fatalf("got %d verdicts, want %d", len(got), len(want))
 	}
@@ -92,7 +85,7 @@ func TestJudge(t *testing.T) {
 
 	behind := bad
 	behind.Run.KeptUp = false
-	for i, v := range Judge(s, behind) {
+	for i, v := range scenario.Judge(s, behind) {
 		switch {
 		case timing[i] && (v.Status != result.NotJudged || v.Detail != "machine could not keep up at speed 50"):
 			t.Errorf("timing check %q on a run behind: %+v", v.Check, v)
@@ -129,10 +122,10 @@ func TestBehindNamesTheLag(t *testing.T) {
 		})
 	}
 
-	s := &Scenario{Expect: []Expect{{Check: "leader.mailbox.wait.p99 <= 1"}, {Check: "lost == 0"}}}
+	s := &scenario.Scenario{Expect: []scenario.Expect{{Check: "leader.mailbox.wait.p99 <= 1"}, {Check: "lost == 0"}}}
 	res := result.Result{Run: ok}
 	res.Run.ServiceLagP99, res.Run.KeptUp = 2.3, false
-	got := Judge(s, res)
+	got := scenario.Judge(s, res)
 	if got[0].Status != result.NotJudged || got[0].Detail != "service lag p99 2.3s > threshold 1s at speed 50" {
 		t.Errorf("timing check on a run whose service fell behind: %+v", got[0])
 	}
@@ -144,8 +137,8 @@ func TestBehindNamesTheLag(t *testing.T) {
 // A Scenario built in code has no compiled checks: Judge compiles them, and
 // a check that does not compile fails rather than passing.
 func TestJudgeUncompiled(t *testing.T) {
-	s := &Scenario{Expect: []Expect{{Check: "lost == 0"}, {Name: "typo", Check: "lsot == 0"}, {Check: "run.lag_max < 1"}}}
-	got := Judge(s, result.Result{Lost: 0})
+	s := &scenario.Scenario{Expect: []scenario.Expect{{Check: "lost == 0"}, {Name: "typo", Check: "lsot == 0"}, {Check: "run.lag_max < 1"}}}
+	got := scenario.Judge(s, result.Result{Lost: 0})
 	if got[0].Status != result.Pass || got[0].Name != "lost == 0" {
 		t.Errorf("verdict 0 = %+v", got[0])
 	}
@@ -160,11 +153,11 @@ func TestJudgeUncompiled(t *testing.T) {
 // Every name of Result can be read by a check, with its type: a check over
 // each leaf compiles.
 func TestEveryNameCompiles(t *testing.T) {
-	for _, p := range names.order {
+	for _, p := range expect.Names() {
 		if strings.Contains(p, "[]") {
 			continue
 		}
-		typ := names.types[p]
+		typ := expect.NameType(p)
 		var check string
 		switch typ.Kind().String() {
 		case "struct", "slice":
@@ -178,13 +171,13 @@ func TestEveryNameCompiles(t *testing.T) {
 		default:
 			check = p + ` >= 0`
 		}
-		c, err := compileCheck(check)
+		c, err := expect.Compile(check)
 		if err != nil {
 			t.Errorf("%s: %v", check, err)
 			continue
 		}
-		if want := typ == secondsType; c.timing != want {
-			t.Errorf("%s: timing = %v, want %v", check, c.timing, want)
+		if want := typ == expect.SecondsType; c.Timing != want {
+			t.Errorf("%s: timing = %v, want %v", check, c.Timing, want)
 		}
 	}
 }
@@ -205,21 +198,21 @@ func TestCheckForms(t *testing.T) {
 		{"len(deploys) == 2 and lost == 0", false, true},
 		{"deploys[1].duration - deploys[0].duration == 1", true, true},
 	} {
-		comp, err := compileCheck(c.check)
+		comp, err := expect.Compile(c.check)
 		if err != nil {
 			t.Errorf("%s: %v", c.check, err)
 			continue
 		}
-		if comp.timing != c.timing {
-			t.Errorf("%s: timing %v, want %v", c.check, comp.timing, c.timing)
+		if comp.Timing != c.timing {
+			t.Errorf("%s: timing %v, want %v", c.check, comp.Timing, c.timing)
 		}
-		s := &Scenario{Expect: []Expect{{Check: c.check}}}
+		s := &scenario.Scenario{Expect: []scenario.Expect{{Check: c.check}}}
 		r.Run.KeptUp = true
-		if got := Judge(s, r)[0]; (got.Status == result.Pass) != c.want {
+		if got := scenario.Judge(s, r)[0]; (got.Status == result.Pass) != c.want {
 			t.Errorf("%s: %+v, want pass = %v", c.check, got, c.want)
 		}
 	}
-	if _, err := compileCheck("now() != nil"); err == nil {
+	if _, err := expect.Compile("now() != nil"); err == nil {
 		t.Error("now() compiles: a verdict would depend on the wall clock")
 	}
 }
@@ -236,7 +229,7 @@ func TestCheckSuggestions(t *testing.T) {
 		"run.kept_up == 1":                "invalid operation: == (mismatched types bool and int)",
 		"lost":                            "expected bool, but got int64: a check must be true or false, as in lost == 0",
 	} {
-		_, err := compileCheck(check)
+		_, err := expect.Compile(check)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v\nwant %s", check, err, want)
 		}
@@ -272,21 +265,21 @@ func TestJudgeDivisionByZero(t *testing.T) {
 		{"all(deploys, .delivered / .targets >= 1)", result.Result{Deploys: []result.DeployResult{{Delivered: 3}}}, result.NotJudged,
 			"not judged: division by zero (the divisor .targets = 0)"},
 	} {
-		s := &Scenario{Expect: []Expect{{Check: c.check}}}
-		got := Judge(s, c.r)[0]
+		s := &scenario.Scenario{Expect: []scenario.Expect{{Check: c.check}}}
+		got := scenario.Judge(s, c.r)[0]
 		if got.Status != c.status || got.Detail != c.detail {
 			t.Errorf("%s: %s %q, want %s %q", c.check, got.Status, got.Detail, c.status, c.detail)
 		}
 	}
 	// A division the type checker refuses is still refused.
-	if _, err := compileCheck(`deploys[0].version / 2 > 1`); err == nil {
+	if _, err := expect.Compile(`deploys[0].version / 2 > 1`); err == nil {
 		t.Error("text / 2 compiles")
 	}
 }
 
 // A comparison of variants that divides by zero is not judged either.
 func TestJudgeComparisonsDivisionByZero(t *testing.T) {
-	sc, err := Parse("cmp.yaml", []byte(strings.Replace(compareYAML,
+	sc, err := scenario.Parse("cmp.yaml", []byte(strings.Replace(compareYAML,
 		"variant[\"aimd\"].relay.backpressure * 2 <= variant[\"static\"].relay.backpressure",
 		"variant[\"aimd\"].relay.backpressure / variant[\"static\"].relay.backpressure < 0.5", 1)))
 	if err != nil {
@@ -302,11 +295,21 @@ func TestJudgeComparisonsDivisionByZero(t *testing.T) {
 		r.Result.Run.KeptUp = true
 		return r
 	}
-	got := JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
+	got := scenario.JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
 	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != result.NotJudged || got.Detail != want {
 		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
 	}
-	if got := JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
+	if got := scenario.JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
 		t.Errorf("with a divisor of 40: %+v", got)
 	}
+}
+
+// parseText parses a scenario file given as text.
+func parseText(t *testing.T, text string) *scenario.Scenario {
+	t.Helper()
+	s, err := scenario.Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
 }

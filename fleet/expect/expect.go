@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"encoding/json"
@@ -16,13 +16,29 @@ import (
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// check is one compiled expectation.
-type check struct {
-	prog   *vm.Program
-	timing bool
+// Limits of a check, which keep a hostile check from costing expr's
+// parser its stack (it recurses once per bracket). docs/SCENARIOS.md
+// lists them.
+const (
+	// MaxCheckLength is the longest check (an expectation or a
+	// comparison), in bytes.
+	MaxCheckLength = 4096
+	// MaxCheckDepth is how deep brackets may nest in a check: ( [ {.
+	MaxCheckDepth = 32
+)
+
+// Check is one compiled check: an expectation over a Result (Compile) or
+// a comparison over a sweep's variants (CompileComparison). It is safe for
+// concurrent use once compiled.
+type Check struct {
+	prog *vm.Program
+	// Timing is set when the check reads a Seconds value: a timing check
+	// is not judged on a run that fell behind its schedule.
+	Timing bool
 	// reads are the metric paths the check reads, shown with their values
 	// when it fails.
 	reads []reading
@@ -73,7 +89,7 @@ func secondsToFloat(params ...any) (any, error) {
 }
 
 // compile compiles one expression against env (a Result, or a
-// comparisonEnv); asBool for a check, not for a metric path read for a
+// Comparison); asBool for a check, not for a metric path read for a
 // failure's detail.
 func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 	p := &secondsPatcher{}
@@ -96,13 +112,13 @@ func compile(text string, env any, asBool bool) (*vm.Program, bool, error) {
 	return prog, p.timing, err
 }
 
-// compileCheck compiles an expectation: a bool over the Result's names. Its
-// error is a *checkError locating the problem inside text.
-func compileCheck(text string) (*check, error) { return compileCheckIn(text, result.Result{}) }
+// Compile compiles an expectation: a bool over the Result's names. Its
+// error is a *Error locating the problem inside text.
+func Compile(text string) (*Check, error) { return compileCheckIn(text, result.Result{}) }
 
 // compileCheckIn compiles a check against env: Result{} for an
-// expectation, comparisonEnv{} for a comparison of sweep variants.
-func compileCheckIn(text string, env any) (*check, error) {
+// expectation, Comparison{} for a comparison of sweep variants.
+func compileCheckIn(text string, env any) (*Check, error) {
 	if ce := checkSize(text); ce != nil {
 		return nil, ce
 	}
@@ -110,7 +126,7 @@ func compileCheckIn(text string, env any) (*check, error) {
 	if err != nil {
 		return nil, explain(text, err)
 	}
-	c := &check{prog: prog, timing: timing}
+	c := &Check{prog: prog, Timing: timing}
 	tree, err := parser.Parse(text)
 	if err != nil {
 		return c, nil // it compiled, so this does not happen
@@ -129,47 +145,13 @@ func compileCheckIn(text string, env any) (*check, error) {
 	return c, nil
 }
 
-// metricPaths returns the longest member chains rooted at a Result name
-// ("leader.mailbox.max_depth", "workers.at_version[\"2.1.0\"]"), in
-// source order.
-func metricPaths(root exprast.Node) []exprast.Node {
-	out := slices.DeleteFunc(metricChains(root), func(n exprast.Node) bool {
-		segs, ok := segments(metricOf(n))
-		return !ok || names.types[segs[0]] == nil
-	})
-	slices.SortStableFunc(out, func(a, b exprast.Node) int { return a.Location().From - b.Location().From })
-	return out
-}
-
-type visitFunc func(exprast.Node)
-
-func (f visitFunc) Visit(n *exprast.Node) { f(*n) }
-
-// segments spells a member chain as name steps, "[]" for an index.
-func segments(n exprast.Node) ([]string, bool) {
-	switch m := n.(type) {
-	case *exprast.IdentifierNode:
-		return []string{m.Value}, true
-	case *exprast.MemberNode:
-		segs, ok := segments(m.Node)
-		if !ok {
-			return nil, false
-		}
-		if s, ok := m.Property.(*exprast.StringNode); ok {
-			return append(segs, s.Value), true
-		}
-		return append(segs, "[]"), true
-	}
-	return nil, false
-}
-
 // checkSize refuses a check longer than MaxCheckLength or with brackets
 // nested deeper than MaxCheckDepth, before expr's parser, which recurses
 // once per bracket, sees it. Brackets inside strings and comments do not
 // count.
-func checkSize(text string) *checkError {
+func checkSize(text string) *Error {
 	if len(text) > MaxCheckLength {
-		return &checkError{msg: fmt.Sprintf("the check is %d bytes long, over the limit of %d: a check is an expression such as lost == 0", len(text), MaxCheckLength)}
+		return &Error{Msg: fmt.Sprintf("the check is %d bytes long, over the limit of %d: a check is an expression such as lost == 0", len(text), MaxCheckLength)}
 	}
 	depth, line, col := 0, 0, 0
 	var quote rune // the quote of the string being read, or '/' and '*' for a comment
@@ -202,7 +184,7 @@ func checkSize(text string) *checkError {
 			quote = r
 		case r == '(' || r == '[' || r == '{':
 			if depth++; depth > MaxCheckDepth {
-				return &checkError{line: line, col: col, msg: fmt.Sprintf("brackets nested more than %d deep: a check nests a few (max(a, b) > (c + d) * 2)", MaxCheckDepth)}
+				return &Error{Line: line, Col: col, Msg: fmt.Sprintf("brackets nested more than %d deep: a check nests a few (max(a, b) > (c + d) * 2)", MaxCheckDepth)}
 			}
 		case r == ')' || r == ']' || r == '}':
 			depth = max(depth-1, 0)
@@ -217,9 +199,9 @@ func checkSize(text string) *checkError {
 	return nil
 }
 
-// shortCheck is a check's text for a message: without surrounding white
+// Shorten is a check's text for a message: without surrounding white
 // space, and cut short if long.
-func shortCheck(text string) string {
+func Shorten(text string) string {
 	text = strings.TrimSpace(text)
 	if len(text) > 200 {
 		r := []rune(text)
@@ -230,27 +212,27 @@ func shortCheck(text string) string {
 	return text
 }
 
-// checkError is a check that does not compile, with the place in the
+// Error is a check that does not compile, with the place in the
 // check's text (0-based line and column) and a message for a person.
-type checkError struct {
-	line, col int
-	msg       string
+type Error struct {
+	Line, Col int
+	Msg       string
 }
 
-func (e *checkError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.Msg }
 
 var noFieldRE = regexp.MustCompile(`type result\.(\w+) has no field (\w+)`)
 
-// explain turns expr's error into a checkError, naming the valid metric
+// explain turns expr's error into an Error, naming the valid metric
 // names near a misspelt one.
 func explain(text string, err error) error {
-	ce := &checkError{msg: err.Error()}
+	ce := &Error{Msg: err.Error()}
 	var fe *file.Error
 	if errors.As(err, &fe) {
-		ce.line, ce.col, ce.msg = fe.Line-1, fe.Column, fe.Message
+		ce.Line, ce.Col, ce.Msg = fe.Line-1, fe.Column, fe.Message
 	}
-	if strings.HasPrefix(ce.msg, "expected bool") {
-		ce.msg += ": a check must be true or false, as in lost == 0"
+	if strings.HasPrefix(ce.Msg, "expected bool") {
+		ce.Msg += ": a check must be true or false, as in lost == 0"
 	}
 	tree, perr := parser.Parse(text)
 	if perr != nil {
@@ -259,112 +241,34 @@ func explain(text string, err error) error {
 	for _, n := range metricChains(tree.Node) {
 		segs, _ := segments(metricOf(n))
 		parent, bad, ok := names.firstUnknown(segs)
-		if !ok || !strings.Contains(ce.msg, bad) {
+		if !ok || !strings.Contains(ce.Msg, bad) {
 			continue
 		}
 		children := names.children[parent]
 		if parent == "" {
-			ce.msg = fmt.Sprintf("unknown name %q%s; the names are %s (docs/SCENARIOS.md describes each)",
-				bad, didYouMean(bad, children), strings.Join(children, ", "))
+			ce.Msg = fmt.Sprintf("unknown name %q%s; the names are %s (docs/SCENARIOS.md describes each)",
+				bad, wording.DidYouMean(bad, children), strings.Join(children, ", "))
 		} else {
-			ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", parent, bad, didYouMean(bad, children), strings.Join(children, ", "))
+			ce.Msg = fmt.Sprintf("%s has no %q%s; it has %s", parent, bad, wording.DidYouMean(bad, children), strings.Join(children, ", "))
 		}
 		return ce
 	}
-	if m := noFieldRE.FindStringSubmatch(ce.msg); m != nil {
+	if m := noFieldRE.FindStringSubmatch(ce.Msg); m != nil {
 		// Inside all(deploys, .x) expr names the Go type: name the list.
 		for p, t := range names.types {
 			if strings.HasSuffix(p, "[]") && t.Name() == m[1] {
 				children := names.children[p]
-				ce.msg = fmt.Sprintf("%s has no %q%s; it has %s", p, m[2], didYouMean(m[2], children), strings.Join(children, ", "))
+				ce.Msg = fmt.Sprintf("%s has no %q%s; it has %s", p, m[2], wording.DidYouMean(m[2], children), strings.Join(children, ", "))
 			}
 		}
 	}
 	return ce
 }
 
-// metricChains is every longest member chain rooted at an identifier,
-// known or not.
-func metricChains(root exprast.Node) []exprast.Node {
-	var all []exprast.Node
-	inner := map[exprast.Node]bool{}
-	exprast.Walk(&root, visitFunc(func(n exprast.Node) {
-		switch m := n.(type) {
-		case *exprast.MemberNode:
-			inner[m.Node] = true
-			all = append(all, n)
-		case *exprast.IdentifierNode:
-			all = append(all, n)
-		}
-	}))
-	return slices.DeleteFunc(all, func(n exprast.Node) bool { return inner[n] })
-}
-
-// nameTable is every name an expectation can read, from Result's expr tags:
-// "leader.mailbox.max_depth", "deploys[].version".
-type nameTable struct {
-	types    map[string]reflect.Type
-	children map[string][]string // by parent path, in declaration order
-	order    []string            // every path, depth first
-}
-
-var names = newNameTable()
-
-func newNameTable() *nameTable {
-	t := &nameTable{types: map[string]reflect.Type{}, children: map[string][]string{}}
-	var walk func(rt reflect.Type, prefix string)
-	walk = func(rt reflect.Type, prefix string) {
-		for i := range rt.NumField() {
-			f := rt.Field(i)
-			tag := f.Tag.Get("expr")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			p := join(prefix, tag)
-			t.types[p] = f.Type
-			t.children[prefix] = append(t.children[prefix], tag)
-			t.order = append(t.order, p)
-			switch {
-			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, p)
-			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
-				t.types[p+"[]"] = f.Type.Elem()
-				walk(f.Type.Elem(), p+"[]")
-			}
-		}
-	}
-	walk(reflect.TypeFor[result.Result](), "")
-	return t
-}
-
-// firstUnknown walks segs down the table and returns the first step that
-// is not a name (and its parent's path); ok is false when every step is
-// known (a map's keys are not checked).
-func (t *nameTable) firstUnknown(segs []string) (parent, bad string, ok bool) {
-	cur := ""
-	for _, s := range segs {
-		if cur != "" && t.types[cur].Kind() == reflect.Map {
-			return "", "", false
-		}
-		next := join(cur, s)
-		if s == "[]" {
-			next = cur + "[]"
-		}
-		if t.types[next] == nil {
-			if s == "[]" {
-				return "", "", false // expr reports indexing a non-list itself
-			}
-			return cur, s, true
-		}
-		cur = next
-	}
-	return "", "", false
-}
-
-// unknownKeys finds a read of a named map (events["away"], windows["herd"])
+// UnknownKeys finds a read of a named map (events["away"], windows["herd"])
 // whose key is not one the scenario defines: keys lists the valid keys by
-// map name. It returns a *checkError at the key, or nil.
-func unknownKeys(text string, keys map[string][]string) error {
+// map name. It returns a *Error at the key, or nil.
+func UnknownKeys(text string, keys map[string][]string) error {
 	tree, err := parser.Parse(text)
 	if err != nil {
 		return nil
@@ -386,24 +290,28 @@ func unknownKeys(text string, keys map[string][]string) error {
 		}
 		key, ok := m.Property.(*exprast.StringNode)
 		if !ok {
-			bad = &checkError{col: m.Property.Location().From, msg: fmt.Sprintf("%s takes a name in quotes, as in %s[%q]", id.Value, id.Value, "name")}
+			bad = &Error{Col: m.Property.Location().From, Msg: fmt.Sprintf("%s takes a name in quotes, as in %s[%q]", id.Value, id.Value, "name")}
 			return
 		}
 		if !slices.Contains(valid, key.Value) {
-			msg := fmt.Sprintf("%s has no %q%s", id.Value, key.Value, didYouMean(key.Value, valid))
+			msg := fmt.Sprintf("%s has no %q%s", id.Value, key.Value, wording.DidYouMean(key.Value, valid))
 			if len(valid) == 0 {
 				msg += fmt.Sprintf("; this scenario defines no %s", id.Value)
 			} else {
 				msg += "; it has " + strings.Join(valid, ", ")
 			}
-			bad = &checkError{col: key.Location().From, msg: msg}
+			bad = &Error{Col: key.Location().From, Msg: msg}
 		}
 	}))
 	return bad
 }
 
-// judge evaluates c on r; timing marks a timing check.
-func (c *check) judge(r result.Result, timing bool) (result.Status, string) {
+// Judge evaluates c on r; timing marks a timing check (c.Timing, or a
+// check the scenario marked). A timing check on a run that fell behind is
+// NotJudged, with RunInfo.Behind as its detail, and so is a check that
+// divides by zero; any other evaluation error is a Fail with the error as
+// its detail; a Fail's detail shows the values the check read.
+func (c *Check) Judge(r result.Result, timing bool) (result.Status, string) {
 	if timing && !r.Run.KeptUp {
 		if why := r.Run.Behind(); why != "" {
 			return result.NotJudged, why
@@ -426,10 +334,10 @@ func (c *check) judge(r result.Result, timing bool) (result.Status, string) {
 
 // values shows what the check read: "leader.mailbox.max_depth = 1412,
 // leader.mailbox.capacity = 1000".
-func (c *check) values(r result.Result) string { return c.valuesIn(r) }
+func (c *Check) values(r result.Result) string { return c.valuesIn(r) }
 
 // valuesIn is values over any environment the check was compiled for.
-func (c *check) valuesIn(env any) string {
+func (c *Check) valuesIn(env any) string {
 	parts := make([]string, 0, len(c.reads))
 	for _, rd := range c.reads {
 		v, err := expr.Run(rd.prog, env)

@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"reflect"
@@ -135,7 +135,7 @@ func logical(op string) string {
 func overlap(a, b []string) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if x == y || inside(x, y) || inside(y, x) {
+			if x == y || Inside(x, y) || Inside(y, x) {
 				return true
 			}
 		}
@@ -143,8 +143,8 @@ func overlap(a, b []string) bool {
 	return false
 }
 
-// inside reports whether chain y reads inside chain x.
-func inside(x, y string) bool {
+// Inside reports whether chain y reads inside chain x.
+func Inside(x, y string) bool {
 	return len(y) > len(x) && strings.HasPrefix(y, x) && (y[len(x)] == '.' || y[len(x)] == '[')
 }
 

@@ -1,4 +1,4 @@
-package scenario
+package expect_test
 
 import (
 	"errors"
@@ -15,7 +15,9 @@ import (
 	"github.com/goccy/go-yaml"
 	"pgregory.net/rapid"
 
+	"github.com/fleetsim/fleetsim/fleet/expect"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // realChecks are expectations a user writes: each can pass and can fail,
@@ -133,12 +135,12 @@ var constantChecks = []struct{ check, want string }{
 
 func TestRealChecksAccepted(t *testing.T) {
 	for _, text := range realChecks {
-		c, err := compileCheck(text)
+		c, err := expect.Compile(text)
 		if err != nil {
 			t.Errorf("%s: %v", text, err)
 			continue
 		}
-		if msg := constantMessage(text, c); msg != "" {
+		if msg := expect.ConstantMessage(text, c); msg != "" {
 			t.Errorf("a real check refused: %s", msg)
 		}
 	}
@@ -150,8 +152,8 @@ func TestConstantChecksRefused(t *testing.T) {
 	for _, tc := range constantChecks {
 		t.Run(tc.check, func(t *testing.T) {
 			file := "name: c\nduration: 1m\nfleet: {count: 5}\nexpect:\n  - lost == 0\n  - check: " + tc.check + "\n"
-			_, err := Parse("c.yaml", []byte(file))
-			var es Errors
+			_, err := scenario.Parse("c.yaml", []byte(file))
+			var es scenario.Errors
 			if !errors.As(err, &es) || len(es) != 1 {
 				t.Fatalf("Parse: %v, want one load error", err)
 			}
@@ -165,7 +167,7 @@ func TestConstantChecksRefused(t *testing.T) {
 
 // The message the docs and the task show, whole.
 func TestConstantMessage(t *testing.T) {
-	_, err := Parse("c.yaml", []byte("name: c\nduration: 1m\nfleet: {count: 5}\nexpect: [lost == 0, fleet.online > 0, lost >= 0]\n"))
+	_, err := scenario.Parse("c.yaml", []byte("name: c\nduration: 1m\nfleet: {count: 5}\nexpect: [lost == 0, fleet.online > 0, lost >= 0]\n"))
 	want := `c.yaml:4:39: expect[2]: check "lost >= 0" is true whatever the run measures: it cannot fail (lost is never negative); compare with a bound the run could cross` +
 		"\n\texpect: [lost == 0, fleet.online > 0, lost >= 0]\n\t                                      ^"
 	if err == nil || err.Error() != want {
@@ -207,13 +209,13 @@ func TestConstantOutcomeOtherEnvironments(t *testing.T) {
 			t.Errorf("%s: %v", tc.check, err)
 			continue
 		}
-		if _, c := constantOutcome(prog, reflect.TypeOf(tc.env)); c != tc.constant {
+		if _, c := expect.ConstantOutcome(prog, reflect.TypeOf(tc.env)); c != tc.constant {
 			t.Errorf("%s over %T: constant = %v, want %v", tc.check, tc.env, c, tc.constant)
 		}
 	}
 	// A sweep's compare: checks, compiled as the loader compiles them.
 	compileCmp := func(text string) (*vm.Program, error) {
-		p, _, err := compile(text, comparisonEnv{}, true)
+		p, _, err := expect.CompileProgram(text, expect.Comparison{}, true)
 		return p, err
 	}
 	for check, constant := range map[string]bool{
@@ -228,7 +230,7 @@ func TestConstantOutcomeOtherEnvironments(t *testing.T) {
 			t.Errorf("%s: %v", check, err)
 			continue
 		}
-		if _, c := constantCheck(prog, reflect.TypeFor[comparisonEnv](), compileCmp); c != constant {
+		if _, c := expect.ConstantCheck(prog, reflect.TypeFor[expect.Comparison](), compileCmp); c != constant {
 			t.Errorf("%s: constant = %v, want %v", check, c, constant)
 		}
 	}
@@ -248,7 +250,7 @@ func TestShippedAndDocumentedChecksAccepted(t *testing.T) {
 			t.Fatal(err)
 		}
 		blocks = append(blocks, string(b))
-		if _, err := Parse(f, b); err != nil {
+		if _, err := scenario.Parse(f, b); err != nil {
 			t.Errorf("%s does not load: %v", f, err)
 		}
 	}
@@ -271,12 +273,12 @@ func TestShippedAndDocumentedChecksAccepted(t *testing.T) {
 			if m, ok := item.(map[string]any); ok {
 				text, _ = m["check"].(string)
 			}
-			c, err := compileCheck(text)
+			c, err := expect.Compile(text)
 			if err != nil {
 				continue // the load error example misspells a name on purpose
 			}
 			checked++
-			if msg := constantMessage(text, c); msg != "" {
+			if msg := expect.ConstantMessage(text, c); msg != "" {
 				t.Errorf("refused: %s", msg)
 			}
 		}
@@ -290,8 +292,8 @@ func TestShippedAndDocumentedChecksAccepted(t *testing.T) {
 // come out both ways: none is refused, whatever the names and operators.
 func TestNoRealCheckRefused(t *testing.T) {
 	var numeric []string
-	for _, p := range names.order {
-		if !strings.Contains(p, "[]") && isNumber(names.types[p]) {
+	for _, p := range expect.Names() {
+		if !strings.Contains(p, "[]") && expect.IsNumber(expect.NameType(p)) {
 			numeric = append(numeric, p)
 		}
 	}
@@ -337,11 +339,11 @@ func TestNoRealCheckRefused(t *testing.T) {
 		if rapid.Bool().Draw(t, "two") {
 			check += " " + rapid.SampledFrom([]string{"&&", "||"}).Draw(t, "and/or") + " " + comparison("y")
 		}
-		c, err := compileCheck(check)
+		c, err := expect.Compile(check)
 		if err != nil {
 			t.Fatalf("%s: %v", check, err)
 		}
-		if msg := constantMessage(check, c); msg != "" {
+		if msg := expect.ConstantMessage(check, c); msg != "" {
 			t.Fatalf("a real check refused: %s", msg)
 		}
 	})

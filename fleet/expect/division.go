@@ -1,4 +1,4 @@
-package scenario
+package expect
 
 import (
 	"reflect"
@@ -99,7 +99,7 @@ func isNumber(t reflect.Type) bool {
 }
 
 // divisionByZero is a division or remainder whose divisor was zero: the
-// check is not judged.
+// Check is not judged.
 type divisionByZero struct {
 	divisor string // as written in the check
 	value   any

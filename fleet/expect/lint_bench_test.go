@@ -1,8 +1,11 @@
-package scenario
+package expect_test
 
 import (
 	"os"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // BenchmarkConstantCheck measures what refusing constant checks adds to
@@ -18,18 +21,18 @@ func BenchmarkConstantCheck(b *testing.B) {
 	} {
 		b.Run(bc.name+"/compile", func(b *testing.B) {
 			for b.Loop() {
-				if _, err := compileCheck(bc.check); err != nil {
+				if _, err := expect.Compile(bc.check); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(bc.name+"/compile+constant", func(b *testing.B) {
 			for b.Loop() {
-				c, err := compileCheck(bc.check)
+				c, err := expect.Compile(bc.check)
 				if err != nil {
 					b.Fatal(err)
 				}
-				constantMessage(bc.check, c)
+				expect.ConstantMessage(bc.check, c)
 			}
 		})
 	}
@@ -43,7 +46,7 @@ func BenchmarkParseShipped(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := Parse("wave-deploy.yaml", data); err != nil {
+		if _, err := scenario.Parse("wave-deploy.yaml", data); err != nil {
 			b.Fatal(err)
 		}
 	}
