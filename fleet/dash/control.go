@@ -228,7 +228,7 @@ func (m *Model) scrollStep(msg tea.KeyMsg) int {
 }
 
 // NextVersion is the version the d key deploys after target: the next
-// one by scenario.NextVersion, and "1.0.1" when nothing was deployed yet
+// one by runner.NextVersion, and "1.0.1" when nothing was deployed yet
 // (workers start at "1.0.0" by default).
 func NextVersion(target string) string {
 	if target == "" {

@@ -70,7 +70,7 @@ type Model struct {
 }
 
 // WorkerSource is a Source that can list some of its workers in detail,
-// for the fleet grid's drill-down ([scenario.Runner] and [Remote] are).
+// for the fleet grid's drill-down ([runner.Runner] and [Remote] are).
 type WorkerSource interface {
 	// WorkerDetails returns workers lo to hi-1, clamped to the fleet.
 	WorkerDetails(lo, hi int) []result.WorkerDetail

@@ -308,7 +308,7 @@ func UnknownKeys(text string, keys map[string][]string) error {
 
 // Judge evaluates c on r; timing marks a timing check (c.Timing, or a
 // check the scenario marked). A timing check on a run that fell behind is
-// NotJudged, with RunInfo.Behind as its detail, and so is a check that
+// NotJudged, with result.RunInfo.Behind as its detail, and so is a check that
 // divides by zero; any other evaluation error is a Fail with the error as
 // its detail; a Fail's detail shows the values the check read.
 func (c *Check) Judge(r result.Result, timing bool) (result.Status, string) {

@@ -1,7 +1,7 @@
 package result
 
 // Live is a running scenario at one moment, for the dashboard and the
-// headless progress line. The runner builds it on request (Runner.Snapshot),
+// headless progress line. The runner builds it on request (runner.Runner.Snapshot),
 // from the same stats the report uses.
 type Live struct {
 	Scenario string

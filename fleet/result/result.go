@@ -66,7 +66,7 @@ type RunInfo struct {
 	DeliveryLagMax Seconds `expr:"delivery_lag_max" json:"delivery_lag_max"`
 	DeliveryLagP99 Seconds `expr:"delivery_lag_p99" json:"delivery_lag_p99"`
 	// LagThreshold is the simulated time each lag's p99 may reach for
-	// the run to count as having kept up (RunOptions.LagThreshold).
+	// the run to count as having kept up (runner.RunOptions.LagThreshold).
 	LagThreshold Seconds `expr:"lag_threshold" json:"lag_threshold"`
 	// KeptUp is false when the p99 of any of the three lags passed the
 	// threshold (Behind says which): timing expectations are then

@@ -17,7 +17,7 @@ import (
 // 20s to 40s. It reports the run's wall time, how far behind its schedule
 // it ran, and the process's peak RSS (Linux). Run it alone:
 //
-//	go test ./fleet/scenario/ -run '^$' -bench RunThousand -benchtime 1x
+//	go test ./fleet/runner/ -run '^$' -bench RunThousand -benchtime 1x
 func BenchmarkRunThousand(b *testing.B) {
 	for b.Loop() {
 		sc := &scenario.Scenario{
