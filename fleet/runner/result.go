@@ -107,7 +107,8 @@ func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
 
 // result computes the Result from what the run captured. Every number is
 // read from the mechanisms' own stats; the Lost figures are balances
-// across them (see commandBalance and telemetryBalance).
+// across them, defined in fleet/result (CommandLedger.Lost,
+// TelemetryResult.Balance).
 func (r *Runner) result(f *finalState) result.Result {
 	sc := r.sc
 	res := result.Result{}
@@ -403,55 +404,23 @@ func leaderDuration(refs []deployRef, targets int) (time.Duration, bool) {
 	return end.Sub(start), true
 }
 
-// commandBalance accounts for the leader's commands, four ways; each is
-// a lower bound on the commands lost, and Lost is the largest:
-//
-//  1. The outbox ledger. Sent is everything the leader handed the outbox
-//     (Enqueued: appended, replacing a queued version, or dropped at once
-//     as older than the queued one), summed over the leader's instances
-//     (a bbolt store counts from each open). What left the queue is Acked, Expired or DeadLettered, or
-//     was Overwritten or Stale (the replaced and the dropped version). The
-//     rest must be still queued: the depth in the file at the end, less
-//     what it held when the run first opened it. (The runner never
-//     replays or purges dead letters, the two other ways in and out.) The depth persists in
-//     the file while the counters restart, so a message removed from the
-//     file behind the leader's back, lost across a restart, or settled
-//     without being counted breaks it. (A negative remainder — more
-//     settled than sent — is a counting error and is reported as is.)
-//  2. Acks against the workers' view: the outbox acks a message only when
-//     a worker answered ok, so the workers' ok answers (which also count
-//     redeliveries the leader missed) are at least the outbox's acks.
-//     Acks beyond them are commands acked that no worker took.
-//  3. The workers' ledger: every command a worker acked ok was taken to
-//     be served, dropped after its ack by its mailbox's policy, or is
-//     still in its mailbox. (A reboot takes what the mailbox holds out
-//     and loses it: those count as taken, and in LostInReboot.)
-//  4. Deploys against the workers' view: every target of a deploy must
-//     have applied its version, unless a later deploy of the same kind
-//     was sent to it (its update may have been overwritten or made
-//     stale), or the update is in the dead letters. Targets with none of
-//     these are missing; expired updates (outbox or worker TTL), updates
-//     dropped after their ack or lost in a reboot, and updates still
-//     queued may explain that many, no more.
+// commandBalance gathers the leader's commands' ledger (result.CommandLedger)
+// from the outbox, the workers' mailboxes and the deploys, and balances it.
 func (r *Runner) commandBalance(res *result.Result, f *finalState, ds []*deployRun, depthStart int) result.CommandResult {
 	o := res.Outbox
 	c := result.CommandResult{Sent: o.Enqueued, Queued: o.Depth, Poisoned: r.poisoned.Load()}
-	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-depthStart)
-	ledger := int64(c.Sent) - left
-	unseen := int64(o.Acked) - int64(res.Workers.AckedOK)
+	l := result.CommandLedger{Outbox: o, DepthAtStart: depthStart, AckedOK: res.Workers.AckedOK, Expired: res.Workers.Expired}
 	// A worker acks ok only what its mailbox accepted, so every command
 	// the mailbox held was acked: whatever its policy evicted from the
 	// queue (drop-oldest, coalesce) was dropped after its ack. The rest
 	// was taken to be served or is still queued.
-	var taken, held uint64
 	for i, m := range f.mailboxes {
 		c.DroppedAfterAck += m.DroppedOldest + m.DroppedCoalesced
 		c.LostInReboot += f.workers[i].CommandsLostInReboot
-		taken += m.Taken
-		held += uint64(m.Depth)
+		l.Taken += m.Taken
+		l.Held += uint64(m.Depth)
 	}
-	workers := int64(res.Workers.AckedOK) - int64(taken+c.DroppedAfterAck+held)
-	missing := int64(0)
+	l.DroppedAfterAck, l.LostInReboot = c.DroppedAfterAck, c.LostInReboot
 	for k, d := range ds {
 		later := map[int]bool{}
 		for _, e := range ds[k+1:] {
@@ -464,32 +433,16 @@ func (r *Runner) commandBalance(res *result.Result, f *finalState, ds []*deployR
 		dead := deadFor(f.dead, d)
 		for _, i := range d.targets {
 			if f.workers[i].AppliedVersions[d.version] == 0 && !later[i] && !dead[r.specs[i].ID] {
-				missing++
+				l.Missing++
 			}
 		}
 	}
-	explained := int64(o.Expired+res.Workers.Expired+c.DroppedAfterAck+c.LostInReboot) + int64(o.Depth)
-	deployLost := max(missing-explained, 0)
-	if ledger < 0 {
-		c.Lost = ledger
-	} else {
-		c.Lost = max(ledger, unseen, workers, deployLost)
-	}
+	c.Lost = l.Lost()
 	return c
 }
 
-// telemetryBalance accounts for the workers' telemetry. With the workers
-// stopped (no ask in flight: a stopping worker keeps what it had in flight
-// locally) every message generated was accepted by the leader directly or
-// from the local outbox (forwarded), rejected, dropped for a full local
-// outbox (counted loss), lost in a reboot (counted: in the local outbox
-// or unanswered then), or is still queued locally:
-//
-//	generated = direct + forwarded + rejected + dropped + lost_in_reboot + pending
-//
-// Lost is the remainder; and the leader must have received at least what
-// the workers were told it accepted (a worker counts direct and forwarded
-// only on the leader's ok).
+// telemetryBalance sums the workers' telemetry counters and balances them
+// against what the leader received (result.TelemetryResult.Balance).
 func telemetryBalance(ws []worker.Stats, received uint64) result.TelemetryResult {
 	var t result.TelemetryResult
 	for _, s := range ws {
@@ -502,11 +455,6 @@ func telemetryBalance(ws []worker.Stats, received uint64) result.TelemetryResult
 		t.LostInReboot += s.TelemetryLostInReboot
 		t.Pending += s.TelemetryQueued
 	}
-	balance := int64(t.Generated) - int64(t.Direct+t.Forwarded+t.Rejected+t.Dropped+t.LostInReboot) - int64(t.Pending)
-	if balance < 0 {
-		t.Lost = balance
-	} else {
-		t.Lost = max(balance, int64(t.Direct+t.Forwarded)-int64(received))
-	}
+	t.Lost = t.Balance(received)
 	return t
 }
