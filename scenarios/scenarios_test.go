@@ -12,6 +12,8 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/scenarios"
 )
@@ -46,9 +48,9 @@ func load(t *testing.T, name string) *scenario.Scenario {
 }
 
 // run runs one variant on the real stack and returns its judged report.
-func run(t *testing.T, v scenario.Variant) *scenario.Report {
+func run(t *testing.T, v scenario.Variant) *result.Report {
 	t.Helper()
-	rep, err := scenario.Run(context.Background(), v.Scenario, scenario.RunOptions{Variant: v.Name, Dir: t.TempDir()})
+	rep, err := runner.Run(context.Background(), v.Scenario, runner.RunOptions{Variant: v.Name, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s %s: %v", v.Scenario.Name, v.Name, err)
 	}
@@ -73,7 +75,7 @@ func TestShipped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var reps []*scenario.Report
+			var reps []*result.Report
 			for _, v := range vs {
 				rep := run(t, v)
 				reps = append(reps, rep)
@@ -85,14 +87,14 @@ func TestShipped(t *testing.T) {
 					t.Errorf("%s: run did not complete: %s", label, rep.Err)
 				}
 				for _, vd := range rep.Verdicts {
-					if vd.Status == scenario.Fail {
+					if vd.Status == result.Fail {
 						t.Errorf("%s: expectation failed: %s: %s (%s)", label, vd.Name, vd.Check, vd.Detail)
 					}
 				}
 				checkBaseline(t, label, rep)
 			}
 			for _, vd := range scenario.JudgeComparisons(sc, vs, reps) {
-				if vd.Status == scenario.Fail {
+				if vd.Status == result.Fail {
 					t.Errorf("%s: comparison failed: %s: %s (%s)", sc.Name, vd.Name, vd.Check, vd.Detail)
 				}
 			}
@@ -100,7 +102,7 @@ func TestShipped(t *testing.T) {
 	}
 }
 
-func checkBaseline(t *testing.T, label string, rep *scenario.Report) {
+func checkBaseline(t *testing.T, label string, rep *result.Report) {
 	t.Helper()
 	path := report.BaselinePath(baselineDir, rep.Scenario, rep.Variant)
 	if *update {
@@ -143,7 +145,7 @@ func TestMechanismsOff(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var reps []*scenario.Report
+			var reps []*result.Report
 			for _, v := range vs {
 				if tc.only == "" || v.Label == tc.only {
 					tc.off(v.Scenario)
@@ -154,7 +156,7 @@ func TestMechanismsOff(t *testing.T) {
 			for _, rep := range reps {
 				verdicts = append(verdicts, rep.Verdicts...)
 			}
-			status := map[string][]scenario.Verdict{}
+			status := map[string][]result.Verdict{}
 			for _, v := range verdicts {
 				status[v.Name] = append(status[v.Name], v)
 			}
@@ -164,7 +166,7 @@ func TestMechanismsOff(t *testing.T) {
 					t.Errorf("no expectation or comparison is named %q", name)
 					continue
 				}
-				if !slices.ContainsFunc(vs, func(v scenario.Verdict) bool { return v.Status == scenario.Fail }) {
+				if !slices.ContainsFunc(vs, func(v result.Verdict) bool { return v.Status == result.Fail }) {
 					t.Errorf("with %s off (%s), %q did not fail (%+v): it does not guard the mechanism", tc.name, tc.key, name, vs)
 				}
 			}

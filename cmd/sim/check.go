@@ -12,7 +12,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/report"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
@@ -143,7 +143,7 @@ the lag, for a CI that must not pass on timings it did not check.
 // compareAll compares each report with its baseline, or records the
 // baselines with update, each from its runs over all rounds. A run that
 // could not complete is not recorded.
-func compareAll(reps []*scenario.Report, rounds [][]*scenario.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
+func compareAll(reps []*result.Report, rounds [][]*result.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
 	cmps := make([]report.Comparison, len(reps))
 	for i, r := range reps {
 		path := report.BaselinePath(dir, r.Scenario, r.Variant)
@@ -203,7 +203,7 @@ func writeFile(path string, fn func(io.Writer) error) error {
 // keep up with its speed, naming the lag that passed its threshold, and
 // returns the check's error: err if there is one, else exit code 4 naming
 // those runs.
-func requireKeptUp(stdout io.Writer, reps []*scenario.Report, err error) error {
+func requireKeptUp(stdout io.Writer, reps []*result.Report, err error) error {
 	var behind []string
 	for _, r := range reps {
 		run := r.Result.Run

@@ -10,7 +10,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/report"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestCheckTenfold: a baseline whose count is ten times the run's, or a
@@ -139,13 +139,13 @@ func lineWith(text, prefix string) string {
 // failed an expectation fails the command too (exit 4), and is printed:
 // only the last round is reported in full.
 func TestEarlierFailures(t *testing.T) {
-	pass := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Pass}}}
-	fail := &scenario.Report{Scenario: "s", Verdicts: []scenario.Verdict{{Check: "lost == 0", Status: scenario.Fail, Detail: "lost = 3"}}}
+	pass := &result.Report{Scenario: "s", Verdicts: []result.Verdict{{Check: "lost == 0", Status: result.Pass}}}
+	fail := &result.Report{Scenario: "s", Verdicts: []result.Verdict{{Check: "lost == 0", Status: result.Fail, Detail: "lost = 3"}}}
 	var out strings.Builder
-	if err := earlierFailures(&out, [][]*scenario.Report{{pass}, {pass}}); err != nil || out.Len() != 0 {
+	if err := earlierFailures(&out, [][]*result.Report{{pass}, {pass}}); err != nil || out.Len() != 0 {
 		t.Errorf("every round passed: err %v, printed %q", err, out.String())
 	}
-	err := earlierFailures(&out, [][]*scenario.Report{{fail}, {pass}, {pass}})
+	err := earlierFailures(&out, [][]*result.Report{{fail}, {pass}, {pass}})
 	var ce *cli.Error
 	if !errors.As(err, &ce) || ce.Code != cli.ExitFailed || !strings.Contains(err.Error(), "s (round 1)") {
 		t.Errorf("err = %v, want exit 4 naming the run and its round", err)

@@ -8,7 +8,8 @@ import (
 	"runtime/pprof"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // heapProfile writes a heap profile of the process to path once the run
@@ -17,7 +18,7 @@ import (
 // (go tool pprof -sample_index=inuse_space). A run that finishes before
 // it looked is profiled as it ends. It returns once it has written the
 // profile, or when ctx ends first.
-func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished <-chan struct{}) error {
+func heapProfile(ctx context.Context, r *runner.Runner, path string, finished <-chan struct{}) error {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -28,7 +29,7 @@ func heapProfile(ctx context.Context, r *scenario.Runner, path string, finished 
 			return writeHeapProfile(path)
 		case <-t.C:
 		}
-		if _, _, phase := r.Position(); phase == scenario.PhaseDraining || phase == scenario.PhaseDone {
+		if _, _, phase := r.Position(); phase == result.PhaseDraining || phase == result.PhaseDone {
 			return writeHeapProfile(path)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestMain(m *testing.M) {
@@ -251,8 +251,8 @@ func TestCheckRequireKeptUp(t *testing.T) {
 // TestProgressLineNamesTheLag: the headless progress line says which lag
 // a run is behind by.
 func TestProgressLineNamesTheLag(t *testing.T) {
-	l := scenario.Live{Scenario: "s", Phase: scenario.PhaseRunning, Lag: 2.3, Behind: true, LagOf: "service"}
-	if got := progressLine(l, scenario.Sample{}); !strings.Contains(got, "BEHIND 2.30s  (service lag)") {
+	l := result.Live{Scenario: "s", Phase: result.PhaseRunning, Lag: 2.3, Behind: true, LagOf: "service"}
+	if got := progressLine(l, result.Sample{}); !strings.Contains(got, "BEHIND 2.30s  (service lag)") {
 		t.Errorf("progress line %q does not name the service lag", got)
 	}
 }

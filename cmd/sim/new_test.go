@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -84,7 +86,7 @@ func TestNewScenarioMechanismOff(t *testing.T) {
 	}
 	const parked = "no attempt was spent on a worker that was away"
 	for _, v := range vs {
-		rep, err := scenario.Run(context.Background(), v.Scenario, scenario.RunOptions{Variant: v.Name, Dir: t.TempDir()})
+		rep, err := runner.Run(context.Background(), v.Scenario, runner.RunOptions{Variant: v.Name, Dir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("%s: %v", v.Name, err)
 		}
@@ -98,9 +100,9 @@ func TestNewScenarioMechanismOff(t *testing.T) {
 		}
 		for _, vd := range rep.Verdicts {
 			switch {
-			case off && vd.Name == parked && vd.Status != scenario.Fail:
+			case off && vd.Name == parked && vd.Status != result.Fail:
 				t.Errorf("%s: %q is %s with the mechanism off (%s): it cannot fail", v.Name, vd.Name, vd.Status, vd.Detail)
-			case !off && keptUp && vd.Status != scenario.Pass:
+			case !off && keptUp && vd.Status != result.Pass:
 				t.Errorf("%s: %q is %s: %s", v.Name, vd.Name, vd.Status, vd.Detail)
 			}
 		}

@@ -8,7 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // progressWidth is the most columns a headless progress line takes.
@@ -25,14 +26,14 @@ const progressSteps = 10
 // leaves at 0.
 type progress struct {
 	every    time.Duration // wall time between lines (0: only steps and phases)
-	step     scenario.Seconds
-	nextStep scenario.Seconds
+	step     result.Seconds
+	nextStep result.Seconds
 	phase    string
 	lastWall time.Time
-	last     scenario.Sample
+	last     result.Sample
 }
 
-func newProgress(duration scenario.Seconds, every time.Duration) *progress {
+func newProgress(duration result.Seconds, every time.Duration) *progress {
 	step := duration / progressSteps
 	return &progress{every: every, step: step, nextStep: step}
 }
@@ -40,9 +41,9 @@ func newProgress(duration scenario.Seconds, every time.Duration) *progress {
 // due reports whether a line is due at simulated time now in phase, at
 // wall time wall: the phase changed, now passed the next tenth of the
 // duration, or the wall interval passed since the last line.
-func (p *progress) due(now scenario.Seconds, phase string, wall time.Time) bool {
+func (p *progress) due(now result.Seconds, phase string, wall time.Time) bool {
 	switch {
-	case phase == scenario.PhaseStarting:
+	case phase == result.PhaseStarting:
 		return false // nothing to show before time 0
 	case phase != p.phase:
 		return true
@@ -55,7 +56,7 @@ func (p *progress) due(now scenario.Seconds, phase string, wall time.Time) bool 
 }
 
 // line is the progress line for l, and marks it as the last one shown.
-func (p *progress) line(l scenario.Live, wall time.Time) string {
+func (p *progress) line(l result.Live, wall time.Time) string {
 	s := progressLine(l, p.last)
 	p.phase, p.lastWall, p.last = l.Phase, wall, l.Latest
 	if p.step > 0 {
@@ -77,7 +78,7 @@ type progressPart struct {
 // then the counts a person watching a run wants, since the line before
 // (prev, the sample it showed) where a moment's value would hide a burst.
 // It never passes progressWidth columns: the least needed parts give way.
-func progressLine(l scenario.Live, prev scenario.Sample) string {
+func progressLine(l result.Live, prev result.Sample) string {
 	s := l.Latest
 	parts := []progressPart{
 		{fmt.Sprintf("%5.1fs/%s %s", float64(l.Now), compactSec(l.Duration), l.Phase), 9},
@@ -154,7 +155,7 @@ func fitParts(parts []progressPart, width int) string {
 
 // compactSec formats simulated seconds in a few columns: "0.4ms", "16ms",
 // "1.24s", "31.4s", "100s".
-func compactSec(s scenario.Seconds) string {
+func compactSec(s result.Seconds) string {
 	v := float64(s)
 	switch {
 	case v < 0.01:
@@ -174,7 +175,7 @@ func compactSec(s scenario.Seconds) string {
 // run has finished, then one for its end. It polls the run's position,
 // which costs nothing whatever the fleet's size, and takes a snapshot
 // only for a line. interval 0 prints no line at all.
-func headless(ctx context.Context, r *scenario.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
+func headless(ctx context.Context, r *runner.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
 	if every <= 0 {
 		return
 	}

@@ -9,19 +9,19 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestProgressLineFits: a progress line holds rejected and backpressure
 // since the line before, the mailbox's high-water mark, wait p99 and the
 // lag, and never passes 100 columns, even with a large fleet behind.
 func TestProgressLineFits(t *testing.T) {
-	prev := scenario.Sample{LeaderRejected: 1000, Backpressure: 40}
-	l := scenario.Live{
-		Scenario: "thundering-herd", Variant: "leader.mailbox.policy=reject", Phase: scenario.PhaseDraining,
+	prev := result.Sample{LeaderRejected: 1000, Backpressure: 40}
+	l := result.Live{
+		Scenario: "thundering-herd", Variant: "leader.mailbox.policy=reject", Phase: result.PhaseDraining,
 		Now: 123.4, Duration: 90, Lag: 2.3, Behind: true, LagOf: "service", Target: "2.10.0-rc.1",
-		Workers: make([]scenario.WorkerState, 100000),
-		Latest: scenario.Sample{
+		Workers: make([]result.WorkerState, 100000),
+		Latest: result.Sample{
 			Online: 99999, AtTarget: 12345, LeaderDepth: 0, LeaderCapacity: 10000, LeaderMaxDepth: 10000,
 			LeaderRejected: 124456, Backpressure: 1274, LeaderWaitP99: 12.4, OutboxDepth: 123456, Delivered: 9999999,
 		},
@@ -47,30 +47,30 @@ func TestProgressLineFits(t *testing.T) {
 func TestProgressDue(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	p := newProgress(100, time.Hour)
-	step := func(now scenario.Seconds, phase string, wall time.Duration) bool {
+	step := func(now result.Seconds, phase string, wall time.Duration) bool {
 		w := t0.Add(wall)
 		if !p.due(now, phase, w) {
 			return false
 		}
-		p.line(scenario.Live{Now: now, Phase: phase}, w)
+		p.line(result.Live{Now: now, Phase: phase}, w)
 		return true
 	}
 	for _, tc := range []struct {
-		now   scenario.Seconds
+		now   result.Seconds
 		phase string
 		wall  time.Duration
 		want  bool
 	}{
-		{0, scenario.PhaseStarting, 0, false},
-		{0.1, scenario.PhaseRunning, 0, true}, // the phase changed
-		{5, scenario.PhaseRunning, time.Second, false},
-		{10, scenario.PhaseRunning, 2 * time.Second, true}, // a tenth
-		{19.9, scenario.PhaseRunning, 3 * time.Second, false},
-		{35, scenario.PhaseRunning, 4 * time.Second, true}, // past two tenths at once: one line
-		{39, scenario.PhaseRunning, 5 * time.Second, false},
-		{40, scenario.PhaseRunning, 6 * time.Second, true},
-		{41, scenario.PhaseRunning, time.Hour + 7*time.Second, true}, // the wall interval
-		{42, scenario.PhaseDraining, time.Hour + 8*time.Second, true},
+		{0, result.PhaseStarting, 0, false},
+		{0.1, result.PhaseRunning, 0, true}, // the phase changed
+		{5, result.PhaseRunning, time.Second, false},
+		{10, result.PhaseRunning, 2 * time.Second, true}, // a tenth
+		{19.9, result.PhaseRunning, 3 * time.Second, false},
+		{35, result.PhaseRunning, 4 * time.Second, true}, // past two tenths at once: one line
+		{39, result.PhaseRunning, 5 * time.Second, false},
+		{40, result.PhaseRunning, 6 * time.Second, true},
+		{41, result.PhaseRunning, time.Hour + 7*time.Second, true}, // the wall interval
+		{42, result.PhaseDraining, time.Hour + 8*time.Second, true},
 	} {
 		if got := step(tc.now, tc.phase, tc.wall); got != tc.want {
 			t.Errorf("at %v (%s, wall +%v): due %v, want %v", tc.now, tc.phase, tc.wall, got, tc.want)

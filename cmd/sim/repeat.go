@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -38,7 +39,7 @@ func (r *repeatFlag) check(c *cobra.Command, update bool) error {
 // time the command takes (as a CI's runs are spread over days). rounds[i]
 // is the i-th round, in the order runAll gives; the last round is the one
 // the command reports and compares.
-func runRounds(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, n int, stdout io.Writer) (rounds [][]*scenario.Report, err error) {
+func runRounds(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, n int, stdout io.Writer) (rounds [][]*result.Report, err error) {
 	for i := range n {
 		if n > 1 {
 			fmt.Fprintf(stdout, "round %d of %d\n", i+1, n)
@@ -56,8 +57,8 @@ func runRounds(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *
 }
 
 // runsOf is the runs of the i-th variant over all rounds.
-func runsOf(rounds [][]*scenario.Report, i int) []*scenario.Report {
-	runs := make([]*scenario.Report, len(rounds))
+func runsOf(rounds [][]*result.Report, i int) []*result.Report {
+	runs := make([]*result.Report, len(rounds))
 	for j, round := range rounds {
 		runs[j] = round[i]
 	}
@@ -67,7 +68,7 @@ func runsOf(rounds [][]*scenario.Report, i int) []*scenario.Report {
 // earlierFailures prints the runs of the rounds before the last that
 // failed their expectations (the last round is reported in full) and
 // returns exit code 4 naming them; nil when there are none.
-func earlierFailures(w io.Writer, rounds [][]*scenario.Report) error {
+func earlierFailures(w io.Writer, rounds [][]*result.Report) error {
 	var failed []string
 	for i, round := range rounds[:len(rounds)-1] {
 		for _, r := range round {
@@ -75,7 +76,7 @@ func earlierFailures(w io.Writer, rounds [][]*scenario.Report) error {
 				continue
 			}
 			fmt.Fprintf(w, "round %d of %d:\n", i+1, len(rounds))
-			printSummary(w, []*scenario.Report{r}, nil, false)
+			printSummary(w, []*result.Report{r}, nil, false)
 			name := r.Scenario
 			if r.Variant != "" {
 				name += " [" + r.Variant + "]"

@@ -18,6 +18,8 @@ import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dash"
 	"github.com/fleetsim/fleetsim/fleet/report"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -219,7 +221,7 @@ func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, 
 
 // outcome is what runAll ran.
 type outcome struct {
-	reps []*scenario.Report
+	reps []*result.Report
 	// stopped: the last report's run was stopped (q, SIGINT, SIGTERM,
 	// SIGHUP) before it was judged; its report is partial.
 	stopped bool
@@ -245,14 +247,14 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 	}
 	for i, sc := range scs {
 		vs := all[i]
-		var mine []*scenario.Report
+		var mine []*result.Report
 		for _, v := range vs {
 			if ctx.Err() != nil {
 				out.left = total - len(out.reps)
 				return out, nil
 			}
 			prior := out.reps
-			save := func(rep *scenario.Report) {
+			save := func(rep *result.Report) {
 				all := append(slices.Clip(prior), rep)
 				if err := writeReports(f.report, all, nil); err != nil && out.saveErr == nil {
 					out.saveErr = err
@@ -284,8 +286,8 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 // reports that the run was stopped before it was judged (the dashboard's
 // q, or ctx: SIGINT, SIGTERM, SIGHUP); its report is then partial, its
 // Err says so. quit reports that the user left the dashboard with q.
-func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*scenario.Report)) (rep *scenario.Report, stopped, quit bool, err error) {
-	o := scenario.RunOptions{Logger: log, Variant: v.Name}
+func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*result.Report)) (rep *result.Report, stopped, quit bool, err error) {
+	o := runner.RunOptions{Logger: log, Variant: v.Name}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
 	if interactive {
@@ -301,17 +303,17 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 			slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}),
 		))
 	}
-	r, err := scenario.NewRunner(v.Scenario, o)
+	r, err := runner.NewRunner(v.Scenario, o)
 	if err != nil {
 		return nil, false, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, err))
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type result struct {
-		rep *scenario.Report
+	type outcome struct {
+		rep *result.Report
 		err error
 	}
-	done := make(chan result, 1)
+	done := make(chan outcome, 1)
 	finished := make(chan struct{})
 	if f.heap != "" {
 		profiled := make(chan struct{})
@@ -331,7 +333,7 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 			// the process next.
 			save(rep)
 		}
-		done <- result{rep, err}
+		done <- outcome{rep, err}
 	}()
 	if interactive {
 		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil && ctx.Err() == nil {
@@ -374,7 +376,7 @@ func isTerminal(f *os.File) bool {
 }
 
 // writeReports writes the report files (nothing without a directory).
-func writeReports(dir string, reps []*scenario.Report, cmp []report.Comparison) error {
+func writeReports(dir string, reps []*result.Report, cmp []report.Comparison) error {
 	if dir == "" || len(reps) == 0 {
 		return nil
 	}
@@ -386,7 +388,7 @@ func writeReports(dir string, reps []*scenario.Report, cmp []report.Comparison) 
 
 // printReportPaths says where the reports are: the summary, and each
 // run's HTML page when there are few.
-func printReportPaths(w io.Writer, dir string, reps []*scenario.Report, written bool) {
+func printReportPaths(w io.Writer, dir string, reps []*result.Report, written bool) {
 	if dir == "" || len(reps) == 0 || !written {
 		return
 	}

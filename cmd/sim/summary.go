@@ -7,13 +7,13 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/report"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // printSummary prints one block per report: the verdict, the expectations
 // and the baseline's differences. With stopped, the last run was stopped
 // by the user and is marked so rather than failed.
-func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison, stopped bool) {
+func printSummary(w io.Writer, reps []*result.Report, cmps []report.Comparison, stopped bool) {
 	for i, r := range reps {
 		name := r.Scenario
 		if r.Variant != "" {
@@ -49,14 +49,14 @@ func printSummary(w io.Writer, reps []*scenario.Report, cmps []report.Comparison
 
 // printVerdicts prints one line per verdict, with the values a failed
 // check read.
-func printVerdicts(w io.Writer, indent string, vs []scenario.Verdict) {
+func printVerdicts(w io.Writer, indent string, vs []result.Verdict) {
 	for _, v := range vs {
 		sym := v.Status.Mark()
 		line := fmt.Sprintf("%s%s %s", indent, sym, v.Check)
 		if v.Name != "" && v.Name != v.Check {
 			line = fmt.Sprintf("%s%s %s: %s", indent, sym, v.Name, v.Check)
 		}
-		if v.Detail != "" && v.Status != scenario.Pass {
+		if v.Detail != "" && v.Status != result.Pass {
 			line += "  (" + v.Detail + ")"
 		}
 		fmt.Fprintln(w, line)
@@ -92,7 +92,7 @@ func comparisonText(c report.Comparison) string {
 
 // verdict is the command's error: nil when every run passed, else exit
 // code 4 naming the failures.
-func verdict(reps []*scenario.Report, cmps []report.Comparison) error {
+func verdict(reps []*result.Report, cmps []report.Comparison) error {
 	var failed []string
 	for i, r := range reps {
 		if !r.Passed() || (cmps != nil && !compared(cmps[i])) {

@@ -6,7 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // BenchmarkView is the cost of one frame at 160×48 for fleets of
@@ -39,9 +39,9 @@ func BenchmarkPull(b *testing.B) {
 
 func benchModel(n int) Model {
 	l := midRun()
-	l.Workers = make([]scenario.WorkerState, n)
+	l.Workers = make([]result.WorkerState, n)
 	for i := range l.Workers {
-		l.Workers[i] = scenario.WorkerState(i * 7 % numStates)
+		l.Workers[i] = result.WorkerState(i * 7 % numStates)
 	}
 	var tm tea.Model = New(fixedSource{l}, &fakeControls{}, Options{})
 	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 160, Height: 48})

@@ -9,7 +9,7 @@ import (
 	"github.com/NimbleMarkets/ntcharts/canvas/graph"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // col is one column of a chart: a series' envelope over the column's
@@ -21,13 +21,13 @@ type col struct {
 
 // columns spreads the buckets of [from, to] over n columns and merges
 // each column's buckets with get (ok false: the bucket has no value).
-func columns(h *history, from, to scenario.Seconds, n int, get func(b *bucket) (agg, bool)) []col {
+func columns(h *history, from, to result.Seconds, n int, get func(b *bucket) (agg, bool)) []col {
 	out := make([]col, n)
 	if n <= 0 || to <= from {
 		return out
 	}
 	dt := float64(to-from) / float64(n)
-	at := func(t scenario.Seconds) int {
+	at := func(t result.Seconds) int {
 		return min(n-1, max(0, int(float64(t-from)/dt)))
 	}
 	bs := h.in(from, to)
@@ -110,7 +110,7 @@ const (
 
 // stripLines draws s over [from, to] in w×h: the label on its first row,
 // the peak on its last.
-func stripLines(hist *history, s strip, from, to scenario.Seconds, w, h int) []string {
+func stripLines(hist *history, s strip, from, to result.Seconds, w, h int) []string {
 	bw := w - stripLabel - stripPeak - 2
 	if bw < 4 || h < 1 {
 		return nil
@@ -134,7 +134,7 @@ func stripLines(hist *history, s strip, from, to scenario.Seconds, w, h int) []s
 
 // axisRow is a time axis for a chart whose plot starts at column left
 // and is n columns wide: simulated seconds at ticks at least 10 apart.
-func axisRow(from, to scenario.Seconds, left, n int) string {
+func axisRow(from, to result.Seconds, left, n int) string {
 	row := []rune(strings.Repeat(" ", left+n))
 	if n < 6 {
 		return string(row)
@@ -142,7 +142,7 @@ func axisRow(from, to scenario.Seconds, left, n int) string {
 	ticks := max(1, n/12)
 	for i := 0; i <= ticks; i++ {
 		x := i * (n - 1) / ticks
-		label := []rune(fmtSec(from + (to-from)*scenario.Seconds(float64(x)/float64(max(1, n-1)))))
+		label := []rune(fmtSec(from + (to-from)*result.Seconds(float64(x)/float64(max(1, n-1)))))
 		at := left + x
 		switch {
 		case i == ticks:
@@ -224,7 +224,7 @@ func limitLines(n int) []limitLine {
 // with the scale on the left and simulated time below. A column that
 // spans several samples draws their whole range, so a tooth narrower
 // than a dot is not lost. Nil when there is no room or no data.
-func limitChart(hist *history, lines []limitLine, from, to scenario.Seconds, w, h int) []string {
+func limitChart(hist *history, lines []limitLine, from, to result.Seconds, w, h int) []string {
 	if w < 12 || h < 3 || len(hist.buckets) == 0 || len(lines) == 0 {
 		return nil
 	}
@@ -327,7 +327,7 @@ func canvasView(c *canvas.Model) string {
 
 // windowTitle says which part of the run the charts show, for the
 // panes' titles: "" for the whole run.
-func windowTitle(v view, from, to scenario.Seconds) string {
+func windowTitle(v view, from, to result.Seconds) string {
 	if v.whole() {
 		return ""
 	}

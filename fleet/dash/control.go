@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // PartitionPercent is the share of workers the p key cuts off.
@@ -228,11 +228,11 @@ func (m *Model) scrollStep(msg tea.KeyMsg) int {
 }
 
 // NextVersion is the version the d key deploys after target: the next
-// one by scenario.NextVersion, and "1.0.1" when nothing was deployed yet
+// one by runner.NextVersion, and "1.0.1" when nothing was deployed yet
 // (workers start at "1.0.0" by default).
 func NextVersion(target string) string {
 	if target == "" {
 		return "1.0.1"
 	}
-	return scenario.NextVersion(target)
+	return runner.NextVersion(target)
 }

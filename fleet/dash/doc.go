@@ -9,7 +9,7 @@
 // outgrows them), so the end screen shows the run from its start, and
 // [ ] zoom and ← → pan over it.
 //
-// The model pulls a [scenario.Live] snapshot from a [Source] on a timer
+// The model pulls a [result.Live] snapshot from a [Source] on a timer
 // (every 100 ms by default) instead of being sent an update per event, so
 // a busy run cannot flood the UI, and rendering costs the same however
 // many events happened in between. Keys that change the run call

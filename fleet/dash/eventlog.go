@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // Kinds of event log entries beyond the run's own record kinds ("event",
@@ -21,11 +21,11 @@ const (
 const maxEntries = 2000
 
 type entry struct {
-	t    scenario.Seconds
+	t    result.Seconds
 	kind string
 	text string
 	// status is set on verdicts.
-	status scenario.Status
+	status result.Status
 }
 
 // eventLog is the event pane's content: the run's records as they
@@ -60,7 +60,7 @@ func (e *eventLog) insert(en entry) {
 // addRecords appends the records not seen yet. A control record takes
 // the place of the oldest pending key press: the run records the keys in
 // the order the dashboard called it, so the log shows each once.
-func (e *eventLog) addRecords(recs []scenario.Record) {
+func (e *eventLog) addRecords(recs []result.Record) {
 	if len(recs) < e.seen { // the source started over
 		e.seen = 0
 	}
@@ -91,16 +91,16 @@ func (e *eventLog) replacePending(en entry) {
 	e.add(en)
 }
 
-func (e *eventLog) addKey(t scenario.Seconds, text string) {
+func (e *eventLog) addKey(t result.Seconds, text string) {
 	e.add(entry{t: t, kind: kindKey, text: text})
 	e.pending++
 }
 
-func (e *eventLog) addNote(t scenario.Seconds, text string) {
+func (e *eventLog) addNote(t result.Seconds, text string) {
 	e.add(entry{t: t, kind: kindNote, text: text})
 }
 
-func (e *eventLog) addLogs(t scenario.Seconds, lines []string, skipped uint64) {
+func (e *eventLog) addLogs(t result.Seconds, lines []string, skipped uint64) {
 	if skipped > 0 {
 		e.addNote(t, fmt.Sprintf("%d log lines skipped (logged faster than shown)", skipped))
 	}
@@ -110,7 +110,7 @@ func (e *eventLog) addLogs(t scenario.Seconds, lines []string, skipped uint64) {
 }
 
 // addReport appends the summary and the verdicts, once.
-func (e *eventLog) addReport(r *scenario.Report) {
+func (e *eventLog) addReport(r *result.Report) {
 	if e.reported {
 		return
 	}
@@ -122,7 +122,7 @@ func (e *eventLog) addReport(r *scenario.Report) {
 	if !r.Passed() {
 		outcome = "FAILED"
 	}
-	pass, fail, nj := scenario.Tally(r.Verdicts)
+	pass, fail, nj := result.Tally(r.Verdicts)
 	sum := func(text string) { e.add(entry{t: t, kind: kindSummary, text: text}) }
 	sum(fmt.Sprintf("run %s: %d passed, %d failed, %d not judged", outcome, pass, fail, nj))
 	if r.Err != "" {
@@ -132,7 +132,7 @@ func (e *eventLog) addReport(r *scenario.Report) {
 	if !res.Run.KeptUp {
 		kept = fmt.Sprintf("fell behind (lag max %s): timing not judged", fmtSec(res.Run.LagMax))
 	}
-	sum(fmt.Sprintf("sim %s in %s wall, %s", fmtSec(res.Run.SimSeconds), fmtSec(scenario.Seconds(res.Run.WallSeconds)), kept))
+	sum(fmt.Sprintf("sim %s in %s wall, %s", fmtSec(res.Run.SimSeconds), fmtSec(result.Seconds(res.Run.WallSeconds)), kept))
 	sum(fmt.Sprintf("lost %d · delivered %d · dead-lettered %d · leader restarts %d",
 		res.Lost, res.Relay.Delivered, res.Relay.DeadLettered, res.Run.LeaderRestarts))
 	for _, v := range r.Verdicts {
@@ -225,11 +225,11 @@ func (en entry) plain() string {
 	return fmt.Sprintf("%7s %-7s %s", fmtSec(en.t), en.kind, en.text)
 }
 
-func verdictTag(s scenario.Status) string {
+func verdictTag(s result.Status) string {
 	switch s {
-	case scenario.Pass:
+	case result.Pass:
 		return "PASS"
-	case scenario.Fail:
+	case result.Fail:
 		return "FAIL"
 	}
 	return "n/j"

@@ -3,13 +3,13 @@ package dash
 import (
 	"sync"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // fixedSource returns the same snapshot every time.
-type fixedSource struct{ live scenario.Live }
+type fixedSource struct{ live result.Live }
 
-func (s fixedSource) Snapshot() scenario.Live { return s.live }
+func (s fixedSource) Snapshot() result.Live { return s.live }
 
 // fakeControls records the calls, in order.
 type fakeControls struct {
@@ -53,9 +53,9 @@ func sawtooth(step, part int) int {
 
 // midRun is a run 40 simulated seconds into a 60-second wave deploy:
 // 1000 workers, some updated, a partition, four relay partitions.
-func midRun() scenario.Live {
+func midRun() result.Live {
 	const n = 120 // samples, every 1/3 s
-	l := scenario.Live{
+	l := result.Live{
 		Scenario: "wave-deploy",
 		Seed:     42,
 		Speed:    4,
@@ -68,13 +68,13 @@ func midRun() scenario.Live {
 		Target:   "1.0.1",
 	}
 	for i := 0; i < n; i++ {
-		t := scenario.Seconds(float64(i) / 3)
-		s := scenario.Sample{
+		t := result.Seconds(float64(i) / 3)
+		s := result.Sample{
 			T:                     t,
 			LeaderDepth:           (i * 37) % 900,
 			LeaderCapacity:        1000,
-			LeaderWaitP99:         scenario.Seconds(float64((i*13)%50) / 100),
-			LeaderWaitP99Interval: scenario.Seconds(float64((i*7)%30) / 100),
+			LeaderWaitP99:         result.Seconds(float64((i*13)%50) / 100),
+			LeaderWaitP99Interval: result.Seconds(float64((i*7)%30) / 100),
 			LeaderAccepted:        uint64(i * 300),
 			LeaderRejected:        uint64(i * 4),
 			LeaderDropped:         0,
@@ -84,7 +84,7 @@ func midRun() scenario.Live {
 			Backpressure:          uint64(i / 2),
 			Retries:               uint64(i / 3),
 			OutboxDepth:           200 + (i*17)%300,
-			OutboxOldest:          scenario.Seconds(1.5 + float64(i%10)/10),
+			OutboxOldest:          result.Seconds(1.5 + float64(i%10)/10),
 			Online:                900,
 			Busy:                  40,
 			AtTarget:              i * 3,
@@ -99,22 +99,22 @@ func midRun() scenario.Live {
 	}
 	l.Latest = l.History[n-1]
 	l.AtTarget = 357
-	l.Workers = make([]scenario.WorkerState, 1000)
+	l.Workers = make([]result.WorkerState, 1000)
 	for i := range l.Workers {
 		switch {
 		case i < 357:
-			l.Workers[i] = scenario.StateUpdated
+			l.Workers[i] = result.StateUpdated
 		case i >= 900:
-			l.Workers[i] = scenario.StateOffline
+			l.Workers[i] = result.StateOffline
 		case i%25 == 0:
-			l.Workers[i] = scenario.StateBusy
+			l.Workers[i] = result.StateBusy
 		case i%97 == 0:
-			l.Workers[i] = scenario.StateFull
+			l.Workers[i] = result.StateFull
 		default:
-			l.Workers[i] = scenario.StateOnline
+			l.Workers[i] = result.StateOnline
 		}
 	}
-	l.Records = []scenario.Record{
+	l.Records = []result.Record{
 		{T: 0, Kind: "event", Text: "start: 1000 workers in 2 groups"},
 		{T: 10, Kind: "event", Text: "deploy 1.0.1 wave 1/3 to 333 workers"},
 		{T: 20, Kind: "event", Text: "deploy 1.0.1 wave 2/3 to 333 workers", LagSec: 0.2},
@@ -126,21 +126,21 @@ func midRun() scenario.Live {
 }
 
 // finished is midRun at its end, with the report.
-func finished() scenario.Live {
+func finished() result.Live {
 	l := midRun()
 	l.Now, l.Phase, l.Next = 60, "done", ""
-	l.Report = &scenario.Report{
+	l.Report = &result.Report{
 		Scenario: "wave-deploy",
-		Result: scenario.Result{
+		Result: result.Result{
 			Lost:  0,
-			Run:   scenario.RunInfo{Seed: 42, Speed: 4, SimSeconds: 72, WallSeconds: 18.4, KeptUp: true, LeaderRestarts: 1},
-			Relay: scenario.RelayResult{Delivered: 14280, DeadLettered: 0},
+			Run:   result.RunInfo{Seed: 42, Speed: 4, SimSeconds: 72, WallSeconds: 18.4, KeptUp: true, LeaderRestarts: 1},
+			Relay: result.RelayResult{Delivered: 14280, DeadLettered: 0},
 		},
-		Verdicts: []scenario.Verdict{
-			{Name: "nothing lost", Check: "lost == 0", Status: scenario.Pass},
-			{Name: "deploy converges", Check: "deploys[0].duration < 30", Status: scenario.Pass},
-			{Name: "mailbox bounded", Check: "leader.mailbox.max_depth <= 1000", Status: scenario.Pass},
-			{Name: "few rejections", Check: "leader.mailbox.rejected < 100", Status: scenario.Fail, Detail: "leader.mailbox.rejected = 476"},
+		Verdicts: []result.Verdict{
+			{Name: "nothing lost", Check: "lost == 0", Status: result.Pass},
+			{Name: "deploy converges", Check: "deploys[0].duration < 30", Status: result.Pass},
+			{Name: "mailbox bounded", Check: "leader.mailbox.max_depth <= 1000", Status: result.Pass},
+			{Name: "few rejections", Check: "leader.mailbox.rejected < 100", Status: result.Fail, Detail: "leader.mailbox.rejected = 476"},
 		},
 	}
 	return l

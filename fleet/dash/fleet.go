@@ -4,18 +4,18 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // severity orders states for breaking ties, worst first: a cell split
 // evenly between two states shows the worse one.
 var severity = [numStates]int{
-	scenario.StatePartitioned: 5,
-	scenario.StateOffline:     4,
-	scenario.StateFull:        3,
-	scenario.StateBusy:        2,
-	scenario.StateOnline:      1,
-	scenario.StateUpdated:     0,
+	result.StatePartitioned: 5,
+	result.StateOffline:     4,
+	result.StateFull:        3,
+	result.StateBusy:        2,
+	result.StateOnline:      1,
+	result.StateUpdated:     0,
 }
 
 // fleetGrid is the fleet pane's content: counts per state and one state
@@ -32,12 +32,12 @@ type fleetGrid struct {
 	per    int // workers per cell; 0 when there is no room for a grid
 	cols   int
 	rows   int
-	cells  []scenario.WorkerState
+	cells  []result.WorkerState
 	head   []string // the count lines over the grid
 }
 
 // aggregate counts the states and fills the grid for a w×h pane interior.
-func (g *fleetGrid) aggregate(states []scenario.WorkerState, l scenario.Live, w, h int) {
+func (g *fleetGrid) aggregate(states []result.WorkerState, l result.Live, w, h int) {
 	g.counts = [numStates]int{}
 	for _, s := range states {
 		g.counts[clampState(s)]++
@@ -51,15 +51,15 @@ func (g *fleetGrid) aggregate(states []scenario.WorkerState, l scenario.Live, w,
 	g.fill(states, g.cols*g.rows)
 }
 
-func clampState(s scenario.WorkerState) scenario.WorkerState {
+func clampState(s result.WorkerState) result.WorkerState {
 	if int(s) >= numStates {
-		return scenario.StateOffline
+		return result.StateOffline
 	}
 	return s
 }
 
 // fill sets one state per cell for capacity cells.
-func (g *fleetGrid) fill(states []scenario.WorkerState, capacity int) {
+func (g *fleetGrid) fill(states []result.WorkerState, capacity int) {
 	g.cells = g.cells[:0]
 	g.per = 0
 	if capacity <= 0 || len(states) == 0 {
@@ -71,9 +71,9 @@ func (g *fleetGrid) fill(states []scenario.WorkerState, capacity int) {
 		for _, s := range states[i:min(i+g.per, len(states))] {
 			n[clampState(s)]++
 		}
-		best := scenario.StateOffline
+		best := result.StateOffline
 		for s := range numStates {
-			st := scenario.WorkerState(s)
+			st := result.WorkerState(s)
 			if n[st] > n[best] || (n[st] == n[best] && severity[st] > severity[best]) {
 				best = st
 			}
@@ -105,18 +105,18 @@ func (g *fleetGrid) title(w int) string {
 const cursorGlyph = "◆"
 
 // stateOrder is the order counts are listed in: best first.
-var stateOrder = []scenario.WorkerState{
-	scenario.StateUpdated, scenario.StateOnline, scenario.StateBusy, scenario.StateFull, scenario.StateOffline,
-	scenario.StatePartitioned,
+var stateOrder = []result.WorkerState{
+	result.StateUpdated, result.StateOnline, result.StateBusy, result.StateFull, result.StateOffline,
+	result.StatePartitioned,
 }
 
 // remoteStates are the states a remote dashboard can know: the workers'
 // statuses say online or offline, nothing else.
-var remoteStates = []scenario.WorkerState{scenario.StateOnline, scenario.StateOffline}
+var remoteStates = []result.WorkerState{result.StateOnline, result.StateOffline}
 
 // fleetHead is the count lines: each state with its glyph, then the
 // target version and the workers' queues.
-func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
+func fleetHead(g *fleetGrid, l result.Live, w int) []string {
 	states := stateOrder
 	if l.Phase == PhaseRemote {
 		states = remoteStates
@@ -125,7 +125,7 @@ func fleetHead(g *fleetGrid, l scenario.Live, w int) []string {
 	nw := len(fmt.Sprint(g.total))
 	items := make([]string, 0, 8)
 	for _, s := range states {
-		if s == scenario.StatePartitioned && g.counts[s] == 0 {
+		if s == result.StatePartitioned && g.counts[s] == 0 {
 			continue // a state of its own only while there is one
 		}
 		lk := stateLooks[s]

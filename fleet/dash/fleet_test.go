@@ -4,31 +4,31 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 const (
-	off = scenario.StateOffline
-	on  = scenario.StateOnline
-	bsy = scenario.StateBusy
-	ful = scenario.StateFull
-	upd = scenario.StateUpdated
+	off = result.StateOffline
+	on  = result.StateOnline
+	bsy = result.StateBusy
+	ful = result.StateFull
+	upd = result.StateUpdated
 )
 
 func TestFleetFill(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		states   []scenario.WorkerState
+		states   []result.WorkerState
 		capacity int
 		per      int
-		want     []scenario.WorkerState
+		want     []result.WorkerState
 	}{
-		{"one per cell when they fit", []scenario.WorkerState{on, off, upd}, 5, 1, []scenario.WorkerState{on, off, upd}},
-		{"majority of each group", []scenario.WorkerState{on, on, off, upd, upd, bsy}, 2, 3, []scenario.WorkerState{on, upd}},
-		{"a tie shows the worse", []scenario.WorkerState{upd, off, on, ful}, 2, 2, []scenario.WorkerState{off, ful}},
-		{"a short last group", []scenario.WorkerState{on, on, on, bsy, off}, 2, 3, []scenario.WorkerState{on, off}},
-		{"no room", []scenario.WorkerState{on}, 0, 0, nil},
-		{"unknown state counts as offline", []scenario.WorkerState{9}, 1, 1, []scenario.WorkerState{off}},
+		{"one per cell when they fit", []result.WorkerState{on, off, upd}, 5, 1, []result.WorkerState{on, off, upd}},
+		{"majority of each group", []result.WorkerState{on, on, off, upd, upd, bsy}, 2, 3, []result.WorkerState{on, upd}},
+		{"a tie shows the worse", []result.WorkerState{upd, off, on, ful}, 2, 2, []result.WorkerState{off, ful}},
+		{"a short last group", []result.WorkerState{on, on, on, bsy, off}, 2, 3, []result.WorkerState{on, off}},
+		{"no room", []result.WorkerState{on}, 0, 0, nil},
+		{"unknown state counts as offline", []result.WorkerState{9}, 1, 1, []result.WorkerState{off}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var g fleetGrid
@@ -40,7 +40,7 @@ func TestFleetFill(t *testing.T) {
 	}
 }
 
-func slicesEqual(a, b []scenario.WorkerState) bool {
+func slicesEqual(a, b []result.WorkerState) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -55,12 +55,12 @@ func slicesEqual(a, b []scenario.WorkerState) bool {
 // However large the fleet, the grid has at most as many cells as the
 // pane, and the counts are exact.
 func TestFleetAggregateBounded(t *testing.T) {
-	states := make([]scenario.WorkerState, 123457)
+	states := make([]result.WorkerState, 123457)
 	for i := range states {
-		states[i] = scenario.WorkerState(i % numStates)
+		states[i] = result.WorkerState(i % numStates)
 	}
 	var g fleetGrid
-	g.aggregate(states, scenario.Live{}, 38, 8)
+	g.aggregate(states, result.Live{}, 38, 8)
 	if len(g.cells) > g.cols*g.rows || g.rows < 1 {
 		t.Fatalf("%d cells for a %d×%d grid", len(g.cells), g.cols, g.rows)
 	}
@@ -68,7 +68,7 @@ func TestFleetAggregateBounded(t *testing.T) {
 	for s, n := range g.counts {
 		sum += n
 		if want := (len(states) + numStates - 1 - s) / numStates; n != want {
-			t.Errorf("count of %v = %d, want %d", scenario.WorkerState(s), n, want)
+			t.Errorf("count of %v = %d, want %d", result.WorkerState(s), n, want)
 		}
 	}
 	if sum != len(states) {

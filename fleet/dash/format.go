@@ -5,11 +5,11 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // fmtSec formats seconds compactly: "0.25s", "12.3s", "4m05s", "2h03m".
-func fmtSec(s scenario.Seconds) string {
+func fmtSec(s result.Seconds) string {
 	v := float64(s)
 	neg := ""
 	if v < 0 {

@@ -7,11 +7,11 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // screen runs the model through a resize and one tick and returns it.
-func screen(t *testing.T, l scenario.Live, ctl Controls, w, h int) Model {
+func screen(t *testing.T, l result.Live, ctl Controls, w, h int) Model {
 	t.Helper()
 	var m tea.Model = New(fixedSource{l}, ctl, Options{})
 	m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
@@ -24,7 +24,7 @@ func screen(t *testing.T, l scenario.Live, ctl Controls, w, h int) Model {
 func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		live scenario.Live
+		live result.Live
 		ctl  Controls
 	}{
 		{"running", midRun(), &fakeControls{}},

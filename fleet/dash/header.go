@@ -9,7 +9,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // headerView is two lines: what runs and how far it is; then lag, the
@@ -90,7 +90,7 @@ func (m *Model) headerView(w int) string {
 
 // remoteLine is the second header line of a remote leader: how fresh its
 // stats are instead of lag and the next event, which it has not.
-func remoteLine(l *scenario.Live) string {
+func remoteLine(l *result.Live) string {
 	items := []string{"no stats yet"}
 	if hasSample(*l) {
 		items[0] = "stats " + fmtSec(max(0, l.Now-l.Latest.T)) + " old"

@@ -3,7 +3,7 @@ package dash
 import (
 	"math"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // metric is one series the charts draw from the run's history.
@@ -27,7 +27,7 @@ const maxBuckets = 512
 
 // firstSpan is a bucket's width until the run outgrows maxBuckets of it:
 // fine enough that a short run keeps every sample.
-const firstSpan scenario.Seconds = 0.05
+const firstSpan result.Seconds = 0.05
 
 // agg is one series over a bucket: enough to draw its envelope (lo to
 // hi) and to join it to its neighbours (first, last).
@@ -50,7 +50,7 @@ func (a *agg) merge(b agg) {
 // bucket is the samples of one span of simulated time.
 type bucket struct {
 	idx    int64 // floor(T / span)
-	t0, t1 scenario.Seconds
+	t0, t1 result.Seconds
 	n      int
 	m      [numMetrics]agg
 	limits []agg // per relay partition
@@ -61,15 +61,15 @@ type bucket struct {
 // maxBuckets buckets of equal span, oldest first, so the end screen can
 // show the whole run in bounded memory.
 type history struct {
-	span    scenario.Seconds
+	span    result.Seconds
 	buckets []bucket
-	prev    scenario.Sample // for the rates
+	prev    result.Sample // for the rates
 	have    bool
 	parts   int // the most relay partitions seen
 }
 
 // add folds in s, which must be newer than every sample added before.
-func (h *history) add(s scenario.Sample) {
+func (h *history) add(s result.Sample) {
 	if h.span == 0 {
 		h.span = firstSpan
 	}
@@ -162,7 +162,7 @@ func (h *history) coarsen() {
 }
 
 // end is the time of the newest sample (0 with none).
-func (h *history) end() scenario.Seconds {
+func (h *history) end() result.Seconds {
 	if n := len(h.buckets); n > 0 {
 		return h.buckets[n-1].t1
 	}
@@ -170,7 +170,7 @@ func (h *history) end() scenario.Seconds {
 }
 
 // start is the time of the oldest sample.
-func (h *history) start() scenario.Seconds {
+func (h *history) start() result.Seconds {
 	if len(h.buckets) > 0 {
 		return h.buckets[0].t0
 	}
@@ -178,7 +178,7 @@ func (h *history) start() scenario.Seconds {
 }
 
 // in returns the buckets that overlap [from, to].
-func (h *history) in(from, to scenario.Seconds) []bucket {
+func (h *history) in(from, to result.Seconds) []bucket {
 	lo, hi := 0, len(h.buckets)
 	for lo < hi && h.buckets[lo].t1 < from {
 		lo++
@@ -192,17 +192,17 @@ func (h *history) in(from, to scenario.Seconds) []bucket {
 // view is the window of simulated time the charts show: the whole run
 // unless zoomed in, at its newest end unless panned back.
 type view struct {
-	zoom   int              // the window is the run's length / 2^zoom
-	offset scenario.Seconds // how far before the newest sample it ends
+	zoom   int            // the window is the run's length / 2^zoom
+	offset result.Seconds // how far before the newest sample it ends
 }
 
 // maxZoom bounds zooming in: 1/256 of the run.
 const maxZoom = 8
 
 // window is [from, to] over history h.
-func (v view) window(h *history) (from, to scenario.Seconds) {
+func (v view) window(h *history) (from, to result.Seconds) {
 	start, end := h.start(), h.end()
-	length := (end - start) / scenario.Seconds(math.Pow(2, float64(v.zoom)))
+	length := (end - start) / result.Seconds(math.Pow(2, float64(v.zoom)))
 	to = max(start+length, end-v.offset)
 	from = max(start, to-length)
 	if to <= from {
@@ -216,7 +216,7 @@ func (v view) window(h *history) (from, to scenario.Seconds) {
 func (v *view) pan(h *history, frac float64) {
 	from, to := v.window(h)
 	length := to - from
-	v.offset -= scenario.Seconds(frac) * length
+	v.offset -= result.Seconds(frac) * length
 	v.offset = min(max(0, v.offset), max(0, h.end()-h.start()-length))
 }
 

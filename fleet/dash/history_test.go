@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // However long the run, the history keeps at most maxBuckets buckets,
@@ -15,7 +15,7 @@ import (
 func TestHistoryBounded(t *testing.T) {
 	var h history
 	for i := range 100_000 {
-		s := scenario.Sample{T: scenario.Seconds(float64(i) / 4), LeaderUp: true, Limits: []int{10 + i%11}}
+		s := result.Sample{T: result.Seconds(float64(i) / 4), LeaderUp: true, Limits: []int{10 + i%11}}
 		if i == 54_321 {
 			s.LeaderDepth = 999
 		}
@@ -24,7 +24,7 @@ func TestHistoryBounded(t *testing.T) {
 	if n := len(h.buckets); n > maxBuckets || n < maxBuckets/2 {
 		t.Fatalf("%d buckets, want at most %d and most of them used", n, maxBuckets)
 	}
-	if h.start() != 0 || h.end() != scenario.Seconds(99_999.0/4) {
+	if h.start() != 0 || h.end() != result.Seconds(99_999.0/4) {
 		t.Errorf("history from %v to %v", h.start(), h.end())
 	}
 	depth, lo, hi := 0.0, 100.0, 0.0
@@ -42,7 +42,7 @@ func TestHistoryBounded(t *testing.T) {
 // and slow waits between samples 200 and 300, quiet before and after.
 type slidingSource struct {
 	mu  sync.Mutex
-	all []scenario.Sample
+	all []result.Sample
 	n   int
 }
 
@@ -50,7 +50,7 @@ func newSlidingSource(total int) *slidingSource {
 	s := &slidingSource{}
 	var rejected uint64
 	for i := range total {
-		smp := scenario.Sample{T: scenario.Seconds(i), LeaderUp: true, LeaderCapacity: 100, Limits: []int{4 + i%9}}
+		smp := result.Sample{T: result.Seconds(i), LeaderUp: true, LeaderCapacity: 100, Limits: []int{4 + i%9}}
 		if i >= 200 && i < 300 {
 			rejected += 50
 			smp.LeaderDepth = 100
@@ -67,13 +67,13 @@ func newSlidingSource(total int) *slidingSource {
 	return s
 }
 
-func (s *slidingSource) Snapshot() scenario.Live {
+func (s *slidingSource) Snapshot() result.Live {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n = min(s.n+1, len(s.all))
 	h := s.all[max(0, s.n-300):s.n]
-	return scenario.Live{Scenario: "herd", Phase: "running", Now: h[len(h)-1].T, Duration: scenario.Seconds(len(s.all)),
-		Latest: h[len(h)-1], History: h, Workers: make([]scenario.WorkerState, 10)}
+	return result.Live{Scenario: "herd", Phase: "running", Now: h[len(h)-1].T, Duration: result.Seconds(len(s.all)),
+		Latest: h[len(h)-1], History: h, Workers: make([]result.WorkerState, 10)}
 }
 
 // stripRow is the bars of the leader pane's strip labelled label.

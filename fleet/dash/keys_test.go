@@ -7,7 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func press(t *testing.T, m Model, keys ...string) (Model, tea.Cmd) {
@@ -154,7 +154,7 @@ func TestControlRecordReplacesPendingKey(t *testing.T) {
 	tm, _ = tm.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	tm, _ = tm.Update(tickMsg{})
 	m, _ := press(t, tm.(Model), "k")
-	src.live.Records = append(slices.Clip(src.live.Records), scenario.Record{T: 40.2, Kind: "control", Text: "kill leader (key k)"})
+	src.live.Records = append(slices.Clip(src.live.Records), result.Record{T: 40.2, Kind: "control", Text: "kill leader (key k)"})
 	tm, _ = m.Update(tickMsg{})
 	m = tm.(Model)
 	var kills []string

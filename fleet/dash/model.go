@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // pane is a focusable part of the screen.
@@ -44,7 +44,7 @@ type Model struct {
 	width, height int
 	lay           layout
 
-	live  scenario.Live
+	live  result.Live
 	have  bool // a snapshot has been taken
 	rates rates
 
@@ -66,14 +66,14 @@ type Model struct {
 	// are its workers, read from the source (a WorkerSource).
 	selecting bool
 	cursor    int
-	details   []scenario.WorkerDetail
+	details   []result.WorkerDetail
 }
 
 // WorkerSource is a Source that can list some of its workers in detail,
-// for the fleet grid's drill-down ([scenario.Runner] and [Remote] are).
+// for the fleet grid's drill-down ([runner.Runner] and [Remote] are).
 type WorkerSource interface {
 	// WorkerDetails returns workers lo to hi-1, clamped to the fleet.
-	WorkerDetails(lo, hi int) []scenario.WorkerDetail
+	WorkerDetails(lo, hi int) []result.WorkerDetail
 }
 
 // New returns a dashboard model for src. ctl may be nil for a read-only
@@ -145,9 +145,9 @@ func (m *Model) pull() {
 
 // addSamples folds the samples newer than the history's into it, and
 // logs what a person waits for that the samples show.
-func (m *Model) addSamples(l scenario.Live) {
+func (m *Model) addSamples(l result.Live) {
 	m.seen.noLeader = l.Phase == PhaseRemote
-	add := func(s scenario.Sample) {
+	add := func(s result.Sample) {
 		if m.hist.have && s.T <= m.hist.prev.T {
 			return
 		}
@@ -202,7 +202,7 @@ const PhaseDone = "done"
 
 // Last is the latest snapshot, with the dashboard's own pending changes
 // (a pause, a speed) applied until the next snapshot shows them.
-func (m Model) Last() scenario.Live { return m.live }
+func (m Model) Last() result.Live { return m.live }
 
 // Events is the event log as shown, oldest first, one line per entry.
 func (m Model) Events() []string { return m.events.lines() }

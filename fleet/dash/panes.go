@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // Each pane draws its interior, w×h, as lines; box frames it.
@@ -77,7 +77,7 @@ func (m *Model) leaderStrips() []strip {
 	return []strip{
 		{"depth", mDepth, stLine, fmtNum},
 		{"reject/s", mRejected, lipgloss.NewStyle().Foreground(colWarn), fmtNum},
-		{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(scenario.Seconds(v)) }},
+		{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(result.Seconds(v)) }},
 		{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
 	}
 }
@@ -325,9 +325,9 @@ func (en entry) styled() string {
 	case kindVerdict:
 		tag := verdictTag(en.status)
 		switch en.status {
-		case scenario.Pass:
+		case result.Pass:
 			tag = stGood.Render(fmt.Sprintf("%-4s", tag))
-		case scenario.Fail:
+		case result.Fail:
 			tag = stBad.Render(fmt.Sprintf("%-4s", tag))
 		default:
 			tag = stWarn.Render(fmt.Sprintf("%-4s", tag))

@@ -15,7 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // runningSource is a run that advances one simulated second per
@@ -23,7 +23,7 @@ import (
 type runningSource struct {
 	fakeControls
 	mu     sync.Mutex
-	live   scenario.Live
+	live   result.Live
 	polled chan struct{} // closed after the first snapshot
 	once   sync.Once
 }
@@ -35,7 +35,7 @@ func newRunningSource() *runningSource {
 	return &runningSource{live: l, polled: make(chan struct{})}
 }
 
-func (s *runningSource) Snapshot() scenario.Live {
+func (s *runningSource) Snapshot() result.Live {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.once.Do(func() { close(s.polled) })
@@ -58,7 +58,7 @@ func (s *runningSource) Snapshot() scenario.Live {
 func (s *runningSource) Pause() {
 	s.mu.Lock()
 	s.live.Paused = true
-	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "pause"})
+	s.live.Records = append(s.live.Records, result.Record{T: s.live.Now, Kind: "control", Text: "pause"})
 	s.mu.Unlock()
 	s.fakeControls.Pause()
 }
@@ -72,7 +72,7 @@ func (s *runningSource) SetSpeed(v float64) {
 
 func (s *runningSource) KillLeader() {
 	s.mu.Lock()
-	s.live.Records = append(s.live.Records, scenario.Record{T: s.live.Now, Kind: "control", Text: "kill leader"})
+	s.live.Records = append(s.live.Records, result.Record{T: s.live.Now, Kind: "control", Text: "kill leader"})
 	s.live.Latest.LeaderUp = false
 	s.mu.Unlock()
 	s.fakeControls.KillLeader()
@@ -168,7 +168,7 @@ type loggingSource struct {
 	logged chan struct{}
 }
 
-func (s *loggingSource) Snapshot() scenario.Live {
+func (s *loggingSource) Snapshot() result.Live {
 	s.once.Do(func() {
 		log.Print("snapshot taken")
 		close(s.logged)
@@ -199,7 +199,7 @@ type endingSource struct {
 	n  int
 }
 
-func (s *endingSource) Snapshot() scenario.Live {
+func (s *endingSource) Snapshot() result.Live {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++

@@ -1,6 +1,8 @@
 package dash
 
-import "github.com/fleetsim/fleetsim/fleet/scenario"
+import (
+	"github.com/fleetsim/fleetsim/fleet/result"
+)
 
 // rates are per simulated second, from the two newest samples. Counters
 // are cumulative, so a rate is the difference over the time between.
@@ -13,14 +15,14 @@ type rates struct {
 
 // hasSample reports whether the runner has sampled the fleet yet: before
 // the first sample, Latest is the zero Sample.
-func hasSample(l scenario.Live) bool {
+func hasSample(l result.Live) bool {
 	s := l.Latest
 	return len(l.History) > 0 || s.T > 0 || s.LeaderCapacity > 0 || len(s.Limits) > 0
 }
 
-func ratesOf(l scenario.Live) rates {
+func ratesOf(l result.Live) rates {
 	cur := l.Latest
-	var prev *scenario.Sample
+	var prev *result.Sample
 	for i := len(l.History) - 1; i >= 0; i-- {
 		if l.History[i].T < cur.T {
 			prev = &l.History[i]

@@ -16,7 +16,8 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/clock"
 	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/stats"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
@@ -88,12 +89,12 @@ type Remote struct {
 	reports   int // reports received
 	last      leader.StatsReport
 	lastAt    time.Duration // since t0, when the last report arrived
-	samples   []scenario.Sample
+	samples   []result.Sample
 	leaderOn  bool // its retained status, or true until one arrives
 	stale     bool // stale warned, until the next report
 	workers   map[string]bool
 	ids       []string // sorted, rebuilt when a new worker appears
-	records   []scenario.Record
+	records   []result.Record
 	deploys   int // deploys recorded: every index below this one
 	malformed uint64
 	badWarned bool
@@ -279,7 +280,7 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	}
 	r.reports++
 	r.last, r.lastAt = rep, now
-	s := scenario.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
+	s := runner.LeaderSample(simSec(now), []leader.Stats{rep.Stats}, r.leaderOn, rep.MailboxWaitP99)
 	// The report's histogram has no buckets on the wire, so the wait's
 	// p99 over the interval cannot be computed; its mean over the
 	// interval can, from the count and the sum, and stands in for it.
@@ -293,7 +294,7 @@ func (r *Remote) onStats(topic string, payload []byte) {
 }
 
 // addSample keeps s in the bounded history.
-func (r *Remote) addSample(s scenario.Sample) {
+func (r *Remote) addSample(s result.Sample) {
 	if len(r.samples) == remoteHistory {
 		// Shift rather than re-slice, so the backing array stays bounded;
 		// a copy of 300 samples every two seconds is nothing.
@@ -309,7 +310,7 @@ const downEvery = time.Second
 
 // fillWorkers sets the workers' fields the statuses and the leader's
 // fleet counts can honestly fill.
-func (r *Remote) fillWorkers(s *scenario.Sample) {
+func (r *Remote) fillWorkers(s *result.Sample) {
 	for _, on := range r.workers {
 		if on {
 			s.Online++
@@ -414,14 +415,14 @@ func (r *Remote) recordLocked(now time.Duration, kind, text string) {
 	case n >= maxRemoteRecords:
 		return
 	}
-	r.records = append(r.records, scenario.Record{T: simSec(now), Kind: kind, Text: text})
+	r.records = append(r.records, result.Record{T: simSec(now), Kind: kind, Text: text})
 }
 
 // Snapshot returns the leader as the latest report showed it and the
 // workers as their statuses say now. Latest.LeaderUp is false when the
 // leader's status is offline, no report came for StaleAfter, or the
 // connection to the broker is lost (Scenario then says so too).
-func (r *Remote) Snapshot() scenario.Live {
+func (r *Remote) Snapshot() result.Live {
 	lost := false
 	select {
 	case <-r.sess.Lost():
@@ -441,7 +442,7 @@ func (r *Remote) Snapshot() scenario.Live {
 	if lost {
 		name += " (connection lost, reconnecting)"
 	}
-	lv := scenario.Live{
+	lv := result.Live{
 		Scenario: name,
 		Speed:    1,
 		Now:      simSec(now),
@@ -453,7 +454,7 @@ func (r *Remote) Snapshot() scenario.Live {
 		last := r.samples[n-1]
 		if up := last.LeaderUp && r.leaderOn && !silent && !lost; !up {
 			// A leader that is down has no gauges; its counters stand.
-			down := scenario.Sample{T: simSec(now), LeaderAccepted: last.LeaderAccepted, LeaderRejected: last.LeaderRejected,
+			down := result.Sample{T: simSec(now), LeaderAccepted: last.LeaderAccepted, LeaderRejected: last.LeaderRejected,
 				LeaderDropped: last.LeaderDropped, Delivered: last.Delivered, Backpressure: last.Backpressure,
 				Retries: last.Retries, DeadLettered: last.DeadLettered, OutboxDepth: last.OutboxDepth, Online: last.Online}
 			if down.T-last.T >= simSec(downEvery) {
@@ -470,10 +471,10 @@ func (r *Remote) Snapshot() scenario.Live {
 	if r.reports > 0 && lv.Target != "" {
 		lv.AtTarget = r.atTargetLocked(lv.Target)
 	}
-	lv.Workers = make([]scenario.WorkerState, len(r.ids))
+	lv.Workers = make([]result.WorkerState, len(r.ids))
 	for i, id := range r.ids {
 		if r.workers[id] {
-			lv.Workers[i] = scenario.StateOnline
+			lv.Workers[i] = result.StateOnline
 		}
 	}
 	return lv
@@ -481,15 +482,15 @@ func (r *Remote) Snapshot() scenario.Live {
 
 // WorkerDetails lists workers lo to hi-1 in id order, as the grid shows
 // them: id and online or offline, all their statuses say.
-func (r *Remote) WorkerDetails(lo, hi int) []scenario.WorkerDetail {
+func (r *Remote) WorkerDetails(lo, hi int) []result.WorkerDetail {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	lo, hi = max(0, lo), min(hi, len(r.ids))
-	var out []scenario.WorkerDetail
+	var out []result.WorkerDetail
 	for i := lo; i < hi; i++ {
-		d := scenario.WorkerDetail{Index: i, ID: r.ids[i], Version: "–"}
+		d := result.WorkerDetail{Index: i, ID: r.ids[i], Version: "–"}
 		if r.workers[r.ids[i]] {
-			d.State = scenario.StateOnline
+			d.State = result.StateOnline
 		}
 		out = append(out, d)
 	}
@@ -504,4 +505,4 @@ func (r *Remote) Malformed() uint64 {
 	return r.malformed
 }
 
-func simSec(d time.Duration) scenario.Seconds { return scenario.Seconds(d.Seconds()) }
+func simSec(d time.Duration) result.Seconds { return result.Seconds(d.Seconds()) }

@@ -17,7 +17,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -51,10 +51,10 @@ func TestRemoteOverMQTT(t *testing.T) {
 	}
 	defer r.Close()
 
-	var l scenario.Live
+	var l result.Live
 	fleettest.Eventually(t, 20*time.Second, "every worker online and two reports", func() error {
 		l = r.Snapshot()
-		on := countState(l.Workers, scenario.StateOnline)
+		on := countState(l.Workers, result.StateOnline)
 		return fleettest.Unless(len(l.Workers) == n && on == n && len(l.History) >= 2,
 			"%d workers seen, %d online, %d reports", len(l.Workers), on, len(l.History))
 	})
@@ -87,7 +87,7 @@ func TestRemoteOverMQTT(t *testing.T) {
 	f.Stop(t) // workers first (their offline statuses), then the leader's goodbye
 	fleettest.Eventually(t, 20*time.Second, "every worker offline and the leader down", func() error {
 		l = r.Snapshot()
-		off := countState(l.Workers, scenario.StateOffline)
+		off := countState(l.Workers, result.StateOffline)
 		return fleettest.Unless(off == n && !l.Latest.LeaderUp, "%d of %d offline, leader up %v", off, n, l.Latest.LeaderUp)
 	})
 	if !hasRecord(l.Records, "leader offline") {
@@ -109,7 +109,7 @@ func TestDialRemoteUnreachable(t *testing.T) {
 	}
 }
 
-func countState(ws []scenario.WorkerState, s scenario.WorkerState) int {
+func countState(ws []result.WorkerState, s result.WorkerState) int {
 	n := 0
 	for _, w := range ws {
 		if w == s {
@@ -119,8 +119,8 @@ func countState(ws []scenario.WorkerState, s scenario.WorkerState) int {
 	return n
 }
 
-func hasRecord(recs []scenario.Record, text string) bool {
-	return slices.ContainsFunc(recs, func(r scenario.Record) bool { return strings.Contains(r.Text, text) })
+func hasRecord(recs []result.Record, text string) bool {
+	return slices.ContainsFunc(recs, func(r result.Record) bool { return strings.Contains(r.Text, text) })
 }
 
 // fakeConn is a connection that stays up.
@@ -178,8 +178,8 @@ func remoteFixture(t *testing.T) *Remote {
 func TestRemoteSnapshot(t *testing.T) {
 	r := remoteFixture(t)
 	l := r.Snapshot()
-	if len(l.Workers) != 60 || countState(l.Workers, scenario.StateOnline) != 54 {
-		t.Fatalf("%d workers, %d online; want 60 and 54", len(l.Workers), countState(l.Workers, scenario.StateOnline))
+	if len(l.Workers) != 60 || countState(l.Workers, result.StateOnline) != 54 {
+		t.Fatalf("%d workers, %d online; want 60 and 54", len(l.Workers), countState(l.Workers, result.StateOnline))
 	}
 	s := l.Latest
 	if s.T != 60 || l.Now != 60.5 || !s.LeaderUp || s.LeaderCapacity != 1000 || s.Online != 54 || s.AtTarget != 29 || l.Target != "2.0.0" {

@@ -7,7 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // checkScreen fails when the view has more lines than h or a line wider
@@ -31,17 +31,17 @@ func checkScreen(t *testing.T, what string, view string, w, h int) {
 func TestResize(t *testing.T) {
 	states := []struct {
 		name string
-		live scenario.Live
+		live result.Live
 		keys []string
 	}{
 		{"running", midRun(), nil},
 		{"done", finished(), nil},
-		{"starting", scenario.Live{Scenario: "x", Phase: "starting", Duration: 10}, nil},
+		{"starting", result.Live{Scenario: "x", Phase: "starting", Duration: 10}, nil},
 		{"help", midRun(), []string{"?"}},
 		{"zoom relay", midRun(), []string{"tab", "enter"}},
 		{"zoom fleet", midRun(), []string{"tab", "tab", "tab", "enter"}},
-		{"paused behind", func() scenario.Live { l := midRun(); l.Paused, l.Behind, l.Lag = true, true, 4.5; return l }(), nil},
-		{"many partitions", func() scenario.Live {
+		{"paused behind", func() result.Live { l := midRun(); l.Paused, l.Behind, l.Lag = true, true, 4.5; return l }(), nil},
+		{"many partitions", func() result.Live {
 			l := midRun()
 			for i := range l.History {
 				l.History[i].Limits = append(l.History[i].Limits, 1, 2, 3, 4, 5, 6)

@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -39,13 +41,13 @@ func TestProgramWithRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := scenario.NewRunner(sc, scenario.RunOptions{Dir: t.TempDir()})
+	r, err := runner.NewRunner(sc, runner.RunOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan *scenario.Report, 1)
+	done := make(chan *result.Report, 1)
 	go func() {
 		rep, _ := r.Run(ctx)
 		done <- rep
@@ -54,7 +56,7 @@ func TestProgramWithRunner(t *testing.T) {
 	tm := teatest.NewTestModel(t, New(r, r, Options{Refresh: MinRefresh}), teatest.WithInitialTermSize(120, 40))
 	fleettest.Eventually(t, 60*time.Second, "the run under way", func() error {
 		l := r.Snapshot()
-		return fleettest.Unless(l.Phase == scenario.PhaseRunning && l.Now >= 2, "phase %q at %.1fs", l.Phase, l.Now)
+		return fleettest.Unless(l.Phase == result.PhaseRunning && l.Now >= 2, "phase %q at %.1fs", l.Phase, l.Now)
 	})
 	teatest.WaitFor(t, tm.Output(), contains("dash-small"), teatest.WithDuration(10*time.Second))
 	tm.Send(tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}})
@@ -65,7 +67,7 @@ func TestProgramWithRunner(t *testing.T) {
 	tm.Type("k")
 	fleettest.Eventually(t, 10*time.Second, "the leader killed", func() error {
 		recs := r.Snapshot().Records
-		killed := slices.ContainsFunc(recs, func(rec scenario.Record) bool {
+		killed := slices.ContainsFunc(recs, func(rec result.Record) bool {
 			return rec.Kind == "control" && strings.HasPrefix(rec.Text, "kill the leader")
 		})
 		return fleettest.Unless(killed, "%d records, none a kill of the leader", len(recs))

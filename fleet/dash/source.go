@@ -1,12 +1,14 @@
 package dash
 
-import "github.com/fleetsim/fleetsim/fleet/scenario"
+import (
+	"github.com/fleetsim/fleetsim/fleet/result"
+)
 
 // Source gives the dashboard the run's state. Snapshot is called from the
 // UI goroutine once per refresh; it must not block for long and must
 // return values the caller may keep (the dashboard does not modify them).
 type Source interface {
-	Snapshot() scenario.Live
+	Snapshot() result.Live
 }
 
 // Controls steers a run. Each method records the action in the run's

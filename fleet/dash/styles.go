@@ -3,7 +3,7 @@ package dash
 import (
 	"github.com/charmbracelet/lipgloss"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // Colours are ANSI 256 indexes: they degrade to the 16 basic colours and
@@ -43,15 +43,15 @@ type stateLook struct {
 }
 
 var stateLooks = [numStates]stateLook{
-	scenario.StateOffline: {"·", lipgloss.NewStyle().Foreground(colDim)},
-	scenario.StateOnline:  {"○", lipgloss.NewStyle().Foreground(colGood)},
-	scenario.StateBusy:    {"◐", lipgloss.NewStyle().Foreground(colWarn)},
-	scenario.StateFull:    {"●", lipgloss.NewStyle().Foreground(colBad)},
-	scenario.StateUpdated: {"■", lipgloss.NewStyle().Foreground(colUpdated)},
+	result.StateOffline: {"·", lipgloss.NewStyle().Foreground(colDim)},
+	result.StateOnline:  {"○", lipgloss.NewStyle().Foreground(colGood)},
+	result.StateBusy:    {"◐", lipgloss.NewStyle().Foreground(colWarn)},
+	result.StateFull:    {"●", lipgloss.NewStyle().Foreground(colBad)},
+	result.StateUpdated: {"■", lipgloss.NewStyle().Foreground(colUpdated)},
 	// Cut off by the run: a cross, so it reads apart from offline's dot
 	// without colour.
-	scenario.StatePartitioned: {"×", lipgloss.NewStyle().Foreground(colCut)},
+	result.StatePartitioned: {"×", lipgloss.NewStyle().Foreground(colCut)},
 }
 
 // numStates is the number of WorkerState values.
-const numStates = int(scenario.StatePartitioned) + 1
+const numStates = int(result.StatePartitioned) + 1

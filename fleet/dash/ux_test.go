@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -88,7 +89,7 @@ func TestSpeedLimits(t *testing.T) {
 func TestFooterKeepsHelpAndQuit(t *testing.T) {
 	for _, st := range []struct {
 		name string
-		live scenario.Live
+		live result.Live
 		ctl  Controls
 	}{{"running", midRun(), &fakeControls{}}, {"done", finished(), &fakeControls{}}, {"read-only", midRun(), nil}} {
 		for w := MinWidth; w <= 200; w++ {
@@ -105,7 +106,7 @@ func TestFooterKeepsHelpAndQuit(t *testing.T) {
 // Numbers keep their places as they change width: the header's and the
 // panes' fields do not move when a value grows from one digit to three.
 func TestFieldsKeepTheirPlace(t *testing.T) {
-	at := func(l scenario.Live, field string) int {
+	at := func(l result.Live, field string) int {
 		m := screen(t, l, &fakeControls{}, 120, 36)
 		for _, line := range lines(m) {
 			if i := strings.Index(line, field); i >= 0 {
@@ -141,7 +142,7 @@ func TestDeployFleetLine(t *testing.T) {
 func TestPartitionedState(t *testing.T) {
 	l := midRun()
 	for i := 500; i < 600; i++ {
-		l.Workers[i] = scenario.StatePartitioned
+		l.Workers[i] = result.StatePartitioned
 	}
 	m := screen(t, l, &fakeControls{}, 120, 36)
 	fleet := strings.Join(paneLines(t, m, "Fleet"), "\n")
@@ -158,7 +159,7 @@ func TestPartitionedState(t *testing.T) {
 func TestEventsHome(t *testing.T) {
 	l := midRun()
 	for i := range 60 {
-		l.Records = append(l.Records, scenario.Record{T: scenario.Seconds(36 + float64(i)/10), Kind: "event", Text: fmt.Sprintf("event number %d", i)})
+		l.Records = append(l.Records, result.Record{T: result.Seconds(36 + float64(i)/10), Kind: "event", Text: fmt.Sprintf("event number %d", i)})
 	}
 	m := screen(t, l, &fakeControls{}, 120, 36)
 	m, _ = press(t, m, "tab", "tab", "tab", "tab") // events focused
@@ -189,7 +190,7 @@ func pressKey(m Model, k tea.KeyType) (Model, tea.Cmd) {
 func TestLastVerdictReachable(t *testing.T) {
 	l := finished()
 	for i := range 30 {
-		l.Report.Verdicts = append(l.Report.Verdicts, scenario.Verdict{Name: fmt.Sprintf("check %02d", i), Status: scenario.Pass})
+		l.Report.Verdicts = append(l.Report.Verdicts, result.Verdict{Name: fmt.Sprintf("check %02d", i), Status: result.Pass})
 	}
 	m := screen(t, l, &fakeControls{}, 80, 24)
 	ev := paneLines(t, m, "Events")
@@ -237,10 +238,10 @@ func TestEventFilter(t *testing.T) {
 // detailSource lists its workers.
 type detailSource struct{ fixedSource }
 
-func (s detailSource) WorkerDetails(lo, hi int) []scenario.WorkerDetail {
-	var out []scenario.WorkerDetail
+func (s detailSource) WorkerDetails(lo, hi int) []result.WorkerDetail {
+	var out []result.WorkerDetail
 	for i := lo; i < min(hi, len(s.live.Workers)); i++ {
-		out = append(out, scenario.WorkerDetail{Index: i, ID: scenario.WorkerID(i), Version: "1.0.1",
+		out = append(out, result.WorkerDetail{Index: i, ID: scenario.WorkerID(i), Version: "1.0.1",
 			State: s.live.Workers[i], Depth: i % 4, Capacity: 8, ConnectAttempts: uint64(1 + i%3)})
 	}
 	return out

@@ -3,7 +3,7 @@ package dash
 import (
 	"fmt"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // watch derives from the samples the events a person waits for that the
@@ -15,12 +15,12 @@ type watch struct {
 	noLeader bool
 	started  bool
 	up       bool
-	downAt   scenario.Seconds
+	downAt   result.Seconds
 	rejected bool
 }
 
 // observe returns the events sample s shows, in the order they happened.
-func (w *watch) observe(s scenario.Sample) []string {
+func (w *watch) observe(s result.Sample) []string {
 	var out []string
 	if w.noLeader {
 		// Nothing to say of the leader here.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // ErrNoBaseline is returned (wrapped, with the path) by LoadBaseline when
@@ -109,7 +109,7 @@ func helpRuns(n int) string {
 // and the bands their kind's defaults; from several, each value is the
 // median of the runs and its band is sized from their spread (band.go),
 // which the metric's line records.
-func Capture(reps ...*scenario.Report) (Baseline, error) {
+func Capture(reps ...*result.Report) (Baseline, error) {
 	b, _, err := captureRuns(reps)
 	return b, err
 }
@@ -136,7 +136,7 @@ func (m measured) metric(s spec) Metric {
 	return out
 }
 
-func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
+func captureRuns(reps []*result.Report) (Baseline, []measured, error) {
 	if len(reps) == 0 {
 		return Baseline{}, nil, errors.New("a baseline needs at least one run")
 	}
@@ -221,7 +221,7 @@ func captureRuns(reps []*scenario.Report) (Baseline, []measured, error) {
 // back). An old baseline of another scenario, variant, fleet size or
 // gateway layout is not an edit of this one: Recapture then returns
 // Capture(reps...).
-func Recapture(old Baseline, reps ...*scenario.Report) (Baseline, error) {
+func Recapture(old Baseline, reps ...*result.Report) (Baseline, error) {
 	b, ms, err := captureRuns(reps)
 	if err != nil || old.Scenario != b.Scenario || old.Variant != b.Variant || old.FleetCount != b.FleetCount ||
 		old.Gateways != b.Gateways || old.GatewaySize != b.GatewaySize || len(old.Metrics) == 0 {
@@ -255,7 +255,7 @@ func Recapture(old Baseline, reps ...*scenario.Report) (Baseline, error) {
 // UpdateBaseline records reps, repeats of one run, as the baseline at path:
 // Recapture over the file there if it is a baseline (one written before
 // bands replaced the tolerance rule included), Capture otherwise.
-func UpdateBaseline(path string, reps ...*scenario.Report) error {
+func UpdateBaseline(path string, reps ...*result.Report) error {
 	old, err := loadBaseline(path, true)
 	if err != nil && !errors.Is(err, ErrNoBaseline) {
 		return fmt.Errorf("%w (fix or delete the file to capture it afresh)", err)

@@ -7,22 +7,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // small is a run of ten workers that kept up.
-func small() *scenario.Report {
-	return &scenario.Report{
+func small() *result.Report {
+	return &result.Report{
 		Scenario: "s",
-		Result: scenario.Result{
-			Run:   scenario.RunInfo{Seed: 1, KeptUp: true},
-			Fleet: scenario.FleetResult{Count: 10},
+		Result: result.Result{
+			Run:   result.RunInfo{Seed: 1, KeptUp: true},
+			Fleet: result.FleetResult{Count: 10},
 		},
 	}
 }
 
 // capture is Capture for a test: its error fails the test.
-func capture(t testing.TB, reps ...*scenario.Report) Baseline {
+func capture(t testing.TB, reps ...*result.Report) Baseline {
 	t.Helper()
 	b, err := Capture(reps...)
 	if err != nil {
@@ -96,7 +96,7 @@ func TestCaptureThenCompare(t *testing.T) {
 
 	// A later run that grew: new metrics are named, not compared.
 	r2 := herdReport()
-	r2.Result.Deploys = append(r2.Result.Deploys, scenario.DeployRes{Version: "2.2.0", Targets: 4, Delivered: 4, Duration: 3})
+	r2.Result.Deploys = append(r2.Result.Deploys, result.DeployResult{Version: "2.2.0", Targets: 4, Delivered: 4, Duration: 3})
 	r2.Result.Run.Seed = 43
 	c = Compare(b, r2)
 	if !slices.Equal(c.New, []string{"deploys[1].delivered", "deploys[1].rejected", "deploys[1].early", "deploys[1].duration"}) {
@@ -111,7 +111,7 @@ func TestCaptureThenCompare(t *testing.T) {
 // measured in the shipped scenarios' runs: the leader's "full" answers,
 // coalesced heartbeats, the relay's backpressure and its skips of offline
 // workers.
-func herdCounts() *scenario.Report {
+func herdCounts() *result.Report {
 	r := herdReport()
 	r.Result.Leader.AnsweredFull = 260
 	r.Result.Heartbeat.Coalesced = 8610
@@ -123,8 +123,8 @@ func herdCounts() *scenario.Report {
 // noisyRuns is n runs of herdCounts whose load-dependent counts differ:
 // run i scales them by spread^(i - n/2), so the median run is the herd's
 // own and the others stray by up to spread^(n/2) either way.
-func noisyRuns(n int, spread float64) []*scenario.Report {
-	reps := make([]*scenario.Report, n)
+func noisyRuns(n int, spread float64) []*result.Report {
+	reps := make([]*result.Report, n)
 	for i := range reps {
 		r := herdCounts()
 		f := math.Pow(spread, float64(i-n/2))
@@ -134,7 +134,7 @@ func noisyRuns(n int, spread float64) []*scenario.Report {
 		scale(&r.Result.Leader.AnsweredFull)
 		scale(&r.Result.Heartbeat.Coalesced)
 		scale(&r.Result.Relay.Retries)
-		r.Result.Leader.Mailbox.Wait.P99 *= scenario.Seconds(f)
+		r.Result.Leader.Mailbox.Wait.P99 *= result.Seconds(f)
 		reps[i] = r
 	}
 	return reps

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestFellBehindNamesTheLag: where a report says a run fell behind — the
@@ -37,7 +37,7 @@ func TestFellBehindNamesTheLag(t *testing.T) {
 	}
 
 	var md, page bytes.Buffer
-	if err := Markdown(&md, []*scenario.Report{r}, nil); err != nil {
+	if err := Markdown(&md, []*result.Report{r}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := HTML(&page, r); err != nil {

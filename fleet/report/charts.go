@@ -18,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // chart is one chart of the HTML report: an inline SVG drawn with
@@ -78,7 +78,7 @@ type series struct {
 // charts draws r's samples over simulated time. The timeline's events are
 // dashed vertical markers numbered as in the page's timeline table. It
 // returns no charts when there are fewer than two samples.
-func charts(r *scenario.Report) ([]chart, error) {
+func charts(r *result.Report) ([]chart, error) {
 	specs, tmax, marks := chartSpecs(r)
 	out := make([]chart, 0, len(specs))
 	for _, s := range specs {
@@ -99,7 +99,7 @@ type chartSpec struct {
 
 // chartSpecs lays out r's charts: what each shows, the time axis's end and
 // the event markers.
-func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []marker) {
+func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []marker) {
 	ss := r.Samples
 	if len(ss) < 2 {
 		return nil, 0, nil
@@ -136,9 +136,9 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 		specs = append(specs, chartSpec{"AIMD limit per partition", caption, "concurrent deliveries", lines})
 	}
 
-	depth := series{Name: "depth", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
-	capLine := series{Name: "capacity", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep}
-	hb := series{Name: "heartbeats queued", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.HeartbeatsQueued) }), Color: palette[2]}
+	depth := series{Name: "depth", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
+	capLine := series{Name: "capacity", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep}
+	hb := series{Name: "heartbeats queued", Points: points(ss, func(s result.Sample) float64 { return float64(s.HeartbeatsQueued) }), Color: palette[2]}
 	mailbox := []series{depth}
 	if anyPositive(capLine.Points) {
 		mailbox = append(mailbox, capLine)
@@ -150,18 +150,18 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 
 	specs = append(specs,
 		chartSpec{"Outbox depth", "Commands stored in the leader's durable outbox, not yet delivered: rises with each deploy wave, falls as the relay delivers.", "messages", []series{
-			{Name: "depth", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.OutboxDepth) }), Color: palette[0]},
-			{Name: "deliveries in flight", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.InFlight) }), Color: palette[1]},
+			{Name: "depth", Points: points(ss, func(s result.Sample) float64 { return float64(s.OutboxDepth) }), Color: palette[0]},
+			{Name: "deliveries in flight", Points: points(ss, func(s result.Sample) float64 { return float64(s.InFlight) }), Color: palette[1]},
 		}},
 		chartSpec{"Outbox oldest message age", "How long the oldest undelivered command has waited.", "seconds", []series{
-			{Name: "oldest age", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.OutboxOldest) }), Color: palette[5]},
+			{Name: "oldest age", Points: points(ss, func(s result.Sample) float64 { return float64(s.OutboxOldest) }), Color: palette[5]},
 		}},
 	)
 
 	workers := []series{
-		{Name: "online", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.Online) }), Color: palette[0]},
-		{Name: "at target version", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.AtTarget) }), Color: palette[2]},
-		{Name: "busy", Points: points(ss, func(s scenario.Sample) float64 { return float64(s.Busy) }), Color: palette[1]},
+		{Name: "online", Points: points(ss, func(s result.Sample) float64 { return float64(s.Online) }), Color: palette[0]},
+		{Name: "at target version", Points: points(ss, func(s result.Sample) float64 { return float64(s.AtTarget) }), Color: palette[2]},
+		{Name: "busy", Points: points(ss, func(s result.Sample) float64 { return float64(s.Busy) }), Color: palette[1]},
 	}
 	if c := r.Result.Fleet.Count; c > 0 {
 		workers = append(workers, series{Name: "fleet", Points: plotter.XYs{{X: 0, Y: float64(c)}, {X: tmax, Y: float64(c)}}, Color: limitColor, Dashed: true})
@@ -169,23 +169,23 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 	specs = append(specs, chartSpec{"Workers online and at the target version", "Workers connected, and workers running the latest deployed version: a partition cuts the first, a deploy raises the second in waves.", "workers", workers})
 
 	specs = append(specs, chartSpec{"Throughput", "Per second of simulated time, from the counters' differences between samples.", "per second", []series{
-		{Name: "delivered by the relay", Points: rate(ss, func(s scenario.Sample) uint64 { return s.Delivered }), Color: palette[0], Step: plotter.PreStep},
-		{Name: "accepted by the leader mailbox", Points: rate(ss, func(s scenario.Sample) uint64 { return s.LeaderAccepted }), Color: palette[2], Step: plotter.PreStep},
+		{Name: "delivered by the relay", Points: rate(ss, func(s result.Sample) uint64 { return s.Delivered }), Color: palette[0], Step: plotter.PreStep},
+		{Name: "accepted by the leader mailbox", Points: rate(ss, func(s result.Sample) uint64 { return s.LeaderAccepted }), Color: palette[2], Step: plotter.PreStep},
 	}})
 
 	// Two charts, not one: a herd's rejections run to hundreds a second
 	// and would flatten the relay's few "full" answers to nothing.
 	shed := []series{
-		{Name: "rejected", Points: rate(ss, func(s scenario.Sample) uint64 { return s.LeaderRejected }), Color: palette[5], Step: plotter.PreStep},
+		{Name: "rejected", Points: rate(ss, func(s result.Sample) uint64 { return s.LeaderRejected }), Color: palette[5], Step: plotter.PreStep},
 	}
-	if dropped := rate(ss, func(s scenario.Sample) uint64 { return s.LeaderDropped }); anyPositive(dropped) {
+	if dropped := rate(ss, func(s result.Sample) uint64 { return s.LeaderDropped }); anyPositive(dropped) {
 		shed = append(shed, series{Name: "dropped", Points: dropped, Color: palette[3], Step: plotter.PreStep})
 	}
 	specs = append(specs,
 		chartSpec{"Leader mailbox rejections", "Per second: requests the leader's full mailbox answered \"full, retry after\" (or dropped, by its policy). A herd shows as a spike that dies away as the workers back off with jitter.", "per second", shed},
 		chartSpec{"Relay backpressure", "Per second: \"full\" answers the relay got from workers (the first of each window halves a partition's limit), and the retries they caused.", "per second", []series{
-			{Name: "backpressure (\"full\" answers)", Points: rate(ss, func(s scenario.Sample) uint64 { return s.Backpressure }), Color: palette[0], Step: plotter.PreStep},
-			{Name: "retries", Points: rate(ss, func(s scenario.Sample) uint64 { return s.Retries }), Color: palette[1], Step: plotter.PreStep},
+			{Name: "backpressure (\"full\" answers)", Points: rate(ss, func(s result.Sample) uint64 { return s.Backpressure }), Color: palette[0], Step: plotter.PreStep},
+			{Name: "retries", Points: rate(ss, func(s result.Sample) uint64 { return s.Retries }), Color: palette[1], Step: plotter.PreStep},
 		}},
 	)
 
@@ -193,7 +193,7 @@ func chartSpecs(r *scenario.Report) (specs []chartSpec, tmax float64, marks []ma
 }
 
 // points is one gauge of the samples.
-func points(ss []scenario.Sample, get func(scenario.Sample) float64) plotter.XYs {
+func points(ss []result.Sample, get func(result.Sample) float64) plotter.XYs {
 	pts := make(plotter.XYs, 0, len(ss))
 	for _, s := range ss {
 		y := get(s)
@@ -208,7 +208,7 @@ func points(ss []scenario.Sample, get func(scenario.Sample) float64) plotter.XYs
 // rate is a cumulative counter's rate per simulated second between
 // consecutive samples, plotted at the later one. A counter that goes down
 // was reset (a restarted leader), so the new value is all new.
-func rate(ss []scenario.Sample, get func(scenario.Sample) uint64) plotter.XYs {
+func rate(ss []result.Sample, get func(result.Sample) uint64) plotter.XYs {
 	pts := make(plotter.XYs, 0, len(ss))
 	for i := 1; i < len(ss); i++ {
 		dt := float64(ss[i].T - ss[i-1].T)

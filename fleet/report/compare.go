@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // Outcome is what a compared metric's difference means.
@@ -91,7 +91,7 @@ func gatewayText(gateways, size int) string {
 // or gateway layout,
 // a run or baseline run that did not complete) compares nothing and says
 // why in Skipped.
-func Compare(b Baseline, r *scenario.Report) Comparison {
+func Compare(b Baseline, r *result.Report) Comparison {
 	c := Comparison{Scenario: r.Scenario, Variant: r.Variant}
 	res := &r.Result
 	switch {

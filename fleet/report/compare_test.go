@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestCompareRules(t *testing.T) {
@@ -26,32 +26,32 @@ func TestCompareRules(t *testing.T) {
 		badRule   = Metric{Name: "lost", Value: 0, Rule: Rule{Kind: "roughly"}}
 		oldRule   = Metric{Name: "lost", Value: 0, Rule: Rule{Kind: tolerance}}
 		atVersion = Metric{Name: `workers.at_version["2.1.0"]`, Value: 10, Rule: exact(None).rule()}
-		setLost   = func(n int64) func(*scenario.Report) { return func(r *scenario.Report) { r.Result.Lost = n } }
-		setDead   = func(n int) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Outbox.DeadLetters = n }
+		setLost   = func(n int64) func(*result.Report) { return func(r *result.Report) { r.Result.Lost = n } }
+		setDead   = func(n int) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Outbox.DeadLetters = n }
 		}
-		setBP = func(n uint64) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Relay.Backpressure = n }
+		setBP = func(n uint64) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Relay.Backpressure = n }
 		}
-		setDepth = func(n int) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Leader.Mailbox.MaxDepth = n }
+		setDepth = func(n int) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Leader.Mailbox.MaxDepth = n }
 		}
-		setRatio = func(v float64) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Heartbeat.CoalescedRatio = v }
+		setRatio = func(v float64) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Heartbeat.CoalescedRatio = v }
 		}
-		setWait = func(s scenario.Seconds) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Leader.Mailbox.Wait.P99 = s }
+		setWait = func(s result.Seconds) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Leader.Mailbox.Wait.P99 = s }
 		}
-		behind     = func(r *scenario.Report) { r.Result.Run.KeptUp = false; r.Result.Run.LagMax = 7.5 }
-		setVersion = func(n int) func(*scenario.Report) {
-			return func(r *scenario.Report) { r.Result.Workers.AtVersion = map[string]int{"2.1.0": n} }
+		behind     = func(r *result.Report) { r.Result.Run.KeptUp = false; r.Result.Run.LagMax = 7.5 }
+		setVersion = func(n int) func(*result.Report) {
+			return func(r *result.Report) { r.Result.Workers.AtVersion = map[string]int{"2.1.0": n} }
 		}
 	)
 	const ok Outcome = "ok"
 	for _, tc := range []struct {
 		name         string
 		m            Metric
-		run          func(*scenario.Report)
+		run          func(*result.Report)
 		baseBehind   bool
 		want         Outcome
 		why          string
@@ -82,11 +82,11 @@ func TestCompareRules(t *testing.T) {
 		{"timing regression", waitP99, setWait(2.3), false, Regression, "rose from 1s to 2.3s, allowed 0.25s to 2.25s (2× ± 0.25s of 1s); lower is better", 1},
 		{"timing better", waitP99, setWait(0.1), false, Better, "lower is better", 1},
 		{"timing faster, no direction", waitNone, setWait(0.1), false, Regression, "fell from 1s to 0.1s", 1},
-		{"timing not compared: run fell behind", waitP99, func(r *scenario.Report) { setWait(30)(r); behind(r) }, false, NotCompared, "not compared: run fell behind (lag max 7.5s)", 0},
+		{"timing not compared: run fell behind", waitP99, func(r *result.Report) { setWait(30)(r); behind(r) }, false, NotCompared, "not compared: run fell behind (lag max 7.5s)", 0},
 		{"timing not compared: baseline fell behind", waitP99, setWait(30), true, NotCompared, "the baseline's run fell behind", 0},
-		{"counts still compared when behind", exactLost, func(r *scenario.Report) { setLost(1)(r); behind(r) }, false, Regression, "rose from 0 to 1", 1},
+		{"counts still compared when behind", exactLost, func(r *result.Report) { setLost(1)(r); behind(r) }, false, Regression, "rose from 0 to 1", 1},
 
-		{"absent metric", targets, func(*scenario.Report) {}, false, Regression, "the run has no such metric", 0},
+		{"absent metric", targets, func(*result.Report) {}, false, Regression, "the run has no such metric", 0},
 		{"invalid rule", badRule, setLost(0), false, Regression, `invalid rule: rule "roughly" unknown; valid: exact, band, timing`, 0},
 		{"replaced rule", oldRule, setLost(0), false, Regression, `invalid rule: rule "tolerance" was replaced by "band"`, 0},
 	} {
@@ -129,12 +129,12 @@ func TestCompareSkips(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		b    func(*Baseline)
-		r    func(*scenario.Report)
+		r    func(*result.Report)
 		why  string
 	}{
-		{"fleet size", nil, func(r *scenario.Report) { r.Result.Fleet.Count = 1000; r.Result.Lost = 5 },
+		{"fleet size", nil, func(r *result.Report) { r.Result.Fleet.Count = 1000; r.Result.Lost = 5 },
 			"the baseline was captured with 10 workers and this run had 1000"},
-		{"gateways in the run", nil, func(r *scenario.Report) {
+		{"gateways in the run", nil, func(r *result.Report) {
 			r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 5
 			r.Result.Lost = 5
 		},
@@ -142,11 +142,11 @@ func TestCompareSkips(t *testing.T) {
 		{"gateways in the baseline", func(b *Baseline) { b.Gateways, b.GatewaySize = 1, 10 }, nil,
 			"the baseline was captured with 1 gateways of up to 10 workers and this run had a session per worker"},
 		{"another gateway size", func(b *Baseline) { b.Gateways, b.GatewaySize = 2, 6 },
-			func(r *scenario.Report) { r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 9 },
+			func(r *result.Report) { r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 9 },
 			"the baseline was captured with 2 gateways of up to 6 workers and this run had 2 gateways of up to 9 workers"},
 		{"another scenario", func(b *Baseline) { b.Scenario = "t" }, nil, `the baseline is of "t", not "s"`},
 		{"another variant", func(b *Baseline) { b.Variant = "x=1" }, nil, `the baseline is of "s" variant "x=1", not "s"`},
-		{"run did not complete", nil, func(r *scenario.Report) { r.Err = "broker: listen: address in use" }, "the run did not complete: broker: listen"},
+		{"run did not complete", nil, func(r *result.Report) { r.Err = "broker: listen: address in use" }, "the run did not complete: broker: listen"},
 		{"baseline run did not complete", func(b *Baseline) { b.Err = "timeout" }, nil, "the baseline's run did not complete (timeout)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -176,13 +176,13 @@ func TestBandSymmetric(t *testing.T) {
 	for _, tc := range []struct {
 		metric string
 		value  float64
-		set    func(*scenario.Report, float64)
+		set    func(*result.Report, float64)
 	}{
-		{"leader.answered_full", 260, func(r *scenario.Report, v float64) { r.Result.Leader.AnsweredFull = uint64(v) }},
-		{"heartbeats.coalesced", 8610, func(r *scenario.Report, v float64) { r.Result.Heartbeat.Coalesced = uint64(v) }},
-		{"relay.offline_skips", 129, func(r *scenario.Report, v float64) { r.Result.Relay.OfflineSkips = uint64(v) }},
-		{"relay.backpressure", 132, func(r *scenario.Report, v float64) { r.Result.Relay.Backpressure = uint64(v) }},
-		{"leader.mailbox.wait.p99", 12.4, func(r *scenario.Report, v float64) { r.Result.Leader.Mailbox.Wait.P99 = scenario.Seconds(v) }},
+		{"leader.answered_full", 260, func(r *result.Report, v float64) { r.Result.Leader.AnsweredFull = uint64(v) }},
+		{"heartbeats.coalesced", 8610, func(r *result.Report, v float64) { r.Result.Heartbeat.Coalesced = uint64(v) }},
+		{"relay.offline_skips", 129, func(r *result.Report, v float64) { r.Result.Relay.OfflineSkips = uint64(v) }},
+		{"relay.backpressure", 132, func(r *result.Report, v float64) { r.Result.Relay.Backpressure = uint64(v) }},
+		{"leader.mailbox.wait.p99", 12.4, func(r *result.Report, v float64) { r.Result.Leader.Mailbox.Wait.P99 = result.Seconds(v) }},
 	} {
 		m := Metric{Name: tc.metric, Value: tc.value, Rule: defaultRule(tc.metric, None)}
 		b := Baseline{Scenario: "s", Seed: 1, FleetCount: 10, KeptUp: true, Metrics: []Metric{m}}

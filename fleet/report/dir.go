@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // WriteDir writes the report directory of `sim run --report DIR`: for each
@@ -16,7 +16,7 @@ import (
 // summary.md for all (Markdown). cmp holds the baseline comparisons, if any
 // (matched to reports by scenario and variant). dir is created if needed;
 // files already there with other names are left alone.
-func WriteDir(dir string, reps []*scenario.Report, cmp []Comparison) error {
+func WriteDir(dir string, reps []*result.Report, cmp []Comparison) error {
 	if err := checkReports(reps); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestBaselineFile(t *testing.T) {
@@ -25,10 +25,10 @@ func TestBaselineFile(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		reps  []*scenario.Report
+		reps  []*result.Report
 		lines []string
 	}{
-		{"one run", []*scenario.Report{herdReport()}, []string{
+		{"one run", []*result.Report{herdReport()}, []string{
 			`    {"metric":"lost","value":0,"rule":"exact","better":"lower"},`,
 			`    {"metric":"relay.backpressure","value":25,"rule":"band","factor":3,"abs":5},`,
 			`    {"metric":"leader.mailbox.wait.p99","value":12.4,"rule":"timing","factor":3,"abs":0.5,"better":"lower"},`,

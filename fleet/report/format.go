@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // keyNumber is one row of the key numbers a summary shows for a run: a
@@ -22,7 +22,7 @@ type keyNumber struct {
 
 // fleetRow is the fleet's size and end state, and how its workers reach
 // the broker: a session each, or behind gateways.
-func fleetRow(res *scenario.Result) keyNumber {
+func fleetRow(res *result.Result) keyNumber {
 	f := res.Fleet
 	k := keyNumber{"fleet", fmt.Sprintf("%s workers, %s online at the end", thousands(int64(f.Count)), thousands(int64(f.Online))),
 		[]string{"fleet.count", "fleet.online"}}
@@ -34,7 +34,7 @@ func fleetRow(res *scenario.Result) keyNumber {
 }
 
 // keyNumbers are the numbers a person checks first after a run.
-func keyNumbers(r *scenario.Report) []keyNumber {
+func keyNumbers(r *result.Report) []keyNumber {
 	res := &r.Result
 	lm := res.Leader.Mailbox
 	capacity := thousands(int64(lm.Capacity))
@@ -89,7 +89,7 @@ func keyNumbers(r *scenario.Report) []keyNumber {
 }
 
 // runLine is the line under a run's heading: file, seed, speed, times.
-func runLine(r *scenario.Report) string {
+func runLine(r *result.Report) string {
 	run := r.Result.Run
 	parts := []string{}
 	if r.File != "" {
@@ -98,7 +98,7 @@ func runLine(r *scenario.Report) string {
 	parts = append(parts,
 		fmt.Sprintf("seed %d", run.Seed),
 		fmt.Sprintf("speed %s×", num(run.Speed)),
-		fmt.Sprintf("%s simulated in %s", secs(run.SimSeconds), secs(scenario.Seconds(run.WallSeconds))),
+		fmt.Sprintf("%s simulated in %s", secs(run.SimSeconds), secs(result.Seconds(run.WallSeconds))),
 	)
 	if !r.Started.IsZero() {
 		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
@@ -109,8 +109,8 @@ func runLine(r *scenario.Report) string {
 // status is a run's outcome in a few words, the baseline included: ok is
 // false when the run did not complete, an expectation failed or the
 // baseline comparison found a regression.
-func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
-	pass, fail, nj := scenario.Tally(r.Verdicts)
+func status(r *result.Report, c *Comparison) (ok bool, text string) {
+	pass, fail, nj := result.Tally(r.Verdicts)
 	if r.Err != "" {
 		return false, "the run did not complete: " + r.Err
 	}
@@ -118,7 +118,7 @@ func status(r *scenario.Report, c *Comparison) (ok bool, text string) {
 	if fail > 0 {
 		why = append(why, fmt.Sprintf("%d of %d expectations failed", fail, len(r.Verdicts)))
 	}
-	if _, cfail, _ := scenario.Tally(r.Comparisons); cfail > 0 {
+	if _, cfail, _ := result.Tally(r.Comparisons); cfail > 0 {
 		why = append(why, fmt.Sprintf("%d of %d comparisons across the sweep's variants failed", cfail, len(r.Comparisons)))
 	}
 	if c != nil && c.Regressed() {
@@ -149,7 +149,7 @@ func outcomeText(o Outcome) string {
 }
 
 // find returns the comparison of r's scenario and variant, or nil.
-func find(cmp []Comparison, r *scenario.Report) *Comparison {
+func find(cmp []Comparison, r *result.Report) *Comparison {
 	for i := range cmp {
 		if cmp[i].Scenario == r.Scenario && cmp[i].Variant == r.Variant {
 			return &cmp[i]
@@ -162,12 +162,12 @@ func find(cmp []Comparison, r *scenario.Report) *Comparison {
 type sweep struct {
 	Scenario    string
 	Description string
-	Reps        []*scenario.Report
+	Reps        []*result.Report
 }
 
 // sweeps groups the reports that have a variant by scenario, in order of
 // first appearance.
-func sweeps(reps []*scenario.Report) []sweep {
+func sweeps(reps []*result.Report) []sweep {
 	var out []sweep
 	at := map[string]int{}
 	for _, r := range reps {
@@ -251,7 +251,7 @@ func uthousands(n uint64) string {
 
 // secs formats simulated seconds for a person: "0.4 ms", "12 ms", "1.24 s",
 // "31.4 s", "5m 12s".
-func secs(s scenario.Seconds) string {
+func secs(s result.Seconds) string {
 	v := float64(s)
 	switch a := math.Abs(v); {
 	case v == 0:
@@ -285,7 +285,7 @@ func plural(n int, one, many string) string {
 
 // deployOutcome says how far a deploy got: "950 of 1,000 delivered in
 // 12.4 s", ", did not finish" when it did not, and its rejections.
-func deployOutcome(d scenario.DeployRes) string {
+func deployOutcome(d result.DeployResult) string {
 	v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
 	if d.Duration > 0 {
 		v += " in " + secs(d.Duration)

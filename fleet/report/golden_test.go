@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
@@ -56,7 +56,7 @@ func itoa(i int) string { return string(bytes.TrimSpace([]byte(num(float64(i))))
 // metric and a new one; a run that fell behind (timings not compared); a
 // run that did not complete; and a sweep, one variant compared with a
 // baseline of another fleet size.
-func goldenSet(t testing.TB) ([]*scenario.Report, []Comparison) {
+func goldenSet(t testing.TB) ([]*result.Report, []Comparison) {
 	herd := herdReport()
 	b := capture(t, herd)
 	var ms []Metric
@@ -83,7 +83,7 @@ func goldenSet(t testing.TB) ([]*scenario.Report, []Comparison) {
 	sb := capture(t, sweep[2])
 	sb.FleetCount = 1000
 
-	reps := append([]*scenario.Report{herd, behind, brokenReport()}, sweep...)
+	reps := append([]*result.Report{herd, behind, brokenReport()}, sweep...)
 	cmp := []Comparison{Compare(b, herd), Compare(bb, behind), Compare(sb, sweep[2])}
 	return reps, cmp
 }

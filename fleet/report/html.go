@@ -9,7 +9,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // HTML writes r as one self-contained page (no scripts, no external
@@ -20,7 +20,7 @@ import (
 // rejections and backpressure per second, with the timeline's events as
 // numbered markers), the timeline, and the full result. All text from the
 // report is escaped.
-func HTML(w io.Writer, r *scenario.Report) error {
+func HTML(w io.Writer, r *result.Report) error {
 	if r == nil {
 		return fmt.Errorf("report: HTML: nil report")
 	}
@@ -66,7 +66,7 @@ func HTML(w io.Writer, r *scenario.Report) error {
 // Index writes a page linking the HTML page of each report (as WriteDir
 // names them), with each run's outcome and, for a sweep, the leader mailbox's
 // comparison table over its variants.
-func Index(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+func Index(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 	if err := checkReports(reps); err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func Index(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 	for _, r := range reps {
 		c := find(cmp, r)
 		ok, text := status(r, c)
-		pass, fail, nj := scenario.Tally(r.Verdicts)
+		pass, fail, nj := result.Tally(r.Verdicts)
 		d.Runs = append(d.Runs, indexRow{
 			Name: name(r), Href: FileName(r.Scenario, r.Variant) + ".html",
 			OK: ok, Status: text, Pass: pass, Fail: fail, NotJudged: nj, Baseline: baselineCell(c),
@@ -101,7 +101,7 @@ func execute(w io.Writer, t *template.Template, data any) error {
 
 type pageData struct {
 	Title   string
-	R       *scenario.Report
+	R       *result.Report
 	OK      bool
 	Status  string
 	RunLine string

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // page is what a test reads from a rendered page: it is parsed as XML, so
@@ -112,7 +112,7 @@ func TestHTML(t *testing.T) {
 }
 
 func TestHTMLWithoutSamples(t *testing.T) {
-	for _, r := range []*scenario.Report{brokenReport(), small()} {
+	for _, r := range []*result.Report{brokenReport(), small()} {
 		var buf bytes.Buffer
 		if err := HTML(&buf, r); err != nil {
 			t.Fatal(err)
@@ -211,7 +211,7 @@ func at(pts plotter.XYs, x float64) float64 {
 }
 
 func TestRate(t *testing.T) {
-	ss := []scenario.Sample{
+	ss := []result.Sample{
 		{T: 0, Delivered: 0},
 		{T: 2, Delivered: 10},  // 5/s
 		{T: 2, Delivered: 12},  // no time passed: skipped
@@ -219,7 +219,7 @@ func TestRate(t *testing.T) {
 		{T: 4, Delivered: 6},   // reset (a leader restart): 6 new
 		{T: 4.5, Delivered: 6}, // idle
 	}
-	got := rate(ss, func(s scenario.Sample) uint64 { return s.Delivered })
+	got := rate(ss, func(s result.Sample) uint64 { return s.Delivered })
 	want := plotter.XYs{{X: 2, Y: 5}, {X: 3, Y: 8}, {X: 4, Y: 6}, {X: 4.5, Y: 0}}
 	if len(got) != len(want) {
 		t.Fatalf("rate = %v, want %v", got, want)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // WriteJSON writes r as indented JSON: the report schema of docs/REPORTS.md.
@@ -15,22 +15,22 @@ import (
 // reports of the same run differ only where the run did. Empty lists are
 // written as [] rather than null, so a reader can iterate them unguarded
 // (jq '.records[]').
-func WriteJSON(w io.Writer, r *scenario.Report) error {
+func WriteJSON(w io.Writer, r *result.Report) error {
 	if r == nil {
 		return errors.New("report: WriteJSON: nil report")
 	}
 	c := *r
 	if c.Verdicts == nil {
-		c.Verdicts = []scenario.Verdict{}
+		c.Verdicts = []result.Verdict{}
 	}
 	if c.Records == nil {
-		c.Records = []scenario.Record{}
+		c.Records = []result.Record{}
 	}
 	if c.Samples == nil {
-		c.Samples = []scenario.Sample{}
+		c.Samples = []result.Sample{}
 	}
 	if c.Result.Deploys == nil {
-		c.Result.Deploys = []scenario.DeployRes{}
+		c.Result.Deploys = []result.DeployResult{}
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -48,12 +48,12 @@ func WriteJSON(w io.Writer, r *scenario.Report) error {
 // ReadJSON reads a report written by WriteJSON. Fields it does not know are
 // ignored, so a newer report still reads; malformed JSON is an error naming
 // the line and column.
-func ReadJSON(rd io.Reader) (*scenario.Report, error) {
+func ReadJSON(rd io.Reader) (*result.Report, error) {
 	data, err := io.ReadAll(rd)
 	if err != nil {
 		return nil, fmt.Errorf("report: reading JSON: %w", err)
 	}
-	var r scenario.Report
+	var r result.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, jsonError(data, err)
 	}

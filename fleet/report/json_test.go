@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestJSONRoundTrip(t *testing.T) {
-	for _, r := range append([]*scenario.Report{herdReport(), behindReport(), brokenReport()}, sweepReports()...) {
+	for _, r := range append([]*result.Report{herdReport(), behindReport(), brokenReport()}, sweepReports()...) {
 		t.Run(name(r), func(t *testing.T) {
 			var buf bytes.Buffer
 			if err := WriteJSON(&buf, r); err != nil {
@@ -24,16 +24,16 @@ func TestJSONRoundTrip(t *testing.T) {
 			// WriteJSON writes missing lists as []: compare with that form.
 			want := *r
 			if want.Records == nil {
-				want.Records = []scenario.Record{}
+				want.Records = []result.Record{}
 			}
 			if want.Samples == nil {
-				want.Samples = []scenario.Sample{}
+				want.Samples = []result.Sample{}
 			}
 			if want.Verdicts == nil {
-				want.Verdicts = []scenario.Verdict{}
+				want.Verdicts = []result.Verdict{}
 			}
 			if want.Result.Deploys == nil {
-				want.Result.Deploys = []scenario.DeployRes{}
+				want.Result.Deploys = []result.DeployResult{}
 			}
 			if !reflect.DeepEqual(got, &want) {
 				t.Errorf("round trip changed the report:\ngot  %+v\nwant %+v", got.Result, want.Result)

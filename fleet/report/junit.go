@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // JUnit writes reps as JUnit XML, the format CI systems (GitHub Actions
@@ -21,7 +21,7 @@ import (
 // "baseline" (a failure listing the regressions; skipped when the baseline
 // could not be compared). The elements and attributes are those of the
 // common JUnit schema (Jenkins' junit-10.xsd), in its order.
-func JUnit(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+func JUnit(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 	return JUnitWith(w, reps, cmp, JUnitOptions{})
 }
 
@@ -35,7 +35,7 @@ type JUnitOptions struct {
 }
 
 // JUnitWith is JUnit with options.
-func JUnitWith(w io.Writer, reps []*scenario.Report, cmp []Comparison, o JUnitOptions) error {
+func JUnitWith(w io.Writer, reps []*result.Report, cmp []Comparison, o JUnitOptions) error {
 	if err := checkReports(reps); err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ type junitProblem struct {
 }
 
 // suiteOf maps one run to its testsuite.
-func suiteOf(r *scenario.Report, c *Comparison, o JUnitOptions) junitSuite {
+func suiteOf(r *result.Report, c *Comparison, o JUnitOptions) junitSuite {
 	s := junitSuite{Name: name(r), Time: seconds(r.Result.Run.WallSeconds)}
 	if !r.Started.IsZero() {
 		// The schema's timestamp has no zone: UTC.
@@ -189,7 +189,7 @@ func suiteOf(r *scenario.Report, c *Comparison, o JUnitOptions) junitSuite {
 
 // verdictCases maps verdicts to testcases: a failure element with the
 // detail, skipped with the reason when not judged.
-func verdictCases(vs []scenario.Verdict, class, prefix, kind string) []junitCase {
+func verdictCases(vs []result.Verdict, class, prefix, kind string) []junitCase {
 	var out []junitCase
 	for i, v := range vs {
 		n := v.Name
@@ -201,8 +201,8 @@ func verdictCases(vs []scenario.Verdict, class, prefix, kind string) []junitCase
 		}
 		tc := junitCase{Name: prefix + n, Classname: class, Time: seconds(0)}
 		switch v.Status {
-		case scenario.Pass:
-		case scenario.Fail:
+		case result.Pass:
+		case result.Fail:
 			msg := v.Detail
 			if msg == "" {
 				msg = kind + " failed"

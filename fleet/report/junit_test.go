@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestJUnitGolden(t *testing.T) {
@@ -172,9 +172,9 @@ func caseNames(s xSuite) string {
 func TestJUnitHostileText(t *testing.T) {
 	r := small()
 	r.Err = "boom \x00\x1b]8;; <![CDATA[ ]]> & </error>"
-	r.Verdicts = []scenario.Verdict{{Name: "a\"b<c", Check: "x ]]> y", Status: scenario.Fail, Detail: "d\x07e"}}
+	r.Verdicts = []result.Verdict{{Name: "a\"b<c", Check: "x ]]> y", Status: result.Fail, Detail: "d\x07e"}}
 	var buf bytes.Buffer
-	if err := JUnit(&buf, []*scenario.Report{r}, nil); err != nil {
+	if err := JUnit(&buf, []*result.Report{r}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := validateJUnit(buf.Bytes()); err != nil {
@@ -324,14 +324,14 @@ func TestJUnitKeptUp(t *testing.T) {
 	why := "service lag p99 2.3s > threshold 1s at speed 50"
 	behind := small()
 	behind.Scenario = "behind"
-	behind.Result.Run = scenario.RunInfo{Seed: 1, Speed: 50, ServiceLagP99: 2.3, LagThreshold: 1}
-	behind.Verdicts = []scenario.Verdict{{Check: "leader.mailbox.wait.p99 <= 1", Status: scenario.NotJudged, Detail: why}}
+	behind.Result.Run = result.RunInfo{Seed: 1, Speed: 50, ServiceLagP99: 2.3, LagThreshold: 1}
+	behind.Verdicts = []result.Verdict{{Check: "leader.mailbox.wait.p99 <= 1", Status: result.NotJudged, Detail: why}}
 	kept := small()
 	kept.Scenario = "kept"
 	kept.Result.Run.KeptUp = true
 	for _, require := range []bool{false, true} {
 		var buf bytes.Buffer
-		if err := JUnitWith(&buf, []*scenario.Report{behind, kept}, nil, JUnitOptions{RequireKeptUp: require}); err != nil {
+		if err := JUnitWith(&buf, []*result.Report{behind, kept}, nil, JUnitOptions{RequireKeptUp: require}); err != nil {
 			t.Fatal(err)
 		}
 		if err := validateJUnit(buf.Bytes()); err != nil {

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // maxNew bounds the list of metrics missing from a baseline that a summary
@@ -20,7 +20,7 @@ const maxNew = 10
 // key numbers, the expectations (✓ pass, ✗ fail, – not judged) and the
 // baseline comparison from cmp, if one matches its scenario and variant.
 // All text from the reports is escaped.
-func Markdown(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
+func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 	if err := checkReports(reps); err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func Markdown(w io.Writer, reps []*scenario.Report, cmp []Comparison) error {
 	for _, r := range reps {
 		c := find(cmp, r)
 		ok, _ := status(r, c)
-		pass, fail, nj := scenario.Tally(r.Verdicts)
+		pass, fail, nj := result.Tally(r.Verdicts)
 		res := "✅ passed"
 		if !ok {
 			res = "❌ failed"
@@ -92,7 +92,7 @@ func baselineCell(c *Comparison) string {
 	return "✓"
 }
 
-func markdownRun(p func(string, ...any), r *scenario.Report, c *Comparison) {
+func markdownRun(p func(string, ...any), r *result.Report, c *Comparison) {
 	ok, text := status(r, c)
 	icon := "✅"
 	if !ok {

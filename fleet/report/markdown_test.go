@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 func TestMarkdownGolden(t *testing.T) {
@@ -53,14 +53,14 @@ func TestMarkdownContent(t *testing.T) {
 // or inject markup.
 func TestMarkdownEscapes(t *testing.T) {
 	r := small()
-	r.Verdicts = []scenario.Verdict{{
+	r.Verdicts = []result.Verdict{{
 		Name:   "a | b <script>alert(1)</script> *bold* [link](x)",
 		Check:  "lost == 0 || `x` | y",
-		Status: scenario.Fail,
+		Status: result.Fail,
 		Detail: "first line\nsecond | line",
 	}}
 	var buf bytes.Buffer
-	if err := Markdown(&buf, []*scenario.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
 		t.Fatal(err)
 	}
 	var row string
@@ -104,14 +104,14 @@ func TestMarkdownEdges(t *testing.T) {
 	if err := Markdown(&buf, nil, nil); err != nil || !strings.Contains(buf.String(), "No scenario ran.") {
 		t.Errorf("no reports: %v %q", err, buf.String())
 	}
-	if err := Markdown(&buf, []*scenario.Report{nil}, nil); err == nil || !strings.Contains(err.Error(), "reports[0] is nil") {
+	if err := Markdown(&buf, []*result.Report{nil}, nil); err == nil || !strings.Contains(err.Error(), "reports[0] is nil") {
 		t.Errorf("nil report: err = %v", err)
 	}
 }
 
 func TestSecs(t *testing.T) {
 	for _, tc := range []struct {
-		in   scenario.Seconds
+		in   result.Seconds
 		want string
 	}{{0, "0 s"}, {0.0004, "0.4 ms"}, {0.012, "12 ms"}, {0.2176, "218 ms"}, {2.362, "2.36 s"}, {31.44, "31.4 s"}, {312, "312.0 s"}, {754, "12m 34s"}} {
 		if got := secs(tc.in); got != tc.want {
@@ -134,7 +134,7 @@ func TestMarkdownGateways(t *testing.T) {
 	r := small()
 	r.Result.Fleet.Online = 10
 	var buf bytes.Buffer
-	if err := Markdown(&buf, []*scenario.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "gateways") {
@@ -142,7 +142,7 @@ func TestMarkdownGateways(t *testing.T) {
 	}
 	r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 3, 4
 	buf.Reset()
-	if err := Markdown(&buf, []*scenario.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if want := "10 workers, 10 online at the end; behind 3 gateways of up to 4"; !strings.Contains(buf.String(), want) {

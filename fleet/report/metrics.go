@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // leaf is one number of a Result, named as the expectations name it.
@@ -19,16 +19,16 @@ type leaf struct {
 	// table.
 	Pattern string
 	Value   float64
-	// Timing is set for scenario.Seconds values.
+	// Timing is set for result.Seconds values.
 	Timing bool
 }
 
-var secondsType = reflect.TypeFor[scenario.Seconds]()
+var secondsType = reflect.TypeFor[result.Seconds]()
 
 // leaves lists every number of res in field order (map keys sorted), named
 // by the expr tags: the names a user writes in expect: and reads in a
 // baseline file.
-func leaves(res *scenario.Result) []leaf {
+func leaves(res *result.Result) []leaf {
 	var out []leaf
 	walk(reflect.ValueOf(res).Elem(), "", "", &out)
 	return out

@@ -5,12 +5,12 @@ import (
 	"hash/fnv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // name is how messages and titles name a report: the scenario, and the
 // variant in brackets when there is one.
-func name(r *scenario.Report) string {
+func name(r *result.Report) string {
 	if r.Variant == "" {
 		return r.Scenario
 	}
@@ -19,7 +19,7 @@ func name(r *scenario.Report) string {
 
 // checkReports rejects a nil report, which would otherwise panic deep in a
 // template.
-func checkReports(reps []*scenario.Report) error {
+func checkReports(reps []*result.Report) error {
 	for i, r := range reps {
 		if r == nil {
 			return fmt.Errorf("report: reports[%d] is nil", i)

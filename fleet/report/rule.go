@@ -20,7 +20,7 @@ const (
 	// ratio, so a fall to a tenth fails exactly as a rise to tenfold does;
 	// Abs is the slack that small counts and zeros need.
 	Band RuleKind = "band"
-	// Timing: a Band in seconds, for scenario.Seconds values; not
+	// Timing: a Band in seconds, for result.Seconds values; not
 	// compared when either run fell behind its schedule.
 	Timing RuleKind = "timing"
 )

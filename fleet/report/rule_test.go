@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestRuleTableComplete keeps the rule table in step with the Result
@@ -18,7 +18,7 @@ import (
 func TestRuleTableComplete(t *testing.T) {
 	seen := map[string]bool{}
 	timing := map[string]bool{}
-	typeLeaves(reflect.TypeFor[scenario.Result](), "", seen, timing)
+	typeLeaves(reflect.TypeFor[result.Result](), "", seen, timing)
 	for p := range seen {
 		s, ruled := rules[p]
 		why, skip := skipped[p]
@@ -43,12 +43,12 @@ func TestRuleTableComplete(t *testing.T) {
 	}
 	for p := range rules {
 		if !seen[p] {
-			t.Errorf("rules[%q]: no such metric in scenario.Result", p)
+			t.Errorf("rules[%q]: no such metric in result.Result", p)
 		}
 	}
 	for p := range skipped {
 		if !seen[p] {
-			t.Errorf("skipped[%q]: no such metric in scenario.Result", p)
+			t.Errorf("skipped[%q]: no such metric in result.Result", p)
 		}
 	}
 	for _, p := range []string{"run.seed", "run.speed", "fleet.count", "fleet.groups[*]", "leader.mailbox.capacity",

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // The reports the tests render: built here because scenario runs come from
@@ -16,7 +16,7 @@ import (
 // at 60 s and heals at 120 s (the herd fills the leader mailbox to its
 // capacity and is answered "full"); a deploy in four waves from 150 s fills
 // the outbox, and the relay's four AIMD limits saw-tooth while it drains.
-func herdReport() *scenario.Report {
+func herdReport() *result.Report {
 	const (
 		count     = 1000
 		capacity  = 500
@@ -33,7 +33,7 @@ func herdReport() *scenario.Report {
 		ceilings[i] = 8 + rng.IntN(8)
 	}
 	var (
-		s                                          scenario.Sample
+		s                                          result.Sample
 		depth, outbox, delivered, atTarget, online float64
 		accepted, rejected, backpressure, full     uint64
 		retries                                    uint64
@@ -44,7 +44,7 @@ func herdReport() *scenario.Report {
 		oldestMax                                  float64
 	)
 	online = count
-	samples := make([]scenario.Sample, 0, duration+1)
+	samples := make([]result.Sample, 0, duration+1)
 	for t := 0; t <= duration; t++ {
 		// Arrivals at the leader mailbox: heartbeats-paced requests, and
 		// the herd of syncs (with retries after "full") once the
@@ -122,11 +122,11 @@ func herdReport() *scenario.Report {
 		}
 		oldestMax = max(oldestMax, age)
 
-		s = scenario.Sample{
-			T:                scenario.Seconds(t),
+		s = result.Sample{
+			T:                result.Seconds(t),
 			LeaderDepth:      int(sampled),
 			LeaderCapacity:   capacity,
-			LeaderWaitP99:    scenario.Seconds(depth / service),
+			LeaderWaitP99:    result.Seconds(depth / service),
 			LeaderAccepted:   accepted,
 			LeaderRejected:   rejected,
 			HeartbeatsQueued: int(online / 10),
@@ -137,7 +137,7 @@ func herdReport() *scenario.Report {
 			Retries:          retries,
 			DeadLettered:     0,
 			OutboxDepth:      int(outbox),
-			OutboxOldest:     scenario.Seconds(age),
+			OutboxOldest:     result.Seconds(age),
 			Online:           int(online),
 			Busy:             int(online / 20),
 			AtTarget:         int(atTarget),
@@ -152,86 +152,86 @@ func herdReport() *scenario.Report {
 		final += l
 	}
 
-	r := &scenario.Report{
+	r := &result.Report{
 		Scenario:    "thundering-herd",
 		File:        "scenarios/thundering-herd.yaml",
 		Description: "Many workers reconnect at once after a partition and all ask the leader.",
 		Params:      map[string]string{"fleet.count": "1000"},
 		Started:     time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC),
-		Result: scenario.Result{
+		Result: result.Result{
 			Lost: 0,
-			Run: scenario.RunInfo{
+			Run: result.RunInfo{
 				Seed: 42, Speed: 10, SimSeconds: duration + 12, WallSeconds: 31.4,
 				LagMax: 0.31, LagP99: 0.08, KeptUp: true, Events: 3,
 			},
-			Fleet: scenario.FleetResult{
+			Fleet: result.FleetResult{
 				Count: count, Groups: map[string]int{"config": 4, "sensors": 996},
 				Online: count, LeaderOnline: count,
 			},
-			Workers: scenario.WorkersResult{
+			Workers: result.WorkersResult{
 				AtVersion: map[string]int{"2.1.0": count},
 				Applied:   count, Duplicates: 3, AckedOK: uint64(delivered), AckedFull: full,
 				MaxAttempt: 3, Connects: 1400, ConnectAttempts: 1688, Reconnects: 400,
 				ConnectionsLost: 400, SyncSent: 1400, SyncOK: 1400, SyncFull: rejected,
-				Mailbox: scenario.MailboxResult{
+				Mailbox: result.MailboxResult{
 					Capacity: 2 * count, Policy: "reject", Offered: uint64(delivered) + full,
 					Taken: uint64(delivered), Rejected: full, MaxDepth: 2,
-					Wait: scenario.Quantiles{P50: 0.004, P90: 0.02, P99: 0.09, Max: 0.21, Mean: 0.011},
+					Wait: result.Quantiles{P50: 0.004, P90: 0.02, P99: 0.09, Max: 0.21, Mean: 0.011},
 				},
 			},
-			Leader: scenario.LeaderResult{
-				Mailbox: scenario.MailboxResult{
+			Leader: result.LeaderResult{
+				Mailbox: result.MailboxResult{
 					Capacity: capacity, Policy: "reject", Offered: accepted + rejected,
 					Taken: accepted, Rejected: rejected, MaxDepth: maxDepth,
-					Wait: scenario.Quantiles{P50: 0.012, P90: 3.1, P99: 12.4, Max: 12.5, Mean: 1.9},
+					Wait: result.Quantiles{P50: 0.012, P90: 3.1, P99: 12.4, Max: 12.5, Mean: 1.9},
 				},
 				RequestsReceived: accepted + rejected, RequestsServed: accepted,
 				TelemetryReceived: 6000, TelemetryServed: 6000, AnsweredFull: rejected,
-				AskRTT:   scenario.Quantiles{P50: 0.002, P90: 0.011, P99: 0.03, Max: 0.08, Mean: 0.004},
+				AskRTT:   result.Quantiles{P50: 0.002, P90: 0.011, P99: 0.03, Max: 0.08, Mean: 0.004},
 				AsksSent: uint64(delivered) + full,
 			},
-			Heartbeat: scenario.HeartbeatRes{
+			Heartbeat: result.HeartbeatResult{
 				Sent: 60000, Stored: 2400, Received: 60000, Processed: 10000,
 				Coalesced: 50000, CoalescedRatio: 50000.0 / 60000, MaxQueued: 1000,
-				Age:    scenario.Quantiles{P50: 15, P90: 27, P99: 29.7, Max: 30, Mean: 15.1},
+				Age:    result.Quantiles{P50: 15, P90: 27, P99: 29.7, Max: 30, Mean: 15.1},
 				Rounds: 10,
 			},
-			Relay: scenario.RelayResult{
+			Relay: result.RelayResult{
 				Partitions: parts,
-				Limit:      scenario.LimitRange{Initial: 4, Min: minLimit, Max: maxLimit, Final: final, Decreases: decreases},
+				Limit:      result.LimitRange{Initial: 4, Min: minLimit, Max: maxLimit, Final: final, Decreases: decreases},
 				Delivered:  uint64(delivered), Backpressure: backpressure, Retries: backpressure,
 			},
-			Outbox: scenario.OutboxResult{
+			Outbox: result.OutboxResult{
 				Enqueued: uint64(enqueued), Acked: uint64(delivered), MaxDepth: maxOutbox,
-				OldestMax: scenario.Seconds(oldestMax),
+				OldestMax: result.Seconds(oldestMax),
 			},
-			Commands:  scenario.CommandResult{Sent: uint64(enqueued)},
-			Telemetry: scenario.TelemetryRes{Generated: 6000, Direct: 5400, Stored: 600, Forwarded: 600},
-			Deploys: []scenario.DeployRes{
+			Commands:  result.CommandResult{Sent: uint64(enqueued)},
+			Telemetry: result.TelemetryResult{Generated: 6000, Direct: 5400, Stored: 600, Forwarded: 600},
+			Deploys: []result.DeployResult{
 				{Version: "2.1.0", Targets: count, Delivered: count, Duration: 58.5},
 			},
-			Events: map[string]scenario.EventResult{"away": {At: 60, Workers: 400}},
-			Windows: map[string]scenario.WindowResult{"herd": {
+			Events: map[string]result.EventResult{"away": {At: 60, Workers: 400}},
+			Windows: map[string]result.WindowResult{"herd": {
 				From: 120, To: 150,
-				Leader: scenario.WindowLeader{
-					Mailbox: scenario.MailboxResult{
+				Leader: result.WindowLeader{
+					Mailbox: result.MailboxResult{
 						Capacity: capacity, Policy: "reject", Offered: 2400, Taken: 1200, Rejected: 1200, MaxDepth: capacity,
-						Wait: scenario.Quantiles{P50: 6.1, P99: 12.4, Max: 12.5, Mean: 6.3},
+						Wait: result.Quantiles{P50: 6.1, P99: 12.4, Max: 12.5, Mean: 6.3},
 					},
 					RequestsServed: 1200, AnsweredFull: 1200,
 				},
-				Relay:   scenario.WindowRelay{Delivered: 40, OfflineSkips: 12},
-				Workers: scenario.WindowWorkers{Connects: 400, SyncSent: 1600, SyncOK: 400, SyncFull: 1200},
+				Relay:   result.WindowRelay{Delivered: 40, OfflineSkips: 12},
+				Workers: result.WindowWorkers{Connects: 400, SyncSent: 1600, SyncOK: 400, SyncFull: 1200},
 			}},
 		},
-		Verdicts: []scenario.Verdict{
-			{Name: "nothing lost", Check: "lost == 0", Status: scenario.Pass},
-			{Name: "leader depth bounded", Check: "leader.mailbox.max_depth <= leader.mailbox.capacity", Status: scenario.Pass},
-			{Name: "every worker updated once", Check: `workers.at_version["2.1.0"] == fleet.count && workers.applied_twice == 0`, Status: scenario.Pass},
-			{Name: "relay never stalls", Check: "relay.limit.min >= 5", Status: scenario.Fail, Detail: fmt.Sprintf("relay.limit.min = %d", minLimit)},
-			{Name: "deploy is quick", Check: "deploys[0].duration < 120", Status: scenario.Pass},
+		Verdicts: []result.Verdict{
+			{Name: "nothing lost", Check: "lost == 0", Status: result.Pass},
+			{Name: "leader depth bounded", Check: "leader.mailbox.max_depth <= leader.mailbox.capacity", Status: result.Pass},
+			{Name: "every worker updated once", Check: `workers.at_version["2.1.0"] == fleet.count && workers.applied_twice == 0`, Status: result.Pass},
+			{Name: "relay never stalls", Check: "relay.limit.min >= 5", Status: result.Fail, Detail: fmt.Sprintf("relay.limit.min = %d", minLimit)},
+			{Name: "deploy is quick", Check: "deploys[0].duration < 120", Status: result.Pass},
 		},
-		Records: []scenario.Record{
+		Records: []result.Record{
 			{T: 60, Kind: "event", Text: "partition 40% of workers (0-399)", LagSec: 0.02},
 			{T: 120, Kind: "event", Text: "heal: partitioned workers reconnect at once", LagSec: 0.31},
 			{T: 150, Kind: "event", Text: "deploy 2.1.0 in waves of 250 every 10s"},
@@ -244,7 +244,7 @@ func herdReport() *scenario.Report {
 
 // behindReport is herdReport from a machine that could not keep up: its
 // timing expectation is not judged.
-func behindReport() *scenario.Report {
+func behindReport() *result.Report {
 	r := herdReport()
 	r.Scenario = "wave-deploy"
 	r.File = "scenarios/wave-deploy.yaml"
@@ -252,21 +252,21 @@ func behindReport() *scenario.Report {
 	r.Result.Run.KeptUp = false
 	r.Result.Run.LagMax = 7.5
 	r.Result.Run.LagP99 = 4.1
-	r.Verdicts = []scenario.Verdict{
-		{Name: "nothing lost", Check: "lost == 0", Status: scenario.Pass},
-		{Name: "deploy is quick", Check: "deploys[0].duration < 120", Status: scenario.NotJudged,
+	r.Verdicts = []result.Verdict{
+		{Name: "nothing lost", Check: "lost == 0", Status: result.Pass},
+		{Name: "deploy is quick", Check: "deploys[0].duration < 120", Status: result.NotJudged,
 			Detail: "machine could not keep up at speed 10 (lag max 7.5s)"},
 	}
 	return r
 }
 
 // brokenReport is a run that could not complete.
-func brokenReport() *scenario.Report {
-	return &scenario.Report{
+func brokenReport() *result.Report {
+	return &result.Report{
 		Scenario: "leader-crash",
 		File:     "scenarios/leader-crash.yaml",
 		Started:  time.Date(2026, 3, 14, 9, 30, 0, 0, time.UTC),
-		Result:   scenario.Result{Run: scenario.RunInfo{Seed: 3, Speed: 5, WallSeconds: 2.5}},
+		Result:   result.Result{Run: result.RunInfo{Seed: 3, Speed: 5, WallSeconds: 2.5}},
 		Err:      "restart leader: open /tmp/x/outbox.db: timeout",
 	}
 }
@@ -274,13 +274,13 @@ func brokenReport() *scenario.Report {
 // sweepReports is a mailbox-policies sweep: the same overload (2,000
 // offered per second to a leader serving 1,000) under four policies, in the
 // shape of the sweep's table.
-func sweepReports() []*scenario.Report {
+func sweepReports() []*result.Report {
 	type v struct {
 		policy                    string
 		capacity                  int
 		offered, taken, drop, rej uint64
 		maxDepth                  int
-		p50, p99                  scenario.Seconds
+		p50, p99                  result.Seconds
 		pass                      bool
 	}
 	vs := []v{
@@ -289,39 +289,39 @@ func sweepReports() []*scenario.Report {
 		{"reject", 200, 8001, 3891, 0, 4110, 200, 0.215, 0.218, true},
 		{"drop-oldest", 200, 8000, 3872, 4128, 0, 200, 0.099, 0.193, true},
 	}
-	var reps []*scenario.Report
+	var reps []*result.Report
 	for i, x := range vs {
-		r := &scenario.Report{
+		r := &result.Report{
 			Scenario:    "mailbox-policies",
 			File:        "scenarios/mailbox-policies.yaml",
 			Description: "A sweep over mailbox policies under 2x overload.",
 			Variant:     "leader.mailbox.policy=" + x.policy,
 			Params:      map[string]string{"leader.mailbox.policy": x.policy},
 			Started:     time.Date(2026, 3, 14, 10, i, 0, 0, time.UTC),
-			Result: scenario.Result{
-				Run:   scenario.RunInfo{Seed: 1, Speed: 1, SimSeconds: 9, WallSeconds: 9.1, KeptUp: true, Events: 1},
-				Fleet: scenario.FleetResult{Count: 100, Online: 100, LeaderOnline: 100},
-				Leader: scenario.LeaderResult{Mailbox: scenario.MailboxResult{
+			Result: result.Result{
+				Run:   result.RunInfo{Seed: 1, Speed: 1, SimSeconds: 9, WallSeconds: 9.1, KeptUp: true, Events: 1},
+				Fleet: result.FleetResult{Count: 100, Online: 100, LeaderOnline: 100},
+				Leader: result.LeaderResult{Mailbox: result.MailboxResult{
 					Capacity: x.capacity, Policy: x.policy, Offered: x.offered, Taken: x.taken,
 					Dropped: x.drop, Rejected: x.rej, MaxDepth: x.maxDepth,
-					Wait: scenario.Quantiles{P50: x.p50, P99: x.p99, Max: x.p99 + 0.01, Mean: x.p50},
+					Wait: result.Quantiles{P50: x.p50, P99: x.p99, Max: x.p99 + 0.01, Mean: x.p50},
 				}},
 			},
-			Records: []scenario.Record{{T: 0, Kind: "event", Text: "overload: 2000/s for 4s"}},
+			Records: []result.Record{{T: 0, Kind: "event", Text: "overload: 2000/s for 4s"}},
 		}
-		st := scenario.Fail
+		st := result.Fail
 		detail := "leader.mailbox.wait.p99 = 4.627"
 		if x.pass {
-			st, detail = scenario.Pass, ""
+			st, detail = result.Pass, ""
 		}
-		r.Verdicts = []scenario.Verdict{{Name: "wait bounded", Check: "leader.mailbox.wait.p99 < 1", Status: st, Detail: detail}}
+		r.Verdicts = []result.Verdict{{Name: "wait bounded", Check: "leader.mailbox.wait.p99 < 1", Status: st, Detail: detail}}
 		for t := 0; t <= 9; t++ {
 			d := min(x.maxDepth, t*x.maxDepth/4)
 			if t > 4 {
 				d = max(0, x.maxDepth-(t-4)*x.maxDepth/4)
 			}
-			r.Samples = append(r.Samples, scenario.Sample{
-				T: scenario.Seconds(t), LeaderDepth: d, LeaderCapacity: x.capacity,
+			r.Samples = append(r.Samples, result.Sample{
+				T: result.Seconds(t), LeaderDepth: d, LeaderCapacity: x.capacity,
 				LeaderAccepted: x.taken * uint64(min(t, 8)) / 8,
 				LeaderRejected: x.rej * uint64(min(t, 4)) / 4,
 				LeaderDropped:  x.drop * uint64(min(t, 4)) / 4,

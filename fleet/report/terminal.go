@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TerminalWidth is the most columns a line of Terminal takes.
@@ -20,7 +20,7 @@ const TerminalWidth = 100
 // rate is in simulated seconds; a relay limit says whether it is one
 // partition's or the sum over the partitions. No line is wider than
 // TerminalWidth (a scenario's own names aside: a deploy's version).
-func Terminal(w io.Writer, r *scenario.Report) error {
+func Terminal(w io.Writer, r *result.Report) error {
 	res := &r.Result
 	sim := float64(res.Run.SimSeconds)
 	var b strings.Builder
@@ -29,7 +29,7 @@ func Terminal(w io.Writer, r *scenario.Report) error {
 		fmt.Fprintf(&b, "  %s %s %s\n", label, strings.Repeat(".", dots), value)
 	}
 	b.WriteString("  times and rates in simulated seconds\n")
-	dist := func(label string, q scenario.Quantiles, seen bool) {
+	dist := func(label string, q result.Quantiles, seen bool) {
 		if !seen {
 			row(label, "none")
 			return

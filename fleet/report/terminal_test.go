@@ -6,14 +6,14 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/fleetsim/fleetsim/fleet/scenario"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestTerminalGolden: the end summary a terminal shows after a run, for
 // the herd, a run that fell behind and a run that broke.
 func TestTerminalGolden(t *testing.T) {
 	var b bytes.Buffer
-	for _, r := range []*scenario.Report{herdReport(), behindReport(), brokenReport()} {
+	for _, r := range []*result.Report{herdReport(), behindReport(), brokenReport()} {
 		b.WriteString("== " + name(r) + "\n")
 		if err := Terminal(&b, r); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 )
 
 // decoder fills a Go value from a parsed YAML document, strictly, and keeps
@@ -263,8 +265,8 @@ func (d *decoder) mapping(n ast.Node, v reflect.Value, path, show string) {
 		}
 		f, ok := fs.byName[key]
 		if !ok {
-			d.fail(e.Key, join(show, key), "unknown key %q%s; valid keys here: %s", key, didYouMean(key, fs.order), fs.names())
-			for _, k := range closest(key, fs.order) {
+			d.fail(e.Key, join(show, key), "unknown key %q%s; valid keys here: %s", key, wording.DidYouMean(key, fs.order), fs.names())
+			for _, k := range wording.Closest(key, fs.order) {
 				// "count is required" would only repeat the hint.
 				d.bad[join(show, k)] = true
 			}

@@ -1,11 +1,17 @@
-// Package scenario loads scenario files, runs them on the real stack (the
-// embedded broker, MQTT sessions, the leader on a bbolt outbox, a pool of
-// workers) in scaled simulated time, and judges their expectations.
+// Package scenario is the scenario file format: it loads a file
+// (Load, Parse), fills its defaults, validates it against the format's
+// limits and schema, and reports every problem at its place
+// (file:line:col, what is wrong, what would be valid). It compiles the
+// file's expectations when it loads, and judges them on a run's
+// result.Result (Judge, JudgeComparisons); it expands a sweep into its
+// Variants and a fleet into its workers (Workers).
 //
 //	sc, err := scenario.Load("scenarios/wave-deploy.yaml")
 //	if err != nil { ... } // file:line:col, what is wrong, what would be valid
-//	rep, err := scenario.Run(ctx, sc, scenario.RunOptions{})
-//	if !rep.Passed() { ... }
+//	rep, err := runner.Run(ctx, sc, runner.RunOptions{})
 //
-// docs/SCENARIOS.md documents the file format and the report schema.
+// It imports fleet/result (what a check reads) and takes its defaults
+// from the mechanisms' packages (leader, worker, outbox, flow, mailbox);
+// fleet/runner plays a Scenario. docs/SCENARIOS.md documents the file
+// format and the result's names.
 package scenario

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
 )
 
 // TestDocsCoverEveryKey keeps docs/SCENARIOS.md from falling behind the
@@ -59,8 +61,8 @@ func TestDocsCoverEveryKey(t *testing.T) {
 			t.Errorf("docs/SCENARIOS.md does not mention the key `%s`", k)
 		}
 	}
-	for _, n := range names.order {
-		if names.types[n].Kind() == reflect.Struct {
+	for _, n := range expect.Names() {
+		if expect.NameType(n).Kind() == reflect.Struct {
 			continue // its fields are listed
 		}
 		if !strings.Contains(doc, "`"+n+"`") {
@@ -137,11 +139,11 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 	if rows != len(feeds) {
 		t.Fatalf("%d rows, want %d", rows, len(feeds))
 	}
-	for _, n := range resultNames() {
+	for _, n := range expect.ResultNames() {
 		// The most specific pattern the doc lists for n.
 		want, best := feed(0), -1
 		for p, f := range doc {
-			if (n == p || inside(p, n)) && len(p) > best {
+			if (n == p || expect.Inside(p, n)) && len(p) > best {
 				want, best = f, len(p)
 			}
 		}
@@ -185,8 +187,8 @@ func TestDocsLimits(t *testing.T) {
 		"nesting":                                  fmt.Sprintf("%d levels", MaxDepth),
 		"keys in one mapping":                      fmt.Sprint(MaxKeys),
 		"keys and list items in the file":          fmt.Sprint(MaxNodes),
-		"length of one check":                      fmt.Sprintf("%d bytes", MaxCheckLength),
-		"brackets `(` `[` `{` nested in one check": fmt.Sprint(MaxCheckDepth),
+		"length of one check":                      fmt.Sprintf("%d bytes", expect.MaxCheckLength),
+		"brackets `(` `[` `{` nested in one check": fmt.Sprint(expect.MaxCheckDepth),
 	}
 	seen := 0
 	for _, line := range strings.Split(section, "\n") {

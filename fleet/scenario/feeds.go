@@ -1,8 +1,13 @@
 package scenario
 
 import (
-	"reflect"
+	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // feed is what a run must send for a result name to count anything.
@@ -104,62 +109,6 @@ var fedBy = map[string]feed{
 	"windows[].workers.acked_full": feedCommands,
 }
 
-// resultNames lists every name a check can read, as fedBy spells them:
-// the leaves of Result by their expr tags, "[]" for an item of a list or
-// a map of structs ("deploys[].version", "windows[].relay.delivered"); a
-// map of numbers is a name itself (workers.at_version).
-func resultNames() []string {
-	var out []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for _, i := range exprFields(t) {
-			f := t.Field(i)
-			tag := f.Tag.Get("expr")
-			if tag == "" {
-				continue
-			}
-			p, ft := join(prefix, tag), f.Type
-			if k := ft.Kind(); (k == reflect.Slice || k == reflect.Map) && ft.Elem().Kind() == reflect.Struct {
-				p, ft = p+"[]", ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				walk(ft, p)
-				continue
-			}
-			out = append(out, p)
-		}
-	}
-	walk(resultType, "")
-	return out
-}
-
-// resultPath is the name a member chain's segments read, as resultNames
-// spells it: "workers.at_version" for workers.at_version["2.0.0"],
-// "deploys[].delivered" for deploys[0].delivered,
-// "windows[].relay.delivered" for windows["herd"].relay.delivered.
-func resultPath(segs []string) string {
-	t, path := resultType, ""
-	for i := 0; i < len(segs); i++ {
-		switch t.Kind() {
-		case reflect.Slice, reflect.Map:
-			if t.Elem().Kind() != reflect.Struct {
-				return path // a map of numbers: its key is not a name
-			}
-			t, path = t.Elem(), path+"[]"
-			continue // segs[i] is the index or the key
-		case reflect.Struct:
-		default:
-			return path
-		}
-		f, ok := exprField(t, segs[i])
-		if !ok {
-			return path
-		}
-		t, path = f.Type, join(path, segs[i])
-	}
-	return path
-}
-
 // fedByName returns what feeds the name at path ("relay.retries",
 // "deploys[].delivered"), and whether fedBy decides it.
 func fedByName(path string) (feed, bool) {
@@ -209,4 +158,53 @@ var feedNames = []struct {
 	{feedCommands, "commands", "no deploy or poison event"},
 	{feedTelemetry, "telemetry", "no telemetry interval"},
 	{feedHeartbeats, "heartbeats", "no heartbeat interval or heartbeat_storm event"},
+}
+
+// vacuousMessage says why the check, compiled as c, cannot depend on s's
+// run: every name it reads counts something s never sends (fedBy), so
+// each stays 0 and the outcome is known before the run. It returns ""
+// when the check reads a name s can change.
+func vacuousMessage(s *Scenario, text string, c *expect.Check) string {
+	written, paths := expect.Reads(text)
+	if len(paths) == 0 {
+		return ""
+	}
+	sent := s.feeds()
+	var need feed
+	var texts []string
+	for i, p := range paths {
+		f, ok := fedByName(p)
+		if !ok || f == 0 || f&sent != 0 {
+			return ""
+		}
+		need |= f
+		if t := written[i]; !slices.Contains(texts, t) {
+			texts = append(texts, t)
+		}
+	}
+	var kinds, lacks []string
+	for _, fn := range feedNames {
+		if need&fn.feed != 0 {
+			kinds = append(kinds, fn.name)
+			lacks = append(lacks, fn.ifNot)
+		}
+	}
+	sends := "no " + kinds[0]
+	switch len(kinds) {
+	case 2:
+		sends = "neither"
+	case 3:
+		sends = "none of them"
+	}
+	var outcome string
+	switch status, _ := c.Judge(result.Result{Run: result.RunInfo{KeptUp: true}}, false); status {
+	case result.Pass:
+		outcome = "it cannot fail"
+	case result.Fail:
+		outcome = "it cannot pass"
+	default:
+		outcome = "it is never judged"
+	}
+	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
+		strings.TrimSpace(text), wording.List(texts), wording.List(kinds), sends, strings.Join(lacks, ", "), outcome)
 }

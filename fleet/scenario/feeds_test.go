@@ -4,12 +4,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
 )
 
 // Every result name has a decision in fedBy: a name added to Result
 // without one fails here. And every entry names a name.
 func TestFedByDecidesEveryName(t *testing.T) {
-	all := resultNames()
+	all := expect.ResultNames()
 	if len(all) < 120 {
 		t.Fatalf("only %d names: the walk is broken", len(all))
 	}
@@ -20,7 +22,7 @@ func TestFedByDecidesEveryName(t *testing.T) {
 	}
 	for k := range fedBy {
 		k = strings.TrimSuffix(k, ".*")
-		if !slices.ContainsFunc(all, func(p string) bool { return p == k || inside(k, p) }) {
+		if !slices.ContainsFunc(all, func(p string) bool { return p == k || expect.Inside(k, p) }) {
 			t.Errorf("fedBy has %q, which is not a result name", k)
 		}
 	}
@@ -33,7 +35,7 @@ func TestFedByDecidesEveryName(t *testing.T) {
 		"windows.herd.leader.mailbox.wait.p99": "windows[].leader.mailbox.wait.p99",
 		"events.heal.workers":                  "events[].workers",
 	} {
-		if got := resultPath(strings.Split(segs, ".")); got != want {
+		if got := expect.ResultPath(strings.Split(segs, ".")); got != want {
 			t.Errorf("resultPath(%s) = %s, want %s", segs, got, want)
 		}
 	}

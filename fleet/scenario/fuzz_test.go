@@ -12,6 +12,9 @@ import (
 
 	yamlast "github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // FuzzParse feeds Parse arbitrary bytes: it must never panic nor take
@@ -29,7 +32,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(sweepFile))
-	f.Add([]byte(judgeFile))
+	f.Add([]byte(fuzzJudgeFile))
 	f.Add([]byte(scaleFile))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The fuzzer does not notice an input that never returns; a panic
@@ -54,8 +57,8 @@ func FuzzParse(f *testing.F) {
 		if s.Fleet.Count < 1 || s.Fleet.Count > MaxWorkers || s.Duration <= 0 || s.Speed <= 0 {
 			t.Fatalf("loaded an invalid scenario: %+v", s)
 		}
-		Judge(s, Result{})
-		Judge(s, Result{Run: RunInfo{KeptUp: true}})
+		Judge(s, result.Result{})
+		Judge(s, result.Result{Run: result.RunInfo{KeptUp: true}})
 		if _, err := s.Variants(); err != nil {
 			t.Fatalf("Parse accepted a sweep that Variants refuses: %v", err)
 		}
@@ -180,7 +183,7 @@ func FuzzExpectation(f *testing.F) {
 	for _, c := range expectationSeeds {
 		f.Add(c)
 	}
-	for _, n := range names.order {
+	for _, n := range expect.Names() {
 		f.Add(n + " > 0")
 	}
 	host, err := Parse("fuzz.yaml", []byte(minimal+"expect:\n  - lost == 0\n"))
@@ -190,21 +193,20 @@ func FuzzExpectation(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		timer := time.AfterFunc(5*time.Second, func() { panic("the check has not compiled after 5s") })
 		defer timer.Stop()
-		for _, env := range []any{Result{}, comparisonEnv{}} {
-			c, err := compileCheckIn(text, env)
+		for i, compile := range []func(string) (*expect.Check, error){expect.Compile, expect.CompileComparison} {
+			c, err := compile(text)
 			if err != nil {
-				ce, ok := err.(*checkError)
-				if !ok || ce.msg == "" || ce.line < 0 || ce.col < 0 {
-					t.Fatalf("compileCheckIn(%T): error %T %#v, want a *checkError with a place and a message", env, err, err)
+				ce, ok := err.(*expect.Error)
+				if !ok || ce.Msg == "" || ce.Line < 0 || ce.Col < 0 {
+					t.Fatalf("compile (%d): error %T %#v, want a *checkError with a place and a message", i, err, err)
 				}
 				continue
 			}
-			switch env.(type) {
-			case Result:
-				c.judge(Result{}, false)
-				c.judge(Result{Run: RunInfo{KeptUp: true, Speed: 1}}, c.timing)
-			case comparisonEnv:
-				_ = c.valuesIn(comparisonEnv{Variant: map[string]Result{"a": {}}})
+			if i == 0 {
+				c.Judge(result.Result{}, false)
+				c.Judge(result.Result{Run: result.RunInfo{KeptUp: true, Speed: 1}}, c.Timing)
+			} else {
+				c.JudgeComparison(expect.Comparison{Variant: map[string]result.Result{"a": {}}})
 			}
 		}
 		// As a file's expectation: the constant and vacuous checks, the
@@ -217,7 +219,7 @@ func FuzzExpectation(f *testing.F) {
 			}
 			_ = e.Error()
 		}
-		Judge(&s, Result{})
+		Judge(&s, result.Result{})
 	})
 }
 
@@ -237,9 +239,25 @@ var expectationSeeds = []string{
 	"len(\"((((\") == 4 && lost == 0",
 	"lost in 0..10",
 	"fleet.count % 0 == 1",
-	strings.Repeat("(", MaxCheckDepth) + "lost" + strings.Repeat(")", MaxCheckDepth) + " == 0",
-	strings.Repeat("(", MaxCheckDepth+1) + "lost" + strings.Repeat(")", MaxCheckDepth+1) + " == 0",
+	strings.Repeat("(", expect.MaxCheckDepth) + "lost" + strings.Repeat(")", expect.MaxCheckDepth) + " == 0",
+	strings.Repeat("(", expect.MaxCheckDepth+1) + "lost" + strings.Repeat(")", expect.MaxCheckDepth+1) + " == 0",
 	strings.Repeat("!", 200) + "(lost == 0)",
 	strings.Repeat("lost == 0 || ", 320) + "lost == 0",
 	"lost == 0 ? 1 : " + strings.Repeat("lost == 1 ? 1 : ", 200) + "0",
 }
+
+// fuzzJudgeFile is a file with expectations of each kind, a seed of FuzzParse.
+const fuzzJudgeFile = `
+name: judge
+duration: 1m
+fleet: {count: 10}
+expect:
+  - lost == 0
+  - name: depth bounded
+    check: leader.mailbox.max_depth <= leader.mailbox.capacity
+  - workers.at_version["2.1.0"] == fleet.count
+  - leader.mailbox.wait.p99 < 2
+  - all(deploys, .duration < 60)
+  - deploys[0].delivered == 10
+  - heartbeats.coalesced_ratio >= 0.8
+`

@@ -17,8 +17,8 @@ const (
 	samplesPerDuration = 300
 )
 
-// applyDefaults fills the scenario-level defaults. It is idempotent.
-func (s *Scenario) applyDefaults() {
+// ApplyDefaults fills the scenario-level defaults. It is idempotent.
+func (s *Scenario) ApplyDefaults() {
 	if s.Seed == 0 {
 		s.Seed = DefaultSeed
 	}
@@ -119,10 +119,10 @@ func (s *Scenario) Workers() ([]WorkerSpec, error) {
 	return out, nil
 }
 
-// gatewayShape is how a laid-out fleet uses its MQTT sessions: how many
+// GatewayShape is how a laid-out fleet uses its MQTT sessions: how many
 // gateways carry workers, and the most workers one of them carries (both
 // 0 when every worker has a session of its own).
-func gatewayShape(ws []WorkerSpec) (gateways, largest int) {
+func GatewayShape(ws []WorkerSpec) (gateways, largest int) {
 	count := 0
 	for i, w := range ws {
 		if w.Gateway == "" {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
 )
 
 // BenchmarkLimits measures what the limits cost a real file (the scan,
@@ -60,7 +62,7 @@ func BenchmarkCheckLimits(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				_, err := compileCheck(bc.check)
+				_, err := expect.Compile(bc.check)
 				if (err != nil) != (bc.name != "real") {
 					b.Fatal(err)
 				}

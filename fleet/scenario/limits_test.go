@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/expect"
 )
 
 const minimal = "name: minimal\nduration: 1m\nfleet:\n  count: 10\n"
@@ -141,9 +143,9 @@ func TestCheckLimits(t *testing.T) {
 		want      string
 	}{
 		{"500,000 brackets", nest(500_000), 6, 5, "the check is 1000009 bytes long, over the limit of 4096"},
-		{"deep brackets", nest(MaxCheckDepth + 1), 6, 5 + MaxCheckDepth, "brackets nested more than 32 deep"},
-		{"deep lists", "lost in " + strings.Repeat("[", 40) + "0" + strings.Repeat("]", 40), 6, 5 + 8 + MaxCheckDepth, "brackets nested more than 32 deep"},
-		{"brackets after a comment line", "lost == 0 // it's\n || " + nest(MaxCheckDepth+1), 6, 5, "brackets nested more than 32 deep"},
+		{"deep brackets", nest(expect.MaxCheckDepth + 1), 6, 5 + expect.MaxCheckDepth, "brackets nested more than 32 deep"},
+		{"deep lists", "lost in " + strings.Repeat("[", 40) + "0" + strings.Repeat("]", 40), 6, 5 + 8 + expect.MaxCheckDepth, "brackets nested more than 32 deep"},
+		{"brackets after a comment line", "lost == 0 // it's\n || " + nest(expect.MaxCheckDepth+1), 6, 5, "brackets nested more than 32 deep"},
 		{"long", "lost == 0" + strings.Repeat(" || lost == 0", 400), 6, 5, "bytes long, over the limit of 4096"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,12 +165,12 @@ func TestCheckLimits(t *testing.T) {
 		})
 	}
 	for _, ok := range []string{
-		nest(MaxCheckDepth),
+		nest(expect.MaxCheckDepth),
 		"lost == 0 // " + strings.Repeat("(", 100),
 		"lost == 0 /* " + strings.Repeat("[", 100) + " */",
 		`lost == len("` + strings.Repeat("{", 100) + `") - 100`,
 	} {
-		if _, err := compileCheck(ok); err != nil {
+		if _, err := expect.Compile(ok); err != nil {
 			t.Errorf("compileCheck(%.60q...): %v", ok, err)
 		}
 	}

@@ -10,13 +10,15 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"syscall"
 
-	"github.com/fleetsim/fleetsim/fleet/dist"
-	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
 var (
@@ -229,7 +231,8 @@ func parseDocument(src *source, data []byte) (body ast.Node, errs Errors) {
 			p := ye.GetToken().Position
 			return nil, Errors{src.atPos(position{p.Line, p.Column}, "", "YAML syntax: "+ye.GetMessage())}
 		}
-		return nil, Errors{src.atPos(position{1, 1}, "", "YAML syntax: "+firstLine(err.Error()))}
+		line, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, Errors{src.atPos(position{1, 1}, "", "YAML syntax: "+line)}
 	}
 	var docs []*ast.DocumentNode
 	for _, doc := range f.Docs {
@@ -267,7 +270,7 @@ func finish(s *Scenario, src *source, skip map[string]bool) Errors {
 	}
 	fillDefaults(s, src)
 	errs := validate(s, src)
-	s.applyDefaults()
+	s.ApplyDefaults()
 	errs = append(errs, compileChecks(s, src)...)
 	slices.SortStableFunc(s.Timeline, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	return unlessFailed(errs, skip)

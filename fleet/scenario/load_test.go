@@ -224,3 +224,13 @@ fleet:
 		t.Errorf("group d: %+v", *g[3].Mailbox)
 	}
 }
+
+// loadString parses a scenario file given as text.
+func loadString(t *testing.T, text string) *Scenario {
+	t.Helper()
+	s, err := Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}

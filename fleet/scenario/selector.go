@@ -7,8 +7,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/wire"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // SelectorSyntax lists a selector's forms, for error messages and help.
@@ -161,7 +163,7 @@ func (sel *Selector) check(f fleetShape) string {
 	case sel.Group != "":
 		n, ok := f.groups[sel.Group]
 		if !ok {
-			return fmt.Sprintf("no group %q%s; the groups are %s", sel.Group, didYouMean(sel.Group, f.names), strings.Join(f.names, ", "))
+			return fmt.Sprintf("no group %q%s; the groups are %s", sel.Group, wording.DidYouMean(sel.Group, f.names), strings.Join(f.names, ", "))
 		}
 		if n == 0 {
 			return fmt.Sprintf("group %q has no workers (the named groups take all of fleet.count)", sel.Group)

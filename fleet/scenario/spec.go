@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fleetsim/fleetsim/fleet/dist"
-	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fleetsim/fleetsim/fleet/dist"
+	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
 // Scenario is one scenario file, decoded. Every duration in it is simulated
@@ -56,8 +58,8 @@ type Scenario struct {
 
 	// checks are the Expect items compiled at load time, by index;
 	// comparisons the Compare items.
-	checks      []*check `yaml:"-"`
-	comparisons []*check `yaml:"-"`
+	checks      []*expect.Check `yaml:"-"`
+	comparisons []*expect.Check `yaml:"-"`
 	// src locates the file's values, for the errors found after loading
 	// (Variants, Scale).
 	src *source `yaml:"-"`

@@ -9,6 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 )
 
 // Variant is one run of a sweep: the scenario with one value of each swept
@@ -193,7 +195,7 @@ func sweepTarget(path string) string {
 			if at != "" {
 				where = "in " + at
 			}
-			return fmt.Sprintf("%q is not a scenario path: no key %q %s%s; the keys there are %s", path, key, where, didYouMean(key, fs.order), fs.names())
+			return fmt.Sprintf("%q is not a scenario path: no key %q %s%s; the keys there are %s", path, key, where, wording.DidYouMean(key, fs.order), fs.names())
 		}
 		t = t.FieldByIndex(idx).Type
 		at = join(at, key)

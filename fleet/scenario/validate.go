@@ -47,7 +47,7 @@ func (v *validator) errorf(path, format string, args ...any) {
 
 // validate checks a decoded scenario whose mechanism defaults are filled
 // in (fillDefaults) and whose scenario-level defaults are not yet
-// (applyDefaults), so that an explicit "speed: 0" is still 0 here.
+// (ApplyDefaults), so that an explicit "speed: 0" is still 0 here.
 func validate(s *Scenario, src *source) Errors {
 	v := &validator{src: src}
 	has := src.has

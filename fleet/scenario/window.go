@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/internal/wording"
 )
 
 // eventNames maps each named timeline event to its index in the timeline.
@@ -77,7 +79,7 @@ func (v *validator) edge(s *Scenario, named map[string]int, path string, e Edge,
 	case e.Event != "":
 		i, ok := named[e.Event]
 		if !ok {
-			v.errorf(path, "no timeline event is named %q%s; %s", e.Event, didYouMean(e.Event, sortedNames(named)), namedList(named))
+			v.errorf(path, "no timeline event is named %q%s; %s", e.Event, wording.DidYouMean(e.Event, sortedNames(named)), namedList(named))
 			return 0, false
 		}
 		return s.Timeline[i].At.D(), true
@@ -95,8 +97,8 @@ func namedList(named map[string]int) string {
 	return "the named events are " + strings.Join(sortedNames(named), ", ")
 }
 
-// span is a window's edges in simulated time, for a validated scenario.
-func (w *Window) span(s *Scenario) (from, to time.Duration) {
+// Span is a window's edges in simulated time, for a validated scenario.
+func (w *Window) Span(s *Scenario) (from, to time.Duration) {
 	at := func(e Edge, def time.Duration) time.Duration {
 		switch {
 		case e.Text == "":

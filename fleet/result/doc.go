@@ -1,0 +1,14 @@
+// Package result is what a scenario run produced: the Result its
+// expectations read (the names in their checks are the expr tags of its
+// fields), the run's Report with its Verdicts, its Records and Samples,
+// and the Live view the dashboard and the progress line show while it
+// runs. fleet/report and fleet/dash read these types; fleet/runner fills
+// them; fleet/expect judges checks over them.
+//
+//	rep, err := runner.Run(ctx, sc, runner.RunOptions{})
+//	fmt.Println(rep.Result.Leader.Mailbox.MaxDepth, rep.Passed())
+//
+// It imports none of fleetsim's packages, so a reader of reports needs
+// nothing of the stack that ran them. docs/SCENARIOS.md documents every
+// name of the Result.
+package result

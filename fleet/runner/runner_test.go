@@ -1,0 +1,46 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
+)
+
+// TestRunDeployInWaves: a deploy in waves reaches every worker exactly
+// once, the balances hold, and the time series covers the run.
+func TestRunDeployInWaves(t *testing.T) {
+	sc := rtFleet(50, 10)
+	sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(1)}}}
+	rep := rtRun(t, sc)
+	defer rtDump(t, rep)
+	rtNoLoss(t, rep)
+	r := rep.Result
+	if r.Workers.AtVersion["2.0.0"] != 50 || r.Workers.Applied != 50 {
+		t.Errorf("at 2.0.0: %d, applied %d; want 50 each", r.Workers.AtVersion["2.0.0"], r.Workers.Applied)
+	}
+	if len(r.Deploys) != 1 || r.Deploys[0].Delivered != 50 || r.Deploys[0].Duration < 4 {
+		t.Errorf("deploys %+v: want one, 50 delivered, over at least 4s (5 waves 1s apart)", r.Deploys)
+	}
+	if r.Outbox.Enqueued != 50 || r.Outbox.Acked != 50 || r.Commands.Sent != 50 || r.Outbox.Depth != 0 {
+		t.Errorf("outbox %+v", r.Outbox)
+	}
+	if r.Run.Events != 1 || r.Run.SimSeconds < 10 {
+		t.Errorf("run %+v", r.Run)
+	}
+	// A tick that comes later than the next one is skipped (a 100ms tick at
+	// speed 20 is 5ms of wall time): most, not all, are taken.
+	if rtKeptUp(t, rep) && len(rep.Samples) < 50 {
+		t.Errorf("%d samples, want most of one per %v over 10s", len(rep.Samples), sc.SampleEvery)
+	}
+	for i := 1; i < len(rep.Samples); i++ {
+		if rep.Samples[i].T <= rep.Samples[i-1].T {
+			t.Fatalf("sample %d at %v after one at %v", i, rep.Samples[i].T, rep.Samples[i-1].T)
+		}
+	}
+	if r.Fleet.Online != 50 || r.Fleet.LeaderOnline != 50 {
+		t.Errorf("fleet %+v", r.Fleet)
+	}
+	if r.Heartbeat.Sent == 0 || r.Heartbeat.Processed == 0 {
+		t.Errorf("heartbeats %+v", r.Heartbeat)
+	}
+}
