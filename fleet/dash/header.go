@@ -27,7 +27,7 @@ func (m *Model) headerView(w int) string {
 	if phase == "" {
 		phase = "starting"
 	}
-	if phase == PhaseDone && l.Report != nil {
+	if phase == result.PhaseDone && l.Report != nil {
 		if l.Report.Passed() {
 			phase = stGood.Render("done: PASSED")
 		} else {
@@ -69,7 +69,7 @@ func (m *Model) headerView(w int) string {
 	switch {
 	case l.Next != "":
 		items = append(items, fmt.Sprintf("next in %s: %s at %s", pad(fmtSec(max(0, l.NextAt-l.Now)), 5), l.Next, fmtSec(l.NextAt)))
-	case l.Phase != PhaseDone:
+	case l.Phase != result.PhaseDone:
 		items = append(items, "next: none left")
 	}
 	if hasSample(*l) && !l.Latest.LeaderUp {
@@ -115,7 +115,7 @@ func (m *Model) footerView(w int) string {
 	switch {
 	case m.ctl == nil:
 		prefix = stWarn.Render("read-only") + " · "
-	case m.live.Phase == PhaseDone:
+	case m.live.Phase == result.PhaseDone:
 		prefix = stDim.Render("run finished") + " · "
 	}
 	room := w - ansi.StringWidth(prefix) - ansi.StringWidth(tail) - 3
@@ -143,7 +143,7 @@ func (m *Model) helpView(w, h int) string {
 	case m.ctl == nil:
 		lines = append(lines, stWarn.Render("space + - p h k d are disabled: this is a read-only"),
 			stWarn.Render("view (no in-process runner to steer)."))
-	case m.live.Phase == PhaseDone:
+	case m.live.Phase == result.PhaseDone:
 		lines = append(lines, stDim.Render("The run has finished: space + - p h k d do nothing."))
 	default:
 		lines = append(lines, stDim.Render("Keys that change the run are logged in the event pane"),

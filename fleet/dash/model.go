@@ -138,7 +138,7 @@ func (m *Model) pull() {
 		m.events.addReport(l.Report)
 		m.showReport()
 	}
-	m.keys.setRunEnabled(m.ctl != nil && l.Phase != PhaseDone)
+	m.keys.setRunEnabled(m.ctl != nil && l.Phase != result.PhaseDone)
 	m.refitFleet()
 	m.readDetails()
 }
@@ -196,9 +196,6 @@ func (m *Model) refitFleet() {
 	w, h := m.lay.size(paneFleet, m)
 	m.fleet.aggregate(m.live.Workers, m.live, max(0, w-2), max(0, h-2))
 }
-
-// PhaseDone is the Live.Phase of a finished run.
-const PhaseDone = "done"
 
 // Last is the latest snapshot, with the dashboard's own pending changes
 // (a pause, a speed) applied until the next snapshot shows them.

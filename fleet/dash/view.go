@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // View draws the screen: exactly the terminal's size at most, no line
@@ -63,7 +65,7 @@ func (m *Model) paneView(p pane) string {
 		title = "Outbox" + span
 		body = m.outboxPane(iw, ih)
 	case paneFleet:
-		if m.live.Phase == PhaseDone {
+		if m.live.Phase == result.PhaseDone {
 			title = "At the end · " + m.fleet.title(w-5-len("At the end · "))
 		} else {
 			title = m.fleet.title(w - 5)

@@ -5,12 +5,10 @@
 // Snapshot (a result.Live for the dashboard) and takes controls (pause,
 // speed, deploy, partition, kill the leader).
 //
-//	sc, err := scenario.Load("scenarios/wave-deploy.yaml")
-//	if err != nil { ... }
-//	rep, err := runner.Run(ctx, sc, runner.RunOptions{})
-//	if !rep.Passed() { ... }
+// ExampleRun parses a scenario, runs it and reads its verdicts.
 //
 // It imports fleet/scenario (what to run), fleet/result (what it
-// measured) and the stack's packages (leader, worker, transport, outbox,
-// clock, stats); nothing imports it but the binaries and the dashboard.
+// measured) and the stack's packages (broker, leader, worker, transport,
+// outbox, clock, stats); nothing imports it but the binaries and the
+// dashboard.
 package runner

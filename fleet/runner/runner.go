@@ -143,7 +143,7 @@ type Runner struct {
 // has the fleet connected.
 func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	if sc == nil {
-		return nil, errors.New("scenario: NewRunner: no scenario")
+		return nil, errors.New("runner: NewRunner: no scenario")
 	}
 	switch {
 	case sc.Duration <= 0:
@@ -196,7 +196,7 @@ func Run(ctx context.Context, sc *scenario.Scenario, o RunOptions) (*result.Repo
 }
 
 // ErrRan is returned by a second call of Run: a Runner runs once.
-var ErrRan = errors.New("scenario: this runner has already run")
+var ErrRan = errors.New("runner: this runner has already run")
 
 // Run starts the stack, waits for the fleet, plays the timeline for the
 // scenario's duration, drains (heals and reconnects every worker, then

@@ -6,9 +6,7 @@
 // result.Result (Judge, JudgeComparisons); it expands a sweep into its
 // Variants and a fleet into its workers (Workers).
 //
-//	sc, err := scenario.Load("scenarios/wave-deploy.yaml")
-//	if err != nil { ... } // file:line:col, what is wrong, what would be valid
-//	rep, err := runner.Run(ctx, sc, runner.RunOptions{})
+// ExampleParse shows an error; fleet/runner's ExampleRun runs a file.
 //
 // It imports fleet/result (what a check reads) and takes its defaults
 // from the mechanisms' packages (leader, worker, outbox, flow, mailbox);
