@@ -10,19 +10,12 @@
 // fleet/wire (for LeaderWill) and nothing of the broker. Logins use the
 // credentials of fleet/wire.
 //
-//	s, err := transport.Connect(ctx, transport.ClientOptions{
-//		ID: id, Username: id, Password: wire.WorkerPassword(secret, id),
-//		Broker: "mem://", CleanSession: true, // or "tcp://leader-host:1883"
-//		Will: &transport.Will{Topic: topics.Status(id), Payload: []byte("offline"), Retained: true},
-//	}, b) // b: the embedded *broker.Broker, or nil for tcp:// and ssl://
-//	if errors.Is(err, transport.ErrRefused) {
-//		// credentials or will refused: retrying will not help
-//	}
-//	err = s.Subscribe(ctx, topics.Down(id), 1, handler) // handler must not block
-//	<-s.Lost() // then s.Redial(ctx), with the caller's own backoff
-//	s.Close(true)
+// ExampleConnect connects a worker and the leader to the embedded broker
+// and shows a refused login (errors.Is(err, ErrRefused): retrying will not
+// help). A session whose connection is lost closes Lost; the caller then
+// calls Redial with its own backoff, and Close(true) ends it.
 //
-// The leader connects the same way with Username wire.LeaderUsername, and
+// The leader logs in with Username wire.LeaderUsername, and connects
 // over mem:// with a deep WriteQueue and MemBuffer, since every worker's
 // messages funnel into its one connection.
 //

@@ -81,7 +81,7 @@ func Connect(ctx context.Context, opts ClientOptions, mem MemDialer) (*Session, 
 		return nil, err
 	}
 	s.c = c
-	if err := wait(ctx, c.Connect()); err != nil {
+	if err := waitConnect(ctx, c.Connect()); err != nil {
 		c.Disconnect(0)
 		return nil, fmt.Errorf("transport: connect %s as %q: %w", opts.Broker, opts.ID, err)
 	}
@@ -110,6 +110,18 @@ func wait(ctx context.Context, t paho.Token) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// waitConnect is wait for a connect token: a refused login is a
+// *RefusedError (ErrRefused), which RefusedLogin recognises too.
+func waitConnect(ctx context.Context, t paho.Token) error {
+	if err := wait(ctx, t); err != nil {
+		if ct, ok := t.(*paho.ConnectToken); ok && ctx.Err() == nil {
+			return connectError(ct)
+		}
+		return err
+	}
+	return nil
 }
 
 // Publish sends payload and waits until the broker has taken it (QoS 1:
@@ -330,7 +342,7 @@ func (s *Session) Redial(ctx context.Context) error {
 	s.lost, s.lostClosed, s.lostErr = make(chan struct{}), false, nil
 	subs := slices.Clone(s.subs)
 	s.mu.Unlock()
-	if err := wait(ctx, s.c.Connect()); err != nil {
+	if err := waitConnect(ctx, s.c.Connect()); err != nil {
 		if ctx.Err() != nil {
 			s.c.Disconnect(0) // stop the attempt still under way
 		}

@@ -55,11 +55,9 @@ func Wait(ctx context.Context, tok paho.Token) error {
 	}
 	switch t := tok.(type) {
 	case *paho.ConnectToken:
-		switch rc := t.ReturnCode(); rc {
-		case packets.ErrRefusedBadProtocolVersion, packets.ErrRefusedIDRejected,
-			packets.ErrRefusedBadUsernameOrPassword, packets.ErrRefusedNotAuthorised:
-			return &RefusedError{Op: "connect", Code: rc, Err: t.Error()}
-		} // 3, server unavailable (too many clients), may pass: not a refusal
+		if err := connectError(t); err != nil {
+			return err
+		}
 	case *paho.SubscribeToken:
 		if t.Error() == nil {
 			for topic, code := range t.Result() {
@@ -70,4 +68,16 @@ func Wait(ctx context.Context, tok paho.Token) error {
 		}
 	}
 	return tok.Error()
+}
+
+// connectError is a completed connect token's error, a *RefusedError when
+// the broker refused the login (bad credentials, bad client id); 3,
+// server unavailable (too many clients), may pass and is not a refusal.
+func connectError(t *paho.ConnectToken) error {
+	switch rc := t.ReturnCode(); rc {
+	case packets.ErrRefusedBadProtocolVersion, packets.ErrRefusedIDRejected,
+		packets.ErrRefusedBadUsernameOrPassword, packets.ErrRefusedNotAuthorised:
+		return &RefusedError{Op: "connect", Code: rc, Err: t.Error()}
+	}
+	return t.Error()
 }
