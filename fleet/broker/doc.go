@@ -10,12 +10,10 @@
 // over TCP with the same credentials (fleet/wire: LeaderUsername,
 // WorkerPassword).
 //
-//	b, err := broker.StartBroker(broker.BrokerOptions{
-//		TCPAddr: broker.DefaultTCPAddr, // "" for in-memory only
-//		Auth:    &broker.Auth{LeaderPassword: pw, Secret: secret},
-//	})
-//	defer b.Close(ctx)
-//	s, err := transport.Connect(ctx, transport.ClientOptions{ID: id, Broker: "mem://", ...}, b)
+// fleet/transport's ExampleConnect starts one with Auth and connects a
+// worker and the leader to it. BrokerOptions.TCPAddr adds a TCP listener:
+// DefaultTCPAddr is loopback; any other address needs Auth (or
+// AllowInsecure).
 //
 // It imports mochi, fleet/wire (the credentials it checks and the topics
 // its policy allows), fleet/ratelog and fleet/clock; never the
@@ -24,6 +22,10 @@
 // What its clients see (mochi 2.7.9):
 //   - a message the broker cannot queue for a slow subscriber is dropped
 //     and counted (Stats.PublishDropped), whatever its QoS;
+//   - a subscriber that stops reading altogether stalls the broker's write
+//     to it with that client's lock held, and every publisher's next
+//     delivery to it waits on the lock (mochi takes it for each QoS 1
+//     packet id): a client's message handler must never block;
 //   - a login is checked before anything touches the session connected
 //     with the same client id: a refused one leaves it up, an accepted one
 //     takes it over, so every process needs a client id of its own;
