@@ -42,11 +42,40 @@ func nameRows(ms []Metric, short bool) string {
 	return b.String()
 }
 
-// docTables are docs/SCENARIOS.md's tables of names, each after its
-// section's heading: the run's names, and a window's (shortened).
+// promHead starts docs/SCENARIOS.md's table of the names the leader's
+// /metrics also counts.
+const promHead = "| Name | Series on the leader's /metrics |\n|---|---|\n"
+
+// promRows renders that table: consecutive names of one series share a
+// row.
+func promRows() string {
+	var ms []Metric
+	for _, m := range registry {
+		if m.Prom != "" {
+			ms = append(ms, m)
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(ms); {
+		j := i + 1
+		for j < len(ms) && ms[j].Prom == ms[i].Prom {
+			j++
+		}
+		var names []string
+		for _, m := range ms[i:j] {
+			names = append(names, "`"+DocName(m.Name)+"`")
+		}
+		b.WriteString("| " + strings.Join(names, ", ") + " | `" + ms[i].Prom + "` |\n")
+		i = j
+	}
+	return b.String()
+}
+
+// docTables are docs/SCENARIOS.md's tables of names, each the first with
+// its head after its section's heading: the run's names, a window's
+// (shortened), and those the leader's /metrics counts too.
 func docTables() []struct {
-	after string
-	rows  string
+	after, head, rows string
 } {
 	var run, window []Metric
 	for _, m := range registry {
@@ -57,16 +86,17 @@ func docTables() []struct {
 		}
 	}
 	return []struct {
-		after string
-		rows  string
+		after, head, rows string
 	}{
-		{"\n## Windows\n", nameRows(window, true)},
-		{"\n### Names\n", nameRows(run, false)},
+		{"\n## Windows\n", nameTableHead, nameRows(window, true)},
+		{"\n### Names\n", nameTableHead, nameRows(run, false)},
+		{"\n### The same numbers on the leader's /metrics\n", promHead, promRows()},
 	}
 }
 
 // TestDocsNames keeps docs/SCENARIOS.md's tables of names the registry's:
-// every name, its meaning and its timing mark. go test ./fleet/result
+// every name, its meaning and its timing mark, and the leader's
+// Prometheus series that counts the same. go test ./fleet/result
 // -run TestDocsNames -update rewrites them; read the diff.
 func TestDocsNames(t *testing.T) {
 	const path = "../../docs/SCENARIOS.md"
@@ -80,12 +110,15 @@ func TestDocsNames(t *testing.T) {
 		if at < 0 {
 			t.Fatalf("docs/SCENARIOS.md has no %q", strings.TrimSpace(tb.after))
 		}
-		head := strings.Index(doc[at:], nameTableHead)
+		head := strings.Index(doc[at:], tb.head)
 		if head < 0 {
 			t.Fatalf("docs/SCENARIOS.md has no table of names after %q", strings.TrimSpace(tb.after))
 		}
-		start := at + head + len(nameTableHead)
+		start := at + head + len(tb.head)
 		end := start + strings.Index(doc[start:], "\n\n") + 1
+		if !strings.HasPrefix(doc[start:], "|") {
+			end = start // an empty table
+		}
 		if got := doc[start:end]; got != tb.rows {
 			if !*update {
 				t.Errorf("docs/SCENARIOS.md's table of names after %q is not the registry's (fleet/result/registry.go); run go test ./fleet/result -run TestDocsNames -update, then read the diff. It has:\n%s\nThe registry gives:\n%s",
