@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // source is what the collector reads; *leader.Leader provides it.
@@ -34,44 +35,56 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("fleetsim_"+name, help, labels, nil)
 }
 
+// fromResult is the descriptor of a series that counts, over one leader
+// process, what a run's metric named pattern counts over the run: its
+// name is the registry's (result.Prom), and so is its help when help is
+// "" (where the registry's meaning reads right for one process).
+func fromResult(pattern, help string, labels ...string) *prometheus.Desc {
+	if help == "" {
+		m, _ := result.Lookup(pattern)
+		help = m.Meaning
+	}
+	return prometheus.NewDesc(result.Prom(pattern), help, labels, nil)
+}
+
 var (
 	// Per relay partition.
-	dLimit        = desc("outbox_limiter_current_limit", "AIMD limit on concurrent deliveries now.", "partition")
+	dLimit        = fromResult("relay.limit.final", "AIMD limit on concurrent deliveries now.", "partition")
 	dInFlight     = desc("outbox_relay_in_flight", "Deliveries running now.", "partition")
-	dDelivered    = desc("outbox_relay_delivered_total", "Deliveries the worker acknowledged ok.", "partition")
-	dBackpressure = desc("outbox_relay_backpressure_total", "Full answers from workers; the limit halves at most once per window of deliveries in flight together.", "partition")
-	dRetries      = desc("outbox_relay_retries_total", "Failed attempts requeued with a delay.", "partition")
-	dErrors       = desc("outbox_relay_errors_total", "Transient failures (timeouts, offline, network); the limit stays.", "partition")
-	dDeadLettered = desc("outbox_relay_dead_lettered_total", "Commands moved to the dead letters (rejected, or out of attempts).", "partition")
-	dOffline      = desc("outbox_relay_offline_skips_total", "Commands parked because their worker was offline (no attempt charged).", "partition")
+	dDelivered    = fromResult("relay.delivered", "Deliveries the worker acknowledged ok.", "partition")
+	dBackpressure = fromResult("relay.backpressure", "Full answers from workers; the limit halves at most once per window of deliveries in flight together.", "partition")
+	dRetries      = fromResult("relay.retries", "Failed attempts requeued with a delay.", "partition")
+	dErrors       = fromResult("relay.errors", "Transient failures (timeouts, offline, network); the limit stays.", "partition")
+	dDeadLettered = fromResult("relay.dead_lettered", "Commands moved to the dead letters (rejected, or out of attempts).", "partition")
+	dOffline      = fromResult("relay.offline_skips", "Commands parked because their worker was offline (no attempt charged).", "partition")
 	dSettleRetry  = desc("outbox_relay_settle_retries_total", "Settling calls repeated after the outbox failed one (the acks and nacks it carried were kept, not dropped).", "partition")
 
 	// The outbox store.
-	dDepth       = desc("outbox_depth", "Commands queued, leased ones included.")
+	dDepth       = fromResult("outbox.depth", "Commands queued, leased ones included.")
 	dLeased      = desc("outbox_leased", "Commands handed out and not yet settled.")
-	dDeadLetters = desc("outbox_dead_letters", "Commands in the dead letters now.")
+	dDeadLetters = fromResult("outbox.dead_letters", "Commands in the dead letters now.")
 	dOldest      = desc("outbox_oldest_age_seconds", "Age of the oldest queued command.")
-	dEnqueued    = desc("outbox_enqueued_total", "Commands enqueued since the leader started.")
-	dOverwritten = desc("outbox_overwritten_total", "Queued commands replaced by a newer version.")
-	dExpired     = desc("outbox_expired_total", "Commands dropped for their TTL.")
-	dAcked       = desc("outbox_acked_total", "Commands delivered and removed.")
+	dEnqueued    = fromResult("outbox.enqueued", "Commands enqueued since the leader started.")
+	dOverwritten = fromResult("outbox.overwritten", "Queued commands replaced by a newer version.")
+	dExpired     = fromResult("outbox.expired", "Commands dropped for their TTL.")
+	dAcked       = fromResult("outbox.acked", "Commands delivered and removed.")
 
 	// The leader's mailbox and counters.
-	dMbDepth    = desc("leader_mailbox_depth", "Worker requests and telemetry waiting for the leader.")
-	dMbCap      = desc("leader_mailbox_capacity", "Capacity of the leader's mailbox.")
-	dMbRejected = desc("leader_mailbox_rejected_total", "Messages the full mailbox refused (answered full, retry after).")
-	dMbDropped  = desc("leader_mailbox_dropped_total", "Messages the mailbox dropped by its policy.")
-	dMbWait     = desc("leader_mailbox_wait_seconds", "Time from a message's arrival to the leader taking it.")
-	dHbReceived = desc("leader_heartbeats_received_total", "Heartbeats received.")
-	dHbDone     = desc("leader_heartbeats_processed_total", "Heartbeats processed (the rest were coalesced into newer ones).")
+	dMbDepth    = fromResult("leader.mailbox.depth", "Worker requests and telemetry waiting for the leader.")
+	dMbCap      = fromResult("leader.mailbox.capacity", "Capacity of the leader's mailbox.")
+	dMbRejected = fromResult("leader.mailbox.rejected", "Messages the full mailbox refused (answered full, retry after).")
+	dMbDropped  = fromResult("leader.mailbox.dropped", "Messages the mailbox dropped by its policy.")
+	dMbWait     = fromResult("leader.mailbox.wait.p99", "Time from a message's arrival to the leader taking it.")
+	dHbReceived = fromResult("heartbeats.received", "Heartbeats received.")
+	dHbDone     = fromResult("heartbeats.processed", "Heartbeats processed (the rest were coalesced into newer ones).")
 	dHbCoalesce = desc("leader_heartbeats_coalesced_total", "Heartbeats replaced by a newer one before the leader looked.")
-	dRequests   = desc("leader_requests_received_total", "Worker requests received.")
-	dTelemetry  = desc("leader_telemetry_received_total", "Telemetry messages received.")
-	dFull       = desc("leader_answered_full_total", "Requests and telemetry answered full, retry after.")
+	dRequests   = fromResult("leader.requests_received", "")
+	dTelemetry  = fromResult("leader.telemetry_received", "")
+	dFull       = fromResult("leader.answered_full", "Requests and telemetry answered full, retry after.")
 	dAcks       = desc("leader_acks_total", "Acks of commands, by result.", "result")
-	dTimeouts   = desc("leader_asks_timed_out_total", "Deliveries with no ack within the ask timeout.")
-	dMalformed  = desc("leader_malformed_total", "Payloads refused (bad topic, envelope or status).")
-	dReconnects = desc("leader_worker_reconnects_total", "Workers back online after being offline.")
+	dTimeouts   = fromResult("leader.asks_timed_out", "Deliveries with no ack within the ask timeout.")
+	dMalformed  = fromResult("leader.malformed", "Payloads refused (bad topic, envelope or status).")
+	dReconnects = fromResult("leader.reconnects", "")
 	dStale      = desc("leader_status_stale_total", "Statuses ignored as leftovers of a session that is gone: an offline of another epoch than the current connection's (a late will), a device's online via a gateway known offline.")
 	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
 	dDeployReqs = desc("leader_deploy_requests_total", "Deploy requests on <prefix>/_leader/deploy, by result: started, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
@@ -79,14 +92,14 @@ var (
 	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
 
 	// The fleet as the leader sees it.
-	dOnline    = desc("workers_online", "Workers whose last status is online.")
+	dOnline    = fromResult("fleet.leader_online", "Workers whose last status is online.")
 	dOfflineW  = desc("workers_offline", "Workers whose last status is offline.")
 	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat: the 32 versions with the most workers, the other valid ones summed as (other), versions that are not 1 to 64 letters, digits or . _ + - as (invalid).", "version")
 
 	// The deploys the leader keeps: its newest --deploy-history ones, and
 	// any older one with updates queued; from the outbox file, so they
 	// outlive a restart. deploy is the index 'leader deploy' answered.
-	dDeployTargets   = desc("deploy_targets", "Workers a deploy targets (the newest --deploy-history + 100 deploys kept at most; a version not 1 to 64 letters, digits or . _ + - as (invalid)).", "deploy", "version")
+	dDeployTargets   = fromResult("deploys[*].targets", "Workers a deploy targets (the newest --deploy-history + 100 deploys kept at most; a version not 1 to 64 letters, digits or . _ + - as (invalid)).", "deploy", "version")
 	dDeployDelivered = desc("deploy_delivered", "Workers that acknowledged a deploy's update.", "deploy", "version")
 	dDeployRejected  = desc("deploy_rejected", "Workers that refused a deploy's update for good.", "deploy", "version")
 

@@ -10,6 +10,8 @@ import (
 
 	exprast "github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // envGen holds the pools an environment's values are drawn from.
@@ -307,15 +309,15 @@ func (f *filler) mapKeys() []string {
 // exprFieldCache holds exprFields' answers by type.
 var exprFieldCache sync.Map // reflect.Type → []int
 
-// exprFields are the indexes of t's fields an expression can read: the
-// exported ones, but those tagged expr:"-".
+// exprFields are the indexes of t's fields an expression can read
+// (result.ExprName).
 func exprFields(t reflect.Type) []int {
 	if idx, ok := exprFieldCache.Load(t); ok {
 		return idx.([]int)
 	}
 	var idx []int
 	for i := range t.NumField() {
-		if sf := t.Field(i); sf.IsExported() && sf.Tag.Get("expr") != "-" {
+		if _, ok := result.ExprName(t.Field(i)); ok {
 			idx = append(idx, i)
 		}
 	}

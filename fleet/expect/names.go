@@ -3,6 +3,7 @@ package expect
 import (
 	"reflect"
 	"slices"
+	"strings"
 
 	exprast "github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/parser"
@@ -71,32 +72,28 @@ type nameTable struct {
 
 var names = newNameTable()
 
+// newNameTable reads result.Fields; a map's keys are the run's (events,
+// windows), so the names inside its items are not walked down here.
 func newNameTable() *nameTable {
 	t := &nameTable{types: map[string]reflect.Type{}, children: map[string][]string{}}
-	var walk func(rt reflect.Type, prefix string)
-	walk = func(rt reflect.Type, prefix string) {
-		for i := range rt.NumField() {
-			f := rt.Field(i)
-			tag := f.Tag.Get("expr")
-			if tag == "" || tag == "-" {
-				continue
-			}
-			p := joinPath(prefix, tag)
-			t.types[p] = f.Type
-			t.children[prefix] = append(t.children[prefix], tag)
-			t.order = append(t.order, p)
-			switch {
-			case f.Type.Kind() == reflect.Struct:
-				walk(f.Type, p)
-			case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
-				t.types[p+"[]"] = f.Type.Elem()
-				walk(f.Type.Elem(), p+"[]")
-			}
+	for _, f := range result.Fields() {
+		if f.InMap {
+			continue
+		}
+		p, parent := itemPath(f.Pattern), itemPath(f.Parent)
+		t.types[p] = f.Type
+		t.children[parent] = append(t.children[parent], f.Name)
+		t.order = append(t.order, p)
+		if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct {
+			t.types[p+"[]"] = f.Type.Elem()
 		}
 	}
-	walk(reflect.TypeFor[result.Result](), "")
 	return t
 }
+
+// itemPath spells result's pattern as the expectations do: an item of a
+// list or a map as "[]" ("deploys[].version").
+func itemPath(pattern string) string { return strings.ReplaceAll(pattern, "[*]", "[]") }
 
 // firstUnknown walks segs down the table and returns the first step that
 // is not a name (and its parent's path); ok is false when every step is
@@ -128,26 +125,13 @@ func (t *nameTable) firstUnknown(segs []string) (parent, bad string, ok bool) {
 // map of numbers is a name itself (workers.at_version).
 func ResultNames() []string {
 	var out []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for _, i := range exprFields(t) {
-			f := t.Field(i)
-			tag := f.Tag.Get("expr")
-			if tag == "" {
-				continue
-			}
-			p, ft := joinPath(prefix, tag), f.Type
-			if k := ft.Kind(); (k == reflect.Slice || k == reflect.Map) && ft.Elem().Kind() == reflect.Struct {
-				p, ft = p+"[]", ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				walk(ft, p)
-				continue
-			}
-			out = append(out, p)
+	for _, f := range result.Fields() {
+		k := f.Type.Kind()
+		if k == reflect.Struct || (k == reflect.Slice || k == reflect.Map) && f.Type.Elem().Kind() == reflect.Struct {
+			continue // its fields are names
 		}
+		out = append(out, itemPath(f.Pattern))
 	}
-	walk(resultType, "")
 	return out
 }
 
@@ -183,20 +167,15 @@ var resultType = reflect.TypeFor[result.Result]()
 // exprField is t's field named name in expressions (its expr tag).
 func exprField(t reflect.Type, name string) (reflect.StructField, bool) {
 	for i := range t.NumField() {
-		if f := t.Field(i); f.Tag.Get("expr") == name {
-			return f, true
+		if n, ok := result.ExprName(t.Field(i)); ok && n == name {
+			return t.Field(i), true
 		}
 	}
 	return reflect.StructField{}, false
 }
 
 // joinPath appends a name to a dotted path ("leader" + "mailbox").
-func joinPath(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
-}
+var joinPath = result.JoinPath
 
 // Reads lists the Result names text reads, in source order: as written
 // ("workers.at_version[\"2.0.0\"]") and as resultPath spells them

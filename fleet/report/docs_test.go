@@ -6,18 +6,26 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// TestDocsListEveryRule keeps docs/REPORTS.md's tables in step with the
-// code: a row per metric with the rule Capture gives it, or why it is not
-// kept, and a row per kind of metric with its default and measured band.
-func TestDocsListEveryRule(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/REPORTS.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(doc)
-	for p, s := range rules {
+// ruleTableHead starts docs/REPORTS.md's table of every metric's rule.
+const ruleTableHead = "| Metric | Rule | Better |\n|---|---|---|\n"
+
+// ruleTable is that table's rows, from the registry: a row per number
+// with the rule Capture gives it, or why it is not kept.
+func ruleTable() string {
+	var b strings.Builder
+	for _, m := range result.Metrics() {
+		if !m.Kind.Numeric() {
+			continue
+		}
+		s, keep := specOf(m)
+		if !keep {
+			fmt.Fprintf(&b, "| `%s` | not kept: %s | |\n", m.Name, m.Why)
+			continue
+		}
 		better := string(s.Better)
 		if better == "" {
 			better = "–"
@@ -26,15 +34,34 @@ func TestDocsListEveryRule(t *testing.T) {
 		if s.Scale != nil {
 			rule += ", " + s.Scale.Name
 		}
-		row := fmt.Sprintf("| `%s` | %s | %s |", p, rule, better)
-		if !strings.Contains(text, row) {
-			t.Errorf("docs/REPORTS.md lacks the row %s", row)
-		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", m.Name, rule, better)
 	}
-	for p, why := range skipped {
-		row := fmt.Sprintf("| `%s` | not kept: %s | |", p, why)
-		if !strings.Contains(text, row) {
-			t.Errorf("docs/REPORTS.md lacks the row %s", row)
+	return b.String()
+}
+
+// TestDocsListEveryRule keeps docs/REPORTS.md's tables in step with the
+// code: its table of rules is the registry's (go test ./fleet/report -run
+// TestDocsListEveryRule -update rewrites it), and a row per kind of
+// metric gives its default and measured band.
+func TestDocsListEveryRule(t *testing.T) {
+	const path = "../../docs/REPORTS.md"
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	before, rest, ok := strings.Cut(text, ruleTableHead)
+	if !ok {
+		t.Fatalf("docs/REPORTS.md has no table starting %q", ruleTableHead)
+	}
+	table, after, _ := strings.Cut(rest, "\n\n")
+	if want := ruleTable(); table+"\n" != want {
+		if *update {
+			if err := os.WriteFile(path, []byte(before+ruleTableHead+want+"\n"+after), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			t.Errorf("docs/REPORTS.md's table of rules is not the registry's; run go test ./fleet/report -run TestDocsListEveryRule -update, then read the diff. It has:\n%s\nThe registry gives:\n%s", table, want)
 		}
 	}
 	for _, sc := range scales {
@@ -67,8 +94,8 @@ func TestDocsExampleBands(t *testing.T) {
 			t.Fatalf("%s: %v", l, err)
 		}
 		n++
-		s := rules[pattern(m.Name)]
-		if s.Scale == nil {
+		s, keep := specFor(leaf{Pattern: pattern(m.Name)})
+		if !keep || s.Scale == nil {
 			continue
 		}
 		k, abs := s.Scale.band(m.Value, m.Min, m.Max, m.Runs)

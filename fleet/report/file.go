@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // LoadBaseline reads the baseline at path. A missing file is an error
@@ -103,8 +105,9 @@ func toleranceError(path string, data []byte, b Baseline, old []int) error {
 // defaultRule is the rule Capture gives the metric named name (one of a
 // Result's paths), with its default band, and the direction better.
 func defaultRule(name string, better Direction) Rule {
-	s, ok := rules[pattern(name)]
-	if !ok || s.Scale == nil {
+	m, _ := result.Lookup(pattern(name))
+	s, kept := specOf(m)
+	if !kept || s.Scale == nil {
 		s = count(None)
 	}
 	r := s.rule()

@@ -8,7 +8,12 @@
 //	rep, err := runner.Run(ctx, sc, runner.RunOptions{})
 //	fmt.Println(rep.Result.Leader.Mailbox.MaxDepth, rep.Passed())
 //
+// Every name of the Result is defined once in its registry (Metrics,
+// Lookup: meaning, unit, kind, better direction, baseline rule, the
+// leader's Prometheus name), which the report's baselines, the
+// expectations, the leader's /metrics and docs/SCENARIOS.md's tables of
+// names read; Walk and Fields are the one walk over its values and types.
+//
 // It imports none of fleetsim's packages, so a reader of reports needs
-// nothing of the stack that ran them. docs/SCENARIOS.md documents every
-// name of the Result.
+// nothing of the stack that ran them.
 package result
