@@ -257,3 +257,25 @@ func TestBaselinesLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetNeverUp: heartbeat-coalescing's heartbeat checks hold as well
+// for a fleet that never came up, so it also expects the whole fleet
+// online at the end. A ramp longer than the run (a fleet too large to
+// connect in time) must fail that expectation.
+func TestFleetNeverUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a scenario on the real stack")
+	}
+	sc := load(t, "heartbeat-coalescing.yaml")
+	sc.Fleet.Ramp = 2 * (sc.Duration + sc.Drain)
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := run(t, vs[0])
+	const name = "the whole fleet was online at the end, as the leader sees it"
+	i := slices.IndexFunc(rep.Verdicts, func(v result.Verdict) bool { return v.Name == name })
+	if i < 0 || rep.Verdicts[i].Status != result.Fail {
+		t.Errorf("with a ramp longer than the run, %q did not fail: %+v", name, rep.Verdicts)
+	}
+}
