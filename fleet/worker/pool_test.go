@@ -38,12 +38,7 @@ func TestPoolFirstDials(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan struct{})
-				go func() {
-					defer close(done)
-					_ = p.Run(ctx)
-				}()
+				stop := runPool(p)
 				synctest.Wait()
 				if got := d.now(); got != tc.wantPeak {
 					t.Errorf("%d workers dialing at the start; want %d", got, tc.wantPeak)
@@ -53,8 +48,7 @@ func TestPoolFirstDials(t *testing.T) {
 				if d.peak != tc.wantPeak || d.total != n {
 					t.Errorf("peak %d dialing at once, %d dials; want peak %d, %d dials", d.peak, d.total, tc.wantPeak, n)
 				}
-				cancel()
-				<-done
+				stop()
 			})
 		})
 	}
@@ -117,12 +111,7 @@ func TestPoolFirstDialsBehindGateways(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = p.Run(ctx)
-		}()
+		stop := runPool(p)
 		synctest.Wait()
 		if got := link.now(); got != 3 {
 			t.Errorf("%d onlines waiting for the broker at the start; want 3", got)
@@ -132,8 +121,7 @@ func TestPoolFirstDialsBehindGateways(t *testing.T) {
 		if link.peak != 3 || p.Stats().Online != n {
 			t.Errorf("peak %d onlines waiting at once, %d online; want peak 3, %d online", link.peak, p.Stats().Online, n)
 		}
-		cancel()
-		<-done
+		stop()
 		close(link.lost)
 	})
 }
@@ -194,13 +182,8 @@ func TestPoolRampKeepsItsPace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = p.Run(ctx)
-	}()
-	defer func() { cancel(); <-done }()
+	stop := runPool(p)
+	defer stop()
 	online := func(n int) func() error {
 		return func() error {
 			clk.Advance(0) // a worker's first connect is due at once
@@ -232,18 +215,12 @@ func TestGatewayDevicesDoNotWaitForTheBroker(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = p.Run(ctx)
-		}()
+		stop := runPool(p)
 		synctest.Wait()
 		if s := p.Stats(); s.Online != n {
 			t.Errorf("%d of %d devices online while the broker answers nothing", s.Online, n)
 		}
-		cancel()
-		<-done
+		stop()
 		close(link.lost)
 	})
 }
@@ -264,4 +241,16 @@ func (*stuckLink) Publish(ctx context.Context, topic string, _ byte, _ bool, _ [
 	}
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// runPool runs p on a goroutine until the returned stop, which waits for
+// it to return.
+func runPool(p *worker.Pool) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = p.Run(ctx)
+	}()
+	return func() { cancel(); <-done }
 }
