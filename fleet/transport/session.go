@@ -195,24 +195,38 @@ func (s *Session) subscribe(ctx context.Context, sub subscription) error {
 			return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 		}
 		code := subackCode(t, filter)
-		switch {
-		case code == subackIDInUse && attempt < subscribeAttempts:
-			// mochi (2.7.9) checks a SUBSCRIBE's packet id against the
-			// ids of the QoS 1 messages it is sending this client, a
-			// space MQTT keeps apart, and refuses the subscription when
-			// they collide: a subscription made while retained messages
-			// pour in (the leader's to the statuses) was lost that way,
-			// its token complete. The broker's message is acked at once,
-			// so a moment later the id is free.
-			if err := pause(ctx, time.Duration(attempt)*5*time.Millisecond); err != nil {
+		if d, again := retryAfter(code, attempt); again {
+			if err := pause(ctx, d); err != nil {
 				return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 			}
-		case code >= 0x80:
-			return fmt.Errorf("%w: %s (SUBACK 0x%02x)", ErrSubscribeRefused, filter, code)
-		default:
-			return nil
+			continue
 		}
+		return subackError(filter, code)
 	}
+}
+
+// retryAfter reports whether a subscription answered code on its
+// attempt-th try is made again, and after how long. mochi (2.7.9) checks a
+// SUBSCRIBE's packet id against the ids of the QoS 1 messages it is
+// sending the client, a space MQTT keeps apart, and refuses the
+// subscription when they collide (0x91): a subscription made while
+// retained messages pour in (the leader's to the statuses) was lost that
+// way, its token complete. The broker's message is acked at once, so a
+// moment later the id is free.
+func retryAfter(code byte, attempt int) (time.Duration, bool) {
+	if code == subackIDInUse && attempt < subscribeAttempts {
+		return time.Duration(attempt) * 5 * time.Millisecond, true
+	}
+	return 0, false
+}
+
+// subackError is the error of a subscription's final answer: nil for a
+// grant, ErrSubscribeRefused for any failure code.
+func subackError(filter string, code byte) error {
+	if code >= 0x80 {
+		return fmt.Errorf("%w: %s (SUBACK 0x%02x)", ErrSubscribeRefused, filter, code)
+	}
+	return nil
 }
 
 // subackIDInUse is MQTT 5's "packet identifier in use", which mochi also

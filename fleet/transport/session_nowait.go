@@ -2,10 +2,8 @@ package transport
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
-	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 )
@@ -137,9 +135,8 @@ func (a *subAnswers) run(s *Session) {
 			continue // the connection was lost: Redial subscribes again
 		}
 		code := subackCode(p.t, p.sub.filter)
-		switch {
-		case code == subackIDInUse && p.attempt < subscribeAttempts:
-			if pause(a.ctx, time.Duration(p.attempt)*5*time.Millisecond) != nil {
+		if d, again := retryAfter(code, p.attempt); again {
+			if pause(a.ctx, d) != nil {
 				return
 			}
 			if !s.subscribed(p.sub.filter) {
@@ -153,8 +150,8 @@ func (a *subAnswers) run(s *Session) {
 			a.mu.Lock()
 			a.queue = append(a.queue, p)
 			a.mu.Unlock()
-		case code >= 0x80 && p.refused != nil:
-			p.refused(fmt.Errorf("%w: %s (SUBACK 0x%02x)", ErrSubscribeRefused, p.sub.filter, code))
+		} else if err := subackError(p.sub.filter, code); err != nil && p.refused != nil {
+			p.refused(err)
 		}
 	}
 }
