@@ -48,7 +48,11 @@ func startGatewayRig(t *testing.T, n int, cfg worker.Config, clk func(i int, f *
 // opened through via, given the broker's own dialer (nil: that dialer).
 func startGatewayRigVia(t *testing.T, n int, cfg worker.Config, clk func(i int, f *clock.Fake) clock.Clock, via func(worker.GatewayDialer) worker.GatewayDialer) *gwRig {
 	t.Helper()
-	b, err := broker.StartBroker(broker.BrokerOptions{})
+	// The broker's write queue holds a test's whole flood (200 commands
+	// at once): a gateway session that reads it slowly on a loaded
+	// machine must not lose part of it in the broker, which is not what
+	// these tests look at (a full queue drops silently: Stats.PublishDropped).
+	b, err := broker.StartBroker(broker.BrokerOptions{MaxWritesPending: 1024})
 	if err != nil {
 		t.Fatal(err)
 	}

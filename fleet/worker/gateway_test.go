@@ -199,7 +199,9 @@ func TestGatewaySlowDeviceDoesNotBlockOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	for {
-		env := fleettest.Receive(t, 10*time.Second, "the other device's ack while one device is stalled", r.up, nil)
+		env := fleettest.Receive(t, 10*time.Second, "the other device's ack while one device is stalled", r.up, func() string {
+			return fmt.Sprintf("broker %+v", r.b.Stats())
+		})
 		if env.Kind == wire.KindAck && env.Ref == "quick" {
 			break
 		}
