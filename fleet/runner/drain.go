@@ -9,16 +9,13 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// drain is the quiet period after the timeline: telemetry stops (the
-// load is over; heartbeats go on), every worker is healed
-// (and the disconnected ones reconnected), each coming back by its own
-// reconnect policy, and the run waits — at most sc.Drain of simulated
-// time — until nothing is left to deliver: the leader serving with an
-// empty outbox (dead letters apart) and an empty mailbox, no deploy still enqueueing waves,
-// every worker online with an empty mailbox and local outbox, and the
-// leader seeing every worker online. Only
-// then are the counts final enough to balance. A drain that runs out of
-// time is a warning; the balance then counts what is still queued.
+// drain is the quiet period after the timeline: telemetry stops (the load
+// is over; heartbeats go on), every worker is healed (and the disconnected
+// ones reconnected), each coming back by its own reconnect policy, and the
+// run waits — at most sc.Drain of simulated time — until nothing is left to
+// deliver (busy says what still is). Only then are the counts final enough
+// to balance. A drain that runs out of time is a warning; the balance then
+// counts what is still queued.
 func (r *Runner) drain(ctx context.Context) {
 	r.setPhase(result.PhaseDraining)
 	r.record("event", "drain: every worker healed; waiting until nothing is left to deliver", 0)
@@ -51,7 +48,13 @@ func (r *Runner) drain(ctx context.Context) {
 	}
 }
 
-// busy says what the system is still doing, or "" when it is quiet.
+// busy says what the system is still doing, or "" when it is quiet: the
+// leader serving with an empty outbox (dead letters apart) and an empty
+// mailbox, no deploy still enqueueing waves, every worker online with an
+// empty mailbox and local outbox and no message to the leader unanswered,
+// and the leader seeing every worker online. An unanswered message may be
+// in no queue either side can see — on its way through the broker — so
+// a worker's open asks count as much as its queues.
 func (r *Runner) busy() string {
 	lr, _ := r.current()
 	if lr == nil {
@@ -66,7 +69,7 @@ func (r *Runner) busy() string {
 	if n := r.deploysN.Load(); n > 0 {
 		return fmt.Sprintf("%d deploys enqueueing waves", n)
 	}
-	offline, queued, stored := 0, 0, 0
+	offline, queued, stored, asking := 0, 0, 0, 0
 	for _, w := range r.workers {
 		s := w.State()
 		if !s.Online {
@@ -77,11 +80,12 @@ func (r *Runner) busy() string {
 			queued++
 		}
 		stored += s.Stored
+		asking += s.Asking
 	}
 	switch {
 	case offline > 0:
 		return fmt.Sprintf("%d workers offline", offline)
-	case queued == 0 && stored == 0:
+	case queued == 0 && stored == 0 && asking == 0:
 		// A worker whose connection went silent and was healed thinks it
 		// is online until its keepalive fails; the leader, told by the
 		// broker's will, knows better.
@@ -92,6 +96,8 @@ func (r *Runner) busy() string {
 		return fmt.Sprintf("%d commands queued or in service at workers", queued)
 	case stored > 0:
 		return fmt.Sprintf("%d messages in workers' local outboxes", stored)
+	case asking > 0:
+		return fmt.Sprintf("%d messages from workers awaiting the leader's answer", asking)
 	}
 	return ""
 }

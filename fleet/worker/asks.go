@@ -291,4 +291,5 @@ func (w *Worker) housekeeping() {
 	}
 	earliest(w.sendDue(now))
 	w.timers.wakeBy(now, next)
+	w.asking.Store(int32(len(w.asks)))
 }

@@ -143,8 +143,8 @@ func (r *rig) state() error {
 	if ok {
 		timer = "next timer in " + next.Sub(r.clk.Now()).String()
 	}
-	return fleettest.Unless(st.Online, "online %v, busy %v, depth %d, version %q; heartbeats sent %d, telemetry generated %d queued %d; %s",
-		st.Online, st.Busy, st.Depth, st.Version, s.HeartbeatsSent, s.TelemetryGenerated, s.TelemetryQueued, timer)
+	return fleettest.Unless(st.Online, "online %v, busy %v, depth %d, version %q, asking %d; heartbeats sent %d, telemetry generated %d queued %d; %s",
+		st.Online, st.Busy, st.Depth, st.Version, st.Asking, s.HeartbeatsSent, s.TelemetryGenerated, s.TelemetryQueued, timer)
 }
 
 // seen is r.state as text, for a wait that fails whatever the worker's state.
@@ -351,6 +351,36 @@ func TestTelemetryQueued(t *testing.T) {
 		} else {
 			identity(s)
 		}
+	})
+}
+
+// TestAskingUntilAnswered: State.Asking counts a message to the leader
+// from the moment it is sent until its answer comes, so a caller waiting
+// for a quiet fleet (a scenario's drain) also waits for what is on its way
+// through the broker, in no queue it can see.
+func TestAskingUntilAnswered(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{Telemetry: time.Minute, AskTimeout: time.Hour})
+		if st := r.w.State(); st.Asking != 0 {
+			t.Fatalf("asking %d before anything was sent, want 0", st.Asking)
+		}
+		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
+		env := r.next(t, "direct send")
+		fleettest.Eventually(t, 10*time.Second, "the send counted as asking", func() error {
+			st := r.w.State()
+			return fleettest.Unless(st.Asking == 1 && st.Stored == 0, "asking %d, stored %d; want 1, 0", st.Asking, st.Stored)
+		})
+		b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.Eventually(t, 10*time.Second, "the answer settles the ask", func() error {
+			st, s := r.w.State(), r.w.Stats()
+			return fleettest.Unless(st.Asking == 0 && s.TelemetryDirect == 1, "asking %d, direct %d; want 0, 1", st.Asking, s.TelemetryDirect)
+		})
 	})
 }
 

@@ -107,7 +107,13 @@ type State struct {
 	// Depth and Capacity are the command mailbox's.
 	Depth, Capacity int
 	// Stored is the messages for the leader waiting in the local outbox.
-	Stored    int
+	Stored int
+	// Asking is the messages sent to the leader whose answer has not come
+	// yet (telemetry sent directly, a sync request, the local outbox's
+	// message in flight). Until it comes, or the ask times out, the
+	// message is on its way: in the broker, at the leader, or its answer
+	// coming back.
+	Asking    int
 	AckedFull uint64 // commands answered "full" so far
 }
 
@@ -116,7 +122,7 @@ type State struct {
 // a second is cheap (Stats is not).
 func (w *Worker) State() State {
 	w.mu.Lock()
-	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull}
+	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull, Asking: int(w.asking.Load())}
 	local := w.local
 	w.mu.Unlock()
 	s.Depth, s.Capacity = w.mb.Len(), w.mb.Cap()

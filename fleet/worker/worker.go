@@ -46,6 +46,7 @@ type Worker struct {
 	hidx     int32        // in lp's heap; -1: not filed
 	hat      int64        // the due time it is filed under
 	pending  atomic.Int32 // messages posted to lp, not yet handled
+	asking   atomic.Int32 // len(asks) as of the last housekeeping (State)
 
 	// Owned by the loop goroutine.
 	begun      bool // its loop has called start (a loop's device: ramped in)
