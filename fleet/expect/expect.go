@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -357,7 +358,10 @@ func show(v any, timing bool) string {
 	switch x := v.(type) {
 	case float64:
 		s = strconv.FormatFloat(x, 'g', 6, 64)
-		if timing {
+		switch {
+		case timing && math.IsInf(x, 1):
+			s += " (never)" // result.Never: a deploy that did not finish
+		case timing:
 			s += "s"
 		}
 	case string:

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -174,6 +175,8 @@ func captureRuns(reps []*result.Report) (Baseline, []measured, error) {
 	b.KeptUp = 2*keptUp >= len(reps)
 	// A metric some run lacks (a map key no worker ended at) would be
 	// absent from a later run as often: only what every run has is kept.
+	// A time that never came (result.Never: a deploy that did not finish)
+	// is no value to compare with, and is left out alike.
 	// A timing is measured from the runs that kept up, when enough did: a
 	// run that fell behind distorts it, and a later run that does is not
 	// compared on it either.
@@ -194,7 +197,7 @@ func captureRuns(reps []*result.Report) (Baseline, []measured, error) {
 		complete := true
 		for i, vs := range byPath {
 			v, ok := vs[l.Path]
-			if !ok {
+			if !ok || math.IsInf(v, 0) {
 				complete = false
 				break
 			}

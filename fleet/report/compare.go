@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
@@ -45,7 +46,8 @@ type Difference struct {
 	Metric   string  `json:"metric"`
 	Baseline float64 `json:"baseline"`
 	Got      float64 `json:"got"`
-	// Absent is set when the run has no such metric (Got is then 0).
+	// Absent is set when the run has no such metric, or no value for it
+	// (a deploy that did not finish has no duration); Got is then 0.
 	Absent  bool    `json:"absent,omitempty"`
 	Rule    Rule    `json:"rule"`
 	Outcome Outcome `json:"outcome"`
@@ -129,6 +131,9 @@ func Compare(b Baseline, r *result.Report) Comparison {
 		case !ok:
 			d.Absent, d.Outcome = true, Regression
 			d.Why = "the run has no such metric (a deploy or a group fewer than the baseline)"
+		case math.IsInf(l.Value, 0):
+			d.Absent, d.Outcome = true, Regression
+			d.Why = "the run has no value: it never came (a deploy that did not finish)"
 		case m.Rule.Validate() != nil:
 			d.Got, d.Outcome = l.Value, Regression
 			d.Why = "invalid rule: " + m.Rule.Validate().Error()
@@ -153,7 +158,7 @@ func Compare(b Baseline, r *result.Report) Comparison {
 		c.Diffs = append(c.Diffs, d)
 	}
 	for _, l := range order {
-		if _, keep := specFor(l); keep && !inBaseline[l.Path] {
+		if _, keep := specFor(l); keep && !inBaseline[l.Path] && !math.IsInf(l.Value, 0) {
 			c.New = append(c.New, l.Path)
 		}
 	}

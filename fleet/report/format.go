@@ -287,7 +287,7 @@ func plural(n int, one, many string) string {
 // 12.4 s", ", did not finish" when it did not, and its rejections.
 func deployOutcome(d result.DeployResult) string {
 	v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
-	if d.Duration > 0 {
+	if d.Duration != result.Never {
 		v += " in " + secs(d.Duration)
 	} else {
 		v += ", did not finish"

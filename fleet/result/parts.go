@@ -209,6 +209,7 @@ type DeployResult struct {
 	// due (a rollout that lost its pacing: must stay 0).
 	Early int `expr:"early" json:"early"`
 	// Duration is from the first wave's start to the last target's
-	// delivery (0 if it did not finish).
+	// delivery; Never (+Inf, JSON null) if it did not finish, so that
+	// "deploys[0].duration <= 10" fails for a deploy that never got there.
 	Duration Seconds `expr:"duration" json:"duration"`
 }

@@ -165,7 +165,7 @@ var registry = []Metric{
 	exact(Count, "deploys[*].delivered", Higher, "Workers it reached."),
 	exact(Count, "deploys[*].rejected", Neither, "Workers that refused it."),
 	exact(Count, "deploys[*].early", Lower, "Workers that applied it before their wave was due, by the waves the leader planned: a rollout that lost its pacing (a restarted leader releasing every remaining wave at once). Must stay 0."),
-	band(Timing, "deploys[*].duration", Lower, "From the first wave's start to the last target's delivery, seconds (0 if it did not finish)."),
+	band(Timing, "deploys[*].duration", Lower, "From the first wave's start to the last target's delivery, seconds; +Inf (null in JSON) if it did not finish, so an upper bound on it fails and a lower bound holds."),
 	collection("events", `["E"]`, "The timeline's named events, a map by name: `events[\"away\"]`."),
 	omit(Input, "events[*].workers", input+" (the workers the event's selector names)", "How many workers the event selected at this fleet's size (0 for events that select none): write `events[\"away\"].workers`, not `fleet.count / 5`, and the check holds at any `--workers`."),
 	omit(Input, "events[*].at", input+" (when the timeline's event was due)", "When it was scheduled, seconds (the scenario's input).").in(UnitSeconds),

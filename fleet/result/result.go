@@ -1,6 +1,7 @@
 package result
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,7 +11,36 @@ import (
 // Seconds is a time in seconds (simulated unless noted). Expectations that
 // read a Seconds value are timing expectations: a run that fell behind its
 // schedule does not judge them.
+//
+// Never is a time that did not come (a deploy that did not finish): +Inf
+// in expressions, so that it fails "at most" and passes "at least", and
+// null in JSON, which has no infinity.
 type Seconds float64
+
+// Never is the Seconds of what did not happen within the run.
+var Never = Seconds(math.Inf(1))
+
+// MarshalJSON writes Never as null, any other value as a number.
+func (s Seconds) MarshalJSON() ([]byte, error) {
+	if s == Never {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(s))
+}
+
+// UnmarshalJSON reads null as Never.
+func (s *Seconds) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = Never
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*s = Seconds(f)
+	return nil
+}
 
 // Result is what a run measured, at its end (after the drain). It is the
 // environment of the expect: expressions (the expr tags are the names) and

@@ -311,7 +311,8 @@ func (r *Runner) relayResult(lt leaderTotals) result.RelayResult {
 // Rejected the targets whose update is in the dead letters; Duration runs
 // from the deploy's start to its last delivery as the leader that carried
 // it saw it, or — when a crash took that leader's progress with it — to
-// the first sample at which every target ran the version.
+// the first sample at which every target ran the version; Never when
+// neither came.
 func (r *Runner) deployResults(ds []*deployRun, f *finalState) []result.DeployResult {
 	out := make([]result.DeployResult, 0, len(ds))
 	for _, d := range ds {
@@ -327,10 +328,13 @@ func (r *Runner) deployResults(ds []*deployRun, f *finalState) []result.DeployRe
 		refs, done, doneAt := append([]deployRef(nil), d.refs...), d.done, d.doneAt
 		r.mu.Unlock()
 		res.Early = earlyTargets(d, refs, f.workers)
-		if dur, ok := leaderDuration(refs, len(d.targets)); ok {
+		switch dur, ok := leaderDuration(refs, len(d.targets)); {
+		case ok:
 			res.Duration = simSec(dur)
-		} else if done {
+		case done:
 			res.Duration = simSec(doneAt - d.at)
+		default:
+			res.Duration = result.Never
 		}
 		out = append(out, res)
 	}

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -42,5 +45,29 @@ func TestRunDeployInWaves(t *testing.T) {
 	}
 	if r.Heartbeat.Sent == 0 || r.Heartbeat.Processed == 0 {
 		t.Errorf("heartbeats %+v", r.Heartbeat)
+	}
+}
+
+// TestRunUnfinishedDeploy: a deploy whose waves outlast the run and its
+// drain did not finish, and says so: its duration is result.Never (+Inf,
+// null in the JSON report), not 0, which an expectation such as
+// "deploys[0].duration <= 10" would have passed.
+func TestRunUnfinishedDeploy(t *testing.T) {
+	sc := rtFleet(40, 3)
+	sc.Drain = rtSec(1)
+	sc.Timeline = []scenario.Event{{At: rtSec(1), Deploy: &scenario.Deploy{Version: "2.0.0", WaveSize: 10, WaveInterval: rtSec(10)}}}
+	rep := rtRun(t, sc)
+	defer rtDump(t, rep)
+	d := rep.Result.Deploys
+	if len(d) != 1 || d[0].Delivered == d[0].Targets || d[0].Duration != result.Never {
+		t.Fatalf("deploys %+v: want one, not delivered to all 40, duration Never", d)
+	}
+	b, err := json.Marshal(d[0])
+	if err != nil || !strings.Contains(string(b), `"duration":null`) {
+		t.Errorf("JSON %s (%v): want duration null", b, err)
+	}
+	var back result.DeployResult
+	if err := json.Unmarshal(b, &back); err != nil || back.Duration != result.Never {
+		t.Errorf("read back: %+v (%v), want duration Never", back, err)
 	}
 }
