@@ -199,12 +199,14 @@ func (b *Bolt) Stats() Stats {
 // counters are the numbers behind Stats.
 type counters struct {
 	depth, leased, dead int64
+	peak                int64 // the most depth reached; not a delta: add keeps it
 	enqueued, overwritten, stale, acked, nacked, released, parked, expired,
 	deadLettered, replayed, purged int64
 }
 
 func (c *counters) add(d *counters) {
 	c.depth += d.depth
+	c.peak = max(c.peak, c.depth)
 	c.leased += d.leased
 	c.dead += d.dead
 	c.enqueued += d.enqueued
@@ -222,7 +224,7 @@ func (c *counters) add(d *counters) {
 
 func (c *counters) stats() Stats {
 	return Stats{
-		Depth: int(c.depth), Leased: int(c.leased), DeadLetters: int(c.dead),
+		Depth: int(c.depth), PeakDepth: int(c.peak), Leased: int(c.leased), DeadLetters: int(c.dead),
 		Enqueued: uint64(c.enqueued), Overwritten: uint64(c.overwritten), Stale: uint64(c.stale),
 		Acked: uint64(c.acked), Nacked: uint64(c.nacked), Released: uint64(c.released), Parked: uint64(c.parked),
 		Expired: uint64(c.expired), DeadLettered: uint64(c.deadLettered),

@@ -177,6 +177,7 @@ func (b *Bolt) load() (err error) {
 		// Stats reads the pages as committed, before this transaction's
 		// drops.
 		c.depth = int64(bk.msgs.Stats().KeyN - dropped)
+		c.peak = c.depth
 		c.dead = int64(bk.dead.Stats().KeyN)
 		return nil
 	})

@@ -82,8 +82,10 @@ func runLimitsContract(t *testing.T, open opener) {
 			t.Fatal(err)
 		}
 		e.clk.Advance(5 * time.Second)
+		// PeakDepth: the five of the first Enqueue (d2 replaced d1 in
+		// place), though no more than three are queued now.
 		want := outbox.Stats{
-			Depth: 3, Leased: 2, DeadLetters: 0, OldestAge: time.Minute + 5*time.Second,
+			Depth: 3, PeakDepth: 5, Leased: 2, DeadLetters: 0, OldestAge: time.Minute + 5*time.Second,
 			Enqueued: 7, Overwritten: 1, Stale: 1, Acked: 1, Nacked: 1, Released: 1,
 			Expired: 1, DeadLettered: 1, Replayed: 1,
 		}

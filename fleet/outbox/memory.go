@@ -180,6 +180,7 @@ func (s *Memory) enqueueLocked(m Message, now time.Time) Receipt {
 	m.ID = s.nextID
 	e := &memEntry{m: m, part: PartitionOf(m.Receiver, s.opts.Partitions), hidx: -1}
 	s.msgs[m.ID] = e
+	s.c.PeakDepth = max(s.c.PeakDepth, len(s.msgs))
 	q := append(s.queues[m.Receiver], m.ID)
 	s.queues[m.Receiver] = q
 	if len(q) == 1 {

@@ -81,6 +81,7 @@ func (m *model) enqueue(in outbox.Message, bounded bool) (outbox.Receipt, bool) 
 	in.ID = m.nextID
 	e := &modelMsg{Message: in}
 	m.byID[in.ID] = e
+	m.c.PeakDepth = max(m.c.PeakDepth, len(m.byID))
 	m.queues[in.Receiver] = append(m.queues[in.Receiver], e)
 	if in.Key != "" {
 		m.keys[k] = in.ID

@@ -241,7 +241,7 @@ func (k *machine) Reopen(t *rapid.T) {
 			k.m.handBack(e)
 		}
 	}
-	k.m.c = outbox.Stats{}
+	k.m.c = outbox.Stats{PeakDepth: k.m.depth()} // the high-water mark starts at the depth found
 	k.depth0, k.dead0 = k.m.depth(), len(k.m.dead)
 }
 

@@ -179,6 +179,11 @@ type Store interface {
 type Stats struct {
 	// Depth is the number of messages queued now, leased ones included.
 	Depth int
+	// PeakDepth is the most messages queued at once since the store was
+	// opened (at first, the depth it opened with): the high-water mark
+	// that Depth, read now and then, can miss. A Bolt store counts it
+	// per commit.
+	PeakDepth int
 	// Leased is the number of queued messages handed out by Dequeue and
 	// not yet settled (a lease past its deadline counts until a Dequeue
 	// takes it back).

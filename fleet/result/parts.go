@@ -150,7 +150,7 @@ type OutboxResult struct {
 	DeadLettered uint64  `expr:"dead_lettered" json:"dead_lettered"`
 	Depth        int     `expr:"depth" json:"depth"`               // at the end
 	DeadLetters  int     `expr:"dead_letters" json:"dead_letters"` // at the end
-	MaxDepth     int     `expr:"max_depth" json:"max_depth"`       // sampled
+	MaxDepth     int     `expr:"max_depth" json:"max_depth"`       // the stores' high-water mark
 	OldestMax    Seconds `expr:"oldest_max" json:"oldest_max"`     // sampled: the oldest message's age at its worst
 }
 

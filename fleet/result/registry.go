@@ -136,7 +136,7 @@ var registry = []Metric{
 	exact(Count, "outbox.dead_lettered", Neither, "Commands moved to the dead letters."),
 	band(Count, "outbox.depth", Lower, "Commands still queued at the end.").exports("fleetsim_outbox_depth"),
 	exact(Count, "outbox.dead_letters", Neither, "Dead letters at the end.").exports("fleetsim_outbox_dead_letters"),
-	band(Count, "outbox.max_depth", Lower, "Most commands queued at once (sampled)."),
+	band(Count, "outbox.max_depth", Lower, "Most commands queued at once: the outbox's own high-water mark (per commit, for bbolt)."),
 	band(Timing, "outbox.oldest_max", Lower, "Age of the oldest queued command at its worst (sampled), seconds."),
 
 	// The balance of the leader's commands.

@@ -145,6 +145,9 @@ func (r *Runner) result(f *finalState) result.Result {
 		DeadLettered: lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.DeadLettered }),
 		Depth:        f.outboxEnd.Depth,
 		DeadLetters:  f.outboxEnd.DeadLetters,
+		// Each store's own high-water mark: a deploy's waves are queued
+		// at once and the first leaves within a sample's time.
+		MaxDepth: lt.maxOf(func(l *leader.Stats) int { return l.Outbox.PeakDepth }),
 	}
 	for _, s := range samples {
 		res.Outbox.MaxDepth = max(res.Outbox.MaxDepth, s.OutboxDepth)
