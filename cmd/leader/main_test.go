@@ -49,6 +49,7 @@ func TestRunFlags(t *testing.T) {
 		{"defaults", nil, ""},
 		{"durability batch", []string{"--durability", "batch"}, ""},
 		{"durability unknown", []string{"--durability", "fast"}, `--durability "fast": want sync, batch or none`},
+		{"retry hint unknown", []string{"--retry-after", "later"}, `--retry-after "later": want drain or spread`},
 		{"partitions zero", []string{"--partitions", "0"}, "--partitions 0: want 1 to 65536"},
 		{"max attempts", []string{"--max-attempts", "0"}, "--max-attempts 0"},
 		{"limit min", []string{"--limit-min", "0"}, "--limit-min 0: want at least 1"},

@@ -46,6 +46,7 @@ type runOptions struct {
 	relayBatch   int
 	askTimeout   time.Duration
 	mailbox      int
+	retryAfter   string
 	heartbeat    time.Duration
 	seed         uint64
 
@@ -76,6 +77,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.IntVar(&o.relayBatch, "relay-batch", outbox.DefaultRelayOptions.Batch, "most commands one poll leases")
 	f.DurationVar(&o.askTimeout, "ask-timeout", leader.DefaultAskTimeout, "how long a delivery waits for the worker's ack before it is retried")
 	f.IntVar(&o.mailbox, "mailbox", leader.DefaultMailboxCapacity, "capacity of the leader's mailbox for worker requests and telemetry (full: answered \"full, retry after\")")
+	f.StringVar(&o.retryAfter, "retry-after", "drain", "the hint of a \"full, retry after\" answer: drain (the time the mailbox takes to drain, the same for every worker refused meanwhile) or spread (each refused worker a slot of its own, one service time after the previous one's: a herd comes back at the pace the leader serves)")
 	f.DurationVar(&o.heartbeat, "heartbeat-interval", 5*time.Second, "the leader's cadence for processing heartbeats (in between, a worker's newer heartbeat replaces its waiting one)")
 	f.Uint64Var(&o.seed, "seed", 1, "seed for the relay's and the reconnects' jitter and the leader's service times")
 
@@ -88,6 +90,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 type runConfig struct {
 	o          runOptions
 	durability outbox.Durability
+	retry      mailbox.RetryHint
 	auth       *broker.Auth // embedded broker's policy, or nil
 	leaderPass string       // for --broker
 }
@@ -99,6 +102,9 @@ func (o runOptions) validate() (runConfig, error) {
 	var err error
 	if rc.durability, err = outbox.ParseDurability(o.durability); err != nil {
 		return rc, cli.Usagef("--durability %q: want sync, batch or none", o.durability)
+	}
+	if rc.retry, err = mailbox.ParseRetryHint(o.retryAfter); err != nil {
+		return rc, cli.Usagef("--retry-after %q: want drain or spread", o.retryAfter)
 	}
 	switch {
 	case o.outboxPath == "":
@@ -382,7 +388,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 
 	l, err := leader.New(leader.Config{
 		Link: sess, Store: st, Topics: topics, Seed: o.seed, Logger: log.With("component", "leader"),
-		Mailbox:           mailbox.Options{Capacity: o.mailbox},
+		Mailbox:           mailbox.Options{Capacity: o.mailbox, Retry: rc.retry},
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
 		DeployHistory:     o.deployHistory,

@@ -29,6 +29,8 @@ type Options struct {
 	// ServiceTimeHint seeds the service-time estimate behind RetryAfter until
 	// the consumer has been measured. Default 1 ms.
 	ServiceTimeHint time.Duration
+	// Retry is how a refusal's RetryAfter is reckoned. Default RetryDrain.
+	Retry RetryHint
 	// Clock stamps offers and takes. Default: wall clock.
 	Clock clock.Clock
 	// Wait receives each message's wait from offer to take. Many mailboxes
@@ -68,6 +70,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("mailbox: block timeout %v: must be positive", o.BlockTimeout)
 	case o.ServiceTimeHint < 0:
 		return o, fmt.Errorf("mailbox: service time hint %v: must be positive", o.ServiceTimeHint)
+	case o.Retry < RetryDrain || o.Retry > RetrySpread:
+		return o, fmt.Errorf("mailbox: retry hint %d: must be drain or spread", o.Retry)
 	}
 	return o, nil
 }
@@ -97,6 +101,7 @@ type Mailbox[T any] struct {
 	lastTake time.Duration // clock.Mono when the consumer last got a message; -1: idle
 	service  time.Duration // EWMA of the consumer's time per message
 	measured bool
+	promised time.Duration // RetrySpread: clock.Mono at the end of the last slot handed out
 	counts   counters
 	waitHist *stats.Histogram
 }
@@ -191,7 +196,7 @@ func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
 			m.mu.Unlock()
 			return ErrDropped
 		case Reject, Coalesce:
-			err := &FullError{RetryAfter: m.retryAfterLocked(), Capacity: m.limit}
+			err := &FullError{RetryAfter: m.refuseLocked(), Capacity: m.limit}
 			m.counts.rejectedFull++
 			m.mu.Unlock()
 			return err
@@ -215,7 +220,7 @@ func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
 			case <-deadline.C():
 				m.mu.Lock()
 				m.counts.rejectedTimeout++
-				err := &FullError{RetryAfter: m.retryAfterLocked(), Capacity: m.limit, Waited: m.opts.BlockTimeout}
+				err := &FullError{RetryAfter: m.refuseLocked(), Capacity: m.limit, Waited: m.opts.BlockTimeout}
 				m.mu.Unlock()
 				return err
 			case <-ctx.Done():
@@ -417,18 +422,37 @@ func (m *Mailbox[T]) observeServiceLocked(d time.Duration) {
 	m.service += (d - m.service) / 8
 }
 
-// RetryAfter estimates how long until a rejected sender may find room:
-// the consumer's measured service time × the messages now queued (the time
-// to drain the box), at least one service time. Before any measurement it
-// uses Options.ServiceTimeHint.
+// RetryAfter estimates how long until a sender refused now may find room
+// (Options.Retry): the time to drain the box — the consumer's measured
+// service time × the messages queued, at least one service time — and,
+// with RetrySpread, the slots already handed to the senders refused before
+// it. Before any measurement it uses Options.ServiceTimeHint. It hands out
+// no slot; a refusal does.
 func (m *Mailbox[T]) RetryAfter() time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.retryAfterLocked()
+	d, _ := m.nextSlotLocked()
+	return d
 }
 
-func (m *Mailbox[T]) retryAfterLocked() time.Duration {
-	return m.service * time.Duration(max(m.n, 1))
+// refuseLocked is the RetryAfter of a refusal: with RetrySpread, the slot
+// it names is the refused sender's, and the next refusal is told a later one.
+func (m *Mailbox[T]) refuseLocked() time.Duration {
+	d, end := m.nextSlotLocked()
+	m.promised = end
+	return d
+}
+
+// nextSlotLocked is the RetryAfter for a sender refused now and, with
+// RetrySpread, the end of the slot it would be given (clock.Mono).
+func (m *Mailbox[T]) nextSlotLocked() (retryAfter, end time.Duration) {
+	drain := m.service * time.Duration(max(m.n, 1))
+	if m.opts.Retry != RetrySpread {
+		return drain, m.promised
+	}
+	now := m.opts.Clock.Mono()
+	start := max(now+drain, m.promised)
+	return start - now, start + m.service
 }
 
 // Len returns the number of queued messages.

@@ -56,3 +56,55 @@ func (p *Policy) UnmarshalText(b []byte) error {
 	*p = v
 	return nil
 }
+
+// RetryHint is how a mailbox reckons the RetryAfter of a refusal (a Reject
+// or Coalesce mailbox full, a Block that waited in vain).
+type RetryHint int
+
+const (
+	// RetryDrain tells every refused sender the time the box takes to
+	// drain: the consumer's service time × the messages queued. Senders
+	// refused together come back together: a herd that honours the hint
+	// meets a full box again, and again.
+	RetryDrain RetryHint = iota
+	// RetrySpread gives each refused sender a slot of its own: the first
+	// is told the drain time, each next one a service time later than the
+	// one refused before it, for as long as refusals come faster than the
+	// slots pass. A herd that honours the hint comes back at the pace the
+	// consumer serves, and each sender is refused about once, however large
+	// the herd.
+	RetrySpread
+)
+
+var retryNames = [...]string{"drain", "spread"}
+
+func (h RetryHint) String() string {
+	if h >= 0 && int(h) < len(retryNames) {
+		return retryNames[h]
+	}
+	return fmt.Sprintf("RetryHint(%d)", int(h))
+}
+
+// ParseRetryHint parses a retry hint's name as written in scenario files:
+// drain or spread.
+func ParseRetryHint(s string) (RetryHint, error) {
+	for i, n := range retryNames {
+		if s == n {
+			return RetryHint(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown retry hint %q (valid: drain, spread)", s)
+}
+
+// MarshalText writes the hint's name.
+func (h RetryHint) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
+
+// UnmarshalText parses a hint's name.
+func (h *RetryHint) UnmarshalText(b []byte) error {
+	v, err := ParseRetryHint(string(b))
+	if err != nil {
+		return err
+	}
+	*h = v
+	return nil
+}

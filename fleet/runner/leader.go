@@ -93,7 +93,7 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 	ls := r.sc.Leader
 	lc := leader.Config{
 		Clock: r.clk, Seed: r.sc.Seed, Logger: r.log.With("component", "leader"),
-		Mailbox:           mailbox.Options{Capacity: ls.Mailbox.Capacity, Policy: ls.Mailbox.Policy, BlockTimeout: ls.Mailbox.BlockTimeout.D(), Wait: &r.leaderWait},
+		Mailbox:           mailbox.Options{Capacity: ls.Mailbox.Capacity, Policy: ls.Mailbox.Policy, BlockTimeout: ls.Mailbox.BlockTimeout.D(), Retry: ls.Mailbox.RetryAfter, Wait: &r.leaderWait},
 		HeartbeatInterval: ls.HeartbeatInterval.D(),
 		HeartbeatAppend:   ls.HeartbeatPolicy == "append",
 		AskTimeout:        ls.AskTimeout.D(),

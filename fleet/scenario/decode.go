@@ -442,6 +442,8 @@ func want(t reflect.Type) string {
 		return "a distribution: " + distSyntax
 	case policyType:
 		return "a mailbox policy: " + policyNames
+	case retryType:
+		return "a retry hint: drain or spread"
 	case edgeType:
 		return "a time such as 45s, or the name of a timeline event"
 	}

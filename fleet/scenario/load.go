@@ -27,6 +27,7 @@ var (
 	durationType = reflect.TypeFor[Duration]()
 	distType     = reflect.TypeFor[dist.Dist]()
 	policyType   = reflect.TypeFor[mailbox.Policy]()
+	retryType    = reflect.TypeFor[mailbox.RetryHint]()
 	edgeType     = reflect.TypeFor[Edge]()
 )
 

@@ -114,7 +114,8 @@ func comment(c string) string {
 
 // mapping writes a struct by its yaml keys. A nil pointer is written as
 // its documented default, or left out when it has none (an optional
-// mapping, a gateway size); a worker's mailbox has no block_timeout.
+// mapping, a gateway size); a worker's mailbox has no block_timeout or
+// retry_after.
 func (r *resolver) mapping(v reflect.Value, path string) *ynode {
 	n := &ynode{keys: []string{}}
 	fs := fieldsOf(v.Type())

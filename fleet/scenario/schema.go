@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/mailbox"
 )
 
 // SchemaID is the JSON Schema dialect of Schema: draft-07, the one editors'
@@ -123,6 +125,8 @@ func (g *schemaGen) value(t reflect.Type, path string) (obj, bool) {
 		s = ref("edge")
 	case t == policyType:
 		s = obj{"type": "string", "enum": policies()}
+	case t == retryType:
+		s = obj{"type": "string", "enum": []string{mailbox.RetryDrain.String(), mailbox.RetrySpread.String()}}
 	case t.Kind() == reflect.Struct:
 		s = g.object(t, path)
 		if _, hasRequired := s["required"]; hasRequired {
@@ -190,7 +194,7 @@ func (g *schemaGen) describe(s obj, k keyDoc, inherited bool, t reflect.Type) {
 		s["description"] = plainText(meaning)
 		s["markdownDescription"] = md
 	}
-	if e := k.enum(); e != nil && (t.Kind() == reflect.String || t == policyType) {
+	if e := k.enum(); e != nil && (t.Kind() == reflect.String || t == policyType || t == retryType) {
 		s["type"], s["enum"] = "string", e
 	}
 	if def, ok := k.defaultValue(); ok && !inherited && t != edgeType {

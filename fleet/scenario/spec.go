@@ -140,6 +140,9 @@ type MailboxSpec struct {
 	// BlockTimeout bounds a blocked sender (policy block only). Default
 	// 1s (mailbox.DefaultBlockTimeout).
 	BlockTimeout Duration `yaml:"block_timeout"`
+	// RetryAfter is how the hint of a "full, retry after" answer is
+	// reckoned (the leader's mailbox only): drain or spread. Default drain.
+	RetryAfter mailbox.RetryHint `yaml:"retry_after"`
 }
 
 // ReconnectSpec is how a worker comes back.

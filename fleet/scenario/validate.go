@@ -238,6 +238,9 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 		if v.src.has(join(mp, "block_timeout")) {
 			v.errorf(join(mp, "block_timeout"), "a worker's mailbox has no block_timeout (it applies to policy block, which workers do not have)")
 		}
+		if v.src.has(join(mp, "retry_after")) {
+			v.errorf(join(mp, "retry_after"), "a worker's mailbox has no retry_after (a worker's \"full\" goes to the leader's relay, whose AIMD limit paces the retries)")
+		}
 	}
 	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < minInterval {
 		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, minInterval)
