@@ -189,7 +189,11 @@ var mechanisms = []struct {
 }, {
 	file: "thundering-herd.yaml", name: "backoff with jitter", key: "fleet.worker.reconnect.policy: immediate",
 	off:   func(s *scenario.Scenario) { s.Fleet.Worker.Reconnect.Policy = "immediate" },
-	fails: []string{"the herd cost few refused requests per worker (backoff with jitter)"},
+	fails: []string{"the herd cost about one refused request per worker (spread hints, honoured with jitter)"},
+}, {
+	file: "thundering-herd.yaml", name: "spread retry hints", key: "leader.mailbox.retry_after: drain",
+	off:   func(s *scenario.Scenario) { s.Leader.Mailbox.RetryAfter = mailbox.RetryDrain },
+	fails: []string{"the herd cost about one refused request per worker (spread hints, honoured with jitter)"},
 }, {
 	file: "wave-deploy.yaml", name: "AIMD", key: "leader.relay.limit.strategy: static", only: "aimd",
 	off:   func(s *scenario.Scenario) { s.Leader.Relay.Limit.Strategy = "static" },
