@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/outbox"
@@ -152,4 +153,29 @@ func (l *Leader) Send(ctx context.Context, worker string, kind wire.Kind, body [
 		return 0, fmt.Errorf("leader: send %s to %s: %w", kind, worker, err)
 	}
 	return r[0].ID, nil
+}
+
+// SendAll is Send for many commands at once, one to each entry of workers
+// (a worker listed twice gets two, in order): one sequence number and one
+// outbox transaction for all of them, so that a thousand commands cost one
+// fsync, not a thousand. Each command's key is its kind, the sequence
+// number and its place in the list, which no other command shares. The
+// commands go in together or not at all.
+func (l *Leader) SendAll(ctx context.Context, workers []string, kind wire.Kind, body []byte) error {
+	if len(workers) == 0 {
+		return nil
+	}
+	seq, err := l.nextSeq(ctx)
+	if err != nil {
+		return fmt.Errorf("leader: send %d %s commands: %w", len(workers), kind, err)
+	}
+	msgs := make([]outbox.Message, len(workers))
+	for i, w := range workers {
+		key := uniqueKey(kind, seq) + "/" + strconv.Itoa(i)
+		msgs[i] = outbox.Message{Receiver: w, Kind: string(kind), Payload: body, Key: key, Seq: seq}
+	}
+	if _, err := l.cfg.Store.Enqueue(ctx, msgs...); err != nil {
+		return fmt.Errorf("leader: send %d %s commands: %w", len(workers), kind, err)
+	}
+	return nil
 }
