@@ -55,12 +55,14 @@ type BrokerOptions struct {
 	MaxWritesPending int
 	// MaxInflight is how many QoS 1/2 messages a client may have
 	// unacknowledged before further QoS 1/2 deliveries to it are refused
-	// (Stats.InflightDropped). Default 8,192, mochi's: a map that costs
-	// nothing until used, and bounds what a client that reads but never
-	// acknowledges can pin (8,192 packets, about 8 MB). A leader with a
-	// deeper WriteQueue should take the workers' messages at QoS 0 —
-	// fleetsim acknowledges deliveries in the application anyway — or
-	// deliveries past 8,192 in flight are refused.
+	// (Stats.InflightDropped). Default 65,535, the most a packet id can
+	// tell apart: a map that costs nothing until used. A subscription to
+	// the fleet's retained statuses receives one per worker at once, all
+	// in flight together: at mochi's default of 8,192 a leader restarted
+	// at 10,000 workers was refused 1,809 of them and never learned those
+	// workers were online. A leader with a deeper WriteQueue takes the
+	// workers' messages at QoS 0 — fleetsim acknowledges deliveries in the
+	// application anyway — and is not bounded by it; its statuses are.
 	MaxInflight int
 	// ReceiveMaximum is how many QoS 2 messages (QoS 1 is released at once)
 	// a client may have in flight to the broker before it is disconnected.
@@ -145,7 +147,7 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 		}
 	}
 	def(&o.MaxWritesPending, 128)
-	def(&o.MaxInflight, 8192)
+	def(&o.MaxInflight, math.MaxUint16)
 	def(&o.ReceiveMaximum, 1024)
 	def(&o.ReadBuffer, 1024)
 	def(&o.WriteBuffer, 2048)

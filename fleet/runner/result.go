@@ -67,6 +67,11 @@ func (r *Runner) shutdown(st *runStack) endState {
 	if lr, _ := r.current(); lr != nil {
 		f.leaderOnline = lr.l.Fleet().Online
 	}
+	if bs := st.broker.Stats(); bs.PublishDropped+bs.InflightDropped > 0 {
+		// The broker lost these without telling anyone: a message the
+		// leader or a worker needed may be among them.
+		r.warnf("the broker dropped %d messages for a full write queue and refused %d deliveries for too many in flight", bs.PublishDropped, bs.InflightDropped)
+	}
 	st.poolCancel()
 	<-st.poolDone
 	f.workers = make([]worker.Stats, len(r.workers))
