@@ -172,10 +172,12 @@ func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error)
 }
 
 // waitConnected waits (wall time, at most ConnectTimeout) for every worker
-// to be online when the scenario has no ramp, so that time 0 finds the
-// fleet connected however long a large fleet takes to dial. With a ramp,
-// connecting is part of the scenario and time 0 is now. It returns an
-// error only when ctx ends.
+// to be online when the scenario has no ramp — online as the worker sees
+// it and as the leader does, which hears a large fleet's statuses later
+// than the workers send them (and parks commands for a worker it does not
+// know to be online) — so that time 0 finds the fleet connected however
+// long a large fleet takes to dial. With a ramp, connecting is part of the
+// scenario and time 0 is now. It returns an error only when ctx ends.
 func (r *Runner) waitConnected(ctx context.Context) error {
 	if r.sc.Fleet.Ramp > 0 {
 		return nil
@@ -190,11 +192,15 @@ func (r *Runner) waitConnected(ctx context.Context) error {
 				online++
 			}
 		}
-		if online == len(r.workers) {
+		heard := 0
+		if lr, _ := r.current(); lr != nil {
+			heard = lr.l.Fleet().Online
+		}
+		if online == len(r.workers) && heard >= len(r.workers) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			r.warnf("only %d of %d workers connected within %v (wall): starting anyway", online, len(r.workers), r.o.ConnectTimeout)
+			r.warnf("only %d of %d workers connected within %v (wall), and the leader heard %d online: starting anyway", online, len(r.workers), r.o.ConnectTimeout, heard)
 			return nil
 		}
 		select {
