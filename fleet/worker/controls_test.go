@@ -186,6 +186,18 @@ func (r *rig) command(t *testing.T, env wire.Envelope) wire.Envelope {
 	}
 }
 
+// replyOK answers the worker's ask ref with "ok", as the leader would.
+func (r *rig) replyOK(t *testing.T, ref string) {
+	t.Helper()
+	b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: ref, Result: wire.ResultOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSetHeartbeat: a worker without heartbeats starts them at the new
 // interval and stops them again when set to 0.
 func TestSetHeartbeat(t *testing.T) {
@@ -335,13 +347,7 @@ func TestTelemetryQueued(t *testing.T) {
 			t.Fatalf("generated %d stored %d queued %d, want 1 1 1", s.TelemetryGenerated, s.TelemetryStored, s.TelemetryQueued)
 		}
 		identity(s)
-		b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: resend.ID, Result: wire.ResultOK})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
-			t.Fatal(err)
-		}
+		r.replyOK(t, resend.ID)
 		fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() error {
 			s := r.w.Stats()
 			return fleettest.Unless(s.TelemetryForwarded == 1, "forwarded %d, queued %d, late replies %d", s.TelemetryForwarded, s.TelemetryQueued, s.LateReplies)
@@ -370,13 +376,7 @@ func TestAskingUntilAnswered(t *testing.T) {
 			st := r.w.State()
 			return fleettest.Unless(st.Asking == 1 && st.Stored == 0, "asking %d, stored %d; want 1, 0", st.Asking, st.Stored)
 		})
-		b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.lead.Publish(context.Background(), r.tp.Down(workerID), 1, false, b); err != nil {
-			t.Fatal(err)
-		}
+		r.replyOK(t, env.ID)
 		fleettest.Eventually(t, 10*time.Second, "the answer settles the ask", func() error {
 			st, s := r.w.State(), r.w.Stats()
 			return fleettest.Unless(st.Asking == 0 && s.TelemetryDirect == 1, "asking %d, direct %d; want 0, 1", st.Asking, s.TelemetryDirect)
