@@ -60,11 +60,8 @@ func (r *Runner) busy() string {
 	if lr == nil {
 		return "no leader serving"
 	}
-	if d := lr.st.Stats().Depth; d > 0 {
-		return fmt.Sprintf("%d commands in the leader's outbox", d)
-	}
-	if d := lr.l.Stats().Mailbox.Depth; d > 0 {
-		return fmt.Sprintf("%d requests and telemetry waiting in the leader's mailbox", d)
+	if why := leaderBusy(lr); why != "" {
+		return why
 	}
 	if n := r.deploysN.Load(); n > 0 {
 		return fmt.Sprintf("%d deploys enqueueing waves", n)
@@ -98,6 +95,22 @@ func (r *Runner) busy() string {
 		return fmt.Sprintf("%d messages in workers' local outboxes", stored)
 	case asking > 0:
 		return fmt.Sprintf("%d messages from workers awaiting the leader's answer", asking)
+	}
+	// Again, after the workers: a message that left a worker while they
+	// were read (an ask answered, so no longer counted there) is in the
+	// leader's mailbox now, unless it was served. A command is read in
+	// the other order by the first look: one the outbox no longer held
+	// was acked, so its worker had queued it.
+	return leaderBusy(lr)
+}
+
+// leaderBusy says what the leader lr still holds, or "".
+func leaderBusy(lr *leaderRun) string {
+	if d := lr.st.Stats().Depth; d > 0 {
+		return fmt.Sprintf("%d commands in the leader's outbox", d)
+	}
+	if d := lr.l.Stats().Mailbox.Depth; d > 0 {
+		return fmt.Sprintf("%d requests and telemetry waiting in the leader's mailbox", d)
 	}
 	return ""
 }

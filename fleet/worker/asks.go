@@ -30,10 +30,14 @@ func (w *Worker) sendAsk(env wire.Envelope, a *ask) bool {
 		return false
 	}
 	b, err := wire.Encode(env)
+	// Counted as asking before it leaves: once sent it is in no queue a
+	// reader of State can see (housekeeping sets the count exactly).
+	w.asking.Add(1)
 	if err == nil {
 		err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
 	}
 	if err != nil {
+		w.asking.Add(-1)
 		w.update(func(s *Stats) { s.SendErrors++ })
 		return false
 	}
