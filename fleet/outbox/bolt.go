@@ -199,14 +199,14 @@ func (b *Bolt) Stats() Stats {
 // counters are the numbers behind Stats.
 type counters struct {
 	depth, leased, dead int64
-	peak                int64 // the most depth reached; not a delta: add keeps it
+	peak                int64 // the most depth reached, absolute even in a transaction's delta: add keeps the larger
 	enqueued, overwritten, stale, acked, nacked, released, parked, expired,
 	deadLettered, replayed, purged int64
 }
 
 func (c *counters) add(d *counters) {
 	c.depth += d.depth
-	c.peak = max(c.peak, c.depth)
+	c.peak = max(c.peak, d.peak)
 	c.leased += d.leased
 	c.dead += d.dead
 	c.enqueued += d.enqueued
@@ -275,6 +275,12 @@ func (b *Bolt) state(tx *bolt.Tx) *writerState {
 func (w *writerState) add(d *counters) {
 	w.cur.add(d)
 	w.delta.add(d)
+	// The peak is taken here, under the writer lock, from the depth the
+	// transaction has reached: bbolt runs commit hooks after it lets the
+	// next writer in, so two transactions' deltas may be published out of
+	// order, and a peak worked out from the published depth could be one
+	// the file never had. A max does not mind the order.
+	w.delta.peak = max(w.delta.peak, w.cur.depth)
 }
 
 // buckets are one transaction's handles on the store's buckets.
