@@ -56,7 +56,9 @@ type BrokerOptions struct {
 	// MaxInflight is how many QoS 1/2 messages a client may have
 	// unacknowledged before further QoS 1/2 deliveries to it are refused
 	// (Stats.InflightDropped). Default 65,535, the most a packet id can
-	// tell apart: a map that costs nothing until used. A subscription to
+	// tell apart: a map that costs nothing until used, though a client
+	// that reads but never acknowledges can pin that many packets (some
+	// 64 MB of small ones). A subscription to
 	// the fleet's retained statuses receives one per worker at once, all
 	// in flight together: at mochi's default of 8,192 a leader restarted
 	// at 10,000 workers was refused 1,809 of them and never learned those

@@ -2,6 +2,7 @@ package leader_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ func TestSendAll(t *testing.T) {
 	r.status("w-1", "online d1")
 	r.status("w-2", "online d1")
 	keys := map[string]string{}
+	var w1 []string // w-1's keys in the order they came: its commands keep the list's order
 	for range 3 {
 		cmd := fleettest.Receive(t, 10*time.Second, "a command", r.link.out, r.seen)
 		if prev, dup := keys[cmd.Key]; dup {
@@ -42,8 +44,13 @@ func TestSendAll(t *testing.T) {
 		worker := "w-2"
 		if r.link.topic(cmd.ID) == r.tp.Down("w-1") {
 			worker = "w-1"
+			w1 = append(w1, cmd.Key)
 		}
 		r.link.handler(r.tp.AllUp())(r.tp.Up(worker), b)
+	}
+
+	if len(w1) != 2 || !strings.HasSuffix(w1[0], "/0") || !strings.HasSuffix(w1[1], "/1") {
+		t.Errorf("w-1 got %q, want its two commands in the list's order (keys ending /0, /1)", w1)
 	}
 
 	full := startLeaderWith(t, leader.Config{}, nil, nil, outbox.Options{MaxDepth: 2}, nil)

@@ -20,8 +20,10 @@ var (
 // FullError rejects a message: the mailbox was full (Reject, Coalesce with a
 // new key), or stayed full for the whole wait (Block).
 type FullError struct {
-	// RetryAfter estimates when there will be room: the measured service
-	// time of the consumer × the messages queued ahead (see Mailbox.RetryAfter).
+	// RetryAfter estimates when there will be room for this sender: the
+	// measured service time of the consumer × the messages queued ahead,
+	// and with RetrySpread the slots told the senders refused before it
+	// (see Mailbox.RetryAfter).
 	RetryAfter time.Duration
 	// Capacity of the mailbox.
 	Capacity int

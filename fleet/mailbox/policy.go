@@ -78,6 +78,7 @@ const (
 
 var retryNames = [...]string{"drain", "spread"}
 
+// String returns the hint's name as scenario files write it.
 func (h RetryHint) String() string {
 	if h >= 0 && int(h) < len(retryNames) {
 		return retryNames[h]

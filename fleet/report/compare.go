@@ -127,13 +127,14 @@ func Compare(b Baseline, r *result.Report) Comparison {
 		inBaseline[m.Name] = true
 		d := Difference{Metric: m.Name, Baseline: m.Value, Rule: m.Rule}
 		l, ok := got[m.Name]
+		never := ok && math.IsInf(l.Value, 0) // no number: JSON has no infinity
+		if never {
+			l.Value, d.Absent = 0, true
+		}
 		switch {
 		case !ok:
 			d.Absent, d.Outcome = true, Regression
 			d.Why = "the run has no such metric (a deploy or a group fewer than the baseline)"
-		case math.IsInf(l.Value, 0):
-			d.Absent, d.Outcome = true, Regression
-			d.Why = "the run has no value: it never came (a deploy that did not finish)"
 		case m.Rule.Validate() != nil:
 			d.Got, d.Outcome = l.Value, Regression
 			d.Why = "invalid rule: " + m.Rule.Validate().Error()
@@ -147,6 +148,9 @@ func Compare(b Baseline, r *result.Report) Comparison {
 		case m.Kind == Timing && !b.KeptUp:
 			d.Got, d.Outcome = l.Value, NotCompared
 			d.Why = "not compared: the baseline's run fell behind; capture it again on a machine that keeps up"
+		case never:
+			d.Outcome = Regression
+			d.Why = "the run has no value: it never came (a deploy that did not finish)"
 		default:
 			c.Compared++
 			ok, out, why := m.Rule.judge(m.Value, l.Value)

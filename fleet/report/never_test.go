@@ -53,6 +53,19 @@ func TestUnfinishedDeploy(t *testing.T) {
 		t.Errorf("comparison: %v", err)
 	}
 
+	// A run that fell behind does not judge its timings, an unfinished
+	// deploy's among them; its comparison still writes as JSON.
+	unfinished.Result.Run.KeptUp = false
+	c = Compare(base, unfinished)
+	for _, d := range c.Diffs {
+		if d.Metric == "deploys[0].duration" && (d.Outcome != NotCompared || !d.Absent) {
+			t.Errorf("behind: %+v, want not compared, no value", d)
+		}
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Errorf("comparison of a run behind: %v", err)
+	}
+
 	if got := deployOutcome(unfinished.Result.Deploys[0]); !strings.Contains(got, "did not finish") {
 		t.Errorf("report says %q, want it to say the deploy did not finish", got)
 	}
