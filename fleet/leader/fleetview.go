@@ -133,6 +133,21 @@ type FleetView struct {
 	ByVersion map[string]int // workers per reported version
 }
 
+// Online returns how many workers' last status is online: Fleet().Online
+// without copying the fleet, for a caller that polls it.
+func (l *Leader) Online() int {
+	f := &l.fleet
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, w := range f.workers {
+		if w.online {
+			n++
+		}
+	}
+	return n
+}
+
 // Fleet returns the fleet view. It copies every worker: cheap for
 // thousands, call it a few times a second at most for a million.
 func (l *Leader) Fleet() FleetView {

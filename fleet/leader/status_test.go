@@ -145,3 +145,15 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	ackNext("the parked job, when the worker is back")
 	fleettest.Eventually(t, 10*time.Second, "both jobs acked", r.acked(2))
 }
+
+// TestOnlineCount: Online counts what Fleet does, without the copy.
+func TestOnlineCount(t *testing.T) {
+	r := startLeader(t, leader.Config{})
+	r.status("w-1", "online e1")
+	r.status("w-2", "online e1")
+	r.status("w-3", "online e1")
+	r.status("w-2", "offline e1")
+	if got, want := r.l.Online(), r.l.Fleet().Online; got != 2 || want != 2 {
+		t.Fatalf("Online() = %d, Fleet().Online = %d; want 2 and 2", got, want)
+	}
+}

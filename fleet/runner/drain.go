@@ -86,7 +86,7 @@ func (r *Runner) busy() string {
 		// A worker whose connection went silent and was healed thinks it
 		// is online until its keepalive fails; the leader, told by the
 		// broker's will, knows better.
-		if on := lr.l.Fleet().Online; on < len(r.workers) {
+		if on := lr.l.Online(); on < len(r.workers) {
 			return fmt.Sprintf("the leader sees %d of %d workers online", on, len(r.workers))
 		}
 	case queued > 0:

@@ -194,7 +194,7 @@ func (r *Runner) waitConnected(ctx context.Context) error {
 		}
 		heard := 0
 		if lr, _ := r.current(); lr != nil {
-			heard = lr.l.Fleet().Online
+			heard = lr.l.Online()
 		}
 		if online == len(r.workers) && heard >= len(r.workers) {
 			return nil
