@@ -1,6 +1,10 @@
 package mailbox
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Policy is what a full mailbox does with an offered message.
 type Policy int
@@ -24,38 +28,22 @@ const (
 	Unbounded
 )
 
-var policyNames = [...]string{"reject", "drop-oldest", "drop-newest", "block", "coalesce", "unbounded"}
+var policyNames = names{"reject", "drop-oldest", "drop-newest", "block", "coalesce", "unbounded"}
 
-func (p Policy) String() string {
-	if p >= 0 && int(p) < len(policyNames) {
-		return policyNames[p]
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
-}
+func (p Policy) String() string { return policyNames.name(int(p), "Policy") }
 
 // ParsePolicy parses a policy name as written in scenario files:
 // reject, drop-oldest, drop-newest, block, coalesce or unbounded.
 func ParsePolicy(s string) (Policy, error) {
-	for i, n := range policyNames {
-		if s == n {
-			return Policy(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown mailbox policy %q (valid: reject, drop-oldest, drop-newest, block, coalesce, unbounded)", s)
+	i, err := policyNames.parse(s, "mailbox policy")
+	return Policy(i), err
 }
 
 // MarshalText writes the policy's name.
 func (p Policy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // UnmarshalText parses a policy name.
-func (p *Policy) UnmarshalText(b []byte) error {
-	v, err := ParsePolicy(string(b))
-	if err != nil {
-		return err
-	}
-	*p = v
-	return nil
-}
+func (p *Policy) UnmarshalText(b []byte) error { return unmarshal(p, ParsePolicy, b) }
 
 // RetryHint is how a mailbox reckons the RetryAfter of a refusal (a Reject
 // or Coalesce mailbox full, a Block that waited in vain).
@@ -76,36 +64,51 @@ const (
 	RetrySpread
 )
 
-var retryNames = [...]string{"drain", "spread"}
+var retryNames = names{"drain", "spread"}
 
 // String returns the hint's name as scenario files write it.
-func (h RetryHint) String() string {
-	if h >= 0 && int(h) < len(retryNames) {
-		return retryNames[h]
-	}
-	return fmt.Sprintf("RetryHint(%d)", int(h))
-}
+func (h RetryHint) String() string { return retryNames.name(int(h), "RetryHint") }
 
 // ParseRetryHint parses a retry hint's name as written in scenario files:
 // drain or spread.
 func ParseRetryHint(s string) (RetryHint, error) {
-	for i, n := range retryNames {
-		if s == n {
-			return RetryHint(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown retry hint %q (valid: drain, spread)", s)
+	i, err := retryNames.parse(s, "retry hint")
+	return RetryHint(i), err
 }
 
 // MarshalText writes the hint's name.
 func (h RetryHint) MarshalText() ([]byte, error) { return []byte(h.String()), nil }
 
 // UnmarshalText parses a hint's name.
-func (h *RetryHint) UnmarshalText(b []byte) error {
-	v, err := ParseRetryHint(string(b))
+func (h *RetryHint) UnmarshalText(b []byte) error { return unmarshal(h, ParseRetryHint, b) }
+
+// names are the names of an enum's values, in the order of the values, as
+// scenario files write them.
+type names []string
+
+// name is v's name, or typ(v) for a value without one.
+func (n names) name(v int, typ string) string {
+	if v >= 0 && v < len(n) {
+		return n[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
+// parse returns the value named s, or an error naming what (a "mailbox
+// policy") and every valid name.
+func (n names) parse(s, what string) (int, error) {
+	if i := slices.Index(n, s); i >= 0 {
+		return i, nil
+	}
+	return 0, fmt.Errorf("unknown %s %q (valid: %s)", what, s, strings.Join(n, ", "))
+}
+
+// unmarshal sets *v to what parse makes of b, or leaves it as it was.
+func unmarshal[T any](v *T, parse func(string) (T, error), b []byte) error {
+	x, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*h = v
+	*v = x
 	return nil
 }
