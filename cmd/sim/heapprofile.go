@@ -8,6 +8,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/runner"
 )
@@ -52,4 +53,27 @@ func writeHeapProfile(path string) error {
 		return fmt.Errorf("--heap-profile %s: %w", path, err)
 	}
 	return nil
+}
+
+// cpuProfile starts a CPU profile of the process into path (none for an
+// empty path); stop ends it and closes the file.
+func cpuProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, cli.Runtime(fmt.Errorf("--cpu-profile: %w", err))
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, err))
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, err))
+		}
+		return nil
+	}, nil
 }

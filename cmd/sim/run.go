@@ -34,6 +34,7 @@ type runFlags struct {
 	headless bool
 	progress time.Duration
 	heap     string
+	cpu      string
 }
 
 func (f *runFlags) add(c *cobra.Command, reportDefault string) {
@@ -42,6 +43,7 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
 	c.Flags().StringVar(&f.heap, "heap-profile", "", "write a Go heap profile (go tool pprof) to this file when the timeline has played, before the drain: where a large fleet's memory goes (empty: none)")
+	c.Flags().StringVar(&f.cpu, "cpu-profile", "", "write a Go CPU profile (go tool pprof) of every run to this file: where a large fleet's CPU goes (empty: none)")
 	c.Flags().StringVar(&f.report, "report", reportDefault, "directory for the reports: <scenario>.json, <scenario>.html and summary.md (empty: none)")
 	c.Flags().DurationVar(&f.progress, "progress", 5*time.Second, "wall time between headless progress lines, which also come at every phase change and every tenth of the run's simulated time (0: no lines)")
 	f.fileFlags.add(c)
@@ -173,7 +175,14 @@ see 'sim validate') go to stderr before the run.
 				return err
 			}
 			interactive := !f.headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) && len(scs) == 1
+			stopCPU, err := cpuProfile(f.cpu)
+			if err != nil {
+				return err
+			}
 			out, err := runAll(ctx, scs, &f, log, interactive, stdout)
+			if perr := stopCPU(); err == nil {
+				err = perr
+			}
 			if err != nil {
 				return err
 			}
