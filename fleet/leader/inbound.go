@@ -2,7 +2,6 @@ package leader
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -131,7 +130,7 @@ func (l *Leader) onUp(topic string, payload []byte) {
 	switch env.Kind {
 	case wire.KindHeartbeat:
 		var hb wire.Heartbeat
-		_ = jsonBody(&env, &hb) // Decode checked it
+		_ = env.BodyInto(&hb) // Decode checked it
 		l.c.heartbeatsReceived.Add(1)
 		if err := l.heartbeats.OfferKey(contextBackground, worker, heartbeat{worker: worker, seq: env.Seq, body: hb}); err != nil {
 			l.c.heartbeatsDropped.Add(1)
@@ -180,5 +179,3 @@ func (l *Leader) admit(worker string, env wire.Envelope, now time.Time) {
 // has no context; none of them blocks (mailbox offers of non-blocking
 // policies). A store's Wake does: the waker makes it (see wakes).
 var contextBackground = context.Background()
-
-func jsonBody(env *wire.Envelope, v any) error { return json.Unmarshal(env.Body, v) }

@@ -53,8 +53,11 @@ func Decode(topic string, payload []byte, dir Direction, max int) (Envelope, err
 	if len(payload) > max {
 		return fail(ErrTooLarge, "%d bytes, limit %d", len(payload), max)
 	}
-	if err := strictUnmarshal(payload, &env); err != nil {
-		return fail(ErrMalformed, "%v (want a JSON envelope, see docs/PROTOCOL.md)", err)
+	if !decodeFast(payload, &env) {
+		env = Envelope{}
+		if err := strictUnmarshal(payload, &env); err != nil {
+			return fail(ErrMalformed, "%v (want a JSON envelope, see docs/PROTOCOL.md)", err)
+		}
 	}
 	if env.V != Version {
 		return fail(ErrVersion, "v = %d, this leader speaks v %d", env.V, Version)
@@ -153,12 +156,20 @@ func (e *Envelope) check() error {
 	return nil
 }
 
+// BodyInto decodes the body of an envelope Decode accepted into v, the
+// body type of its kind (Heartbeat for a heartbeat, and so on), as
+// strictly as Decode checked it. An absent body leaves v as it is.
+func (e *Envelope) BodyInto(v any) error { return e.body(v, false) }
+
 // body decodes e.Body strictly into v.
 func (e *Envelope) body(v any, required bool) error {
 	if len(e.Body) == 0 || string(e.Body) == "null" {
 		if required {
 			return fmt.Errorf("%s: \"body\" is required", e.Kind)
 		}
+		return nil
+	}
+	if decodeBodyFast(e.Body, v) {
 		return nil
 	}
 	if err := strictUnmarshal(e.Body, v); err != nil {
@@ -202,11 +213,17 @@ func Encode(env Envelope) ([]byte, error) {
 	if err := env.check(); err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
+	if b, ok := encodeFast(&env); ok {
+		return b, nil
+	}
 	return json.Marshal(env)
 }
 
 // Body marshals v for an envelope's Body.
 func Body(v any) json.RawMessage {
+	if b, ok := bodyFast(v); ok {
+		return b
+	}
 	b, err := json.Marshal(v)
 	if err != nil { // only the body types above are passed here
 		panic("wire: body: " + err.Error())

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,7 +74,7 @@ func refuse(env wire.Envelope) string {
 		return ""
 	}
 	var a wire.Apply
-	_ = json.Unmarshal(env.Body, &a) // Decode checked it
+	_ = env.BodyInto(&a) // Decode checked it
 	if !validVersion(a.Version) {
 		return fmt.Sprintf("%s version %q cannot be installed: want 1 to 64 letters, digits and . _ + -, starting with a letter or digit", env.Kind, a.Version)
 	}
@@ -198,7 +197,7 @@ func jobWork(env wire.Envelope) time.Duration {
 		return 0
 	}
 	var j wire.Job
-	if json.Unmarshal(env.Body, &j) != nil {
+	if env.BodyInto(&j) != nil {
 		return 0
 	}
 	return time.Duration(j.WorkMs) * time.Millisecond
@@ -231,7 +230,7 @@ func (w *Worker) apply(env wire.Envelope) {
 	switch env.Kind {
 	case wire.KindConfig, wire.KindFirmware:
 		var a wire.Apply
-		_ = json.Unmarshal(env.Body, &a) // Decode checked it
+		_ = env.BodyInto(&a) // Decode checked it
 		w.version = a.Version
 		w.update(func(s *Stats) {
 			s.Applied++
