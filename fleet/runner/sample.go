@@ -10,7 +10,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/result"
-	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
 // startSampler takes a Sample every sc.SampleEvery of simulated time, from
@@ -97,10 +96,8 @@ func (r *Runner) takeSample(now time.Duration) {
 	r.mu.Lock()
 	target := r.target
 	r.mu.Unlock()
-	states := make([]worker.State, len(r.workers))
-	for i, w := range r.workers {
+	for _, w := range r.workers {
 		st := w.State()
-		states[i] = st
 		if st.Online {
 			s.Online++
 		}
@@ -115,13 +112,27 @@ func (r *Runner) takeSample(now time.Duration) {
 	}
 	r.mu.Lock()
 	r.samples = append(r.samples, s)
-	var news []string
+	var pending []*deployRun
 	for _, d := range r.deploys {
-		if !d.done && allAt(states, d.targets, d.version) {
+		if !d.done {
+			pending = append(pending, d)
+		}
+	}
+	r.mu.Unlock()
+	// A deploy is done once every target runs its version. Reading the
+	// targets again, and only for deploys not yet done (stopping at the
+	// first behind), costs less than keeping every worker's state of every
+	// sample: at 200k workers that was 16 MB a sample.
+	var news []string
+	for _, d := range pending {
+		if r.allAt(d.targets, d.version) {
+			r.mu.Lock()
 			d.done, d.doneAt = true, now
+			r.mu.Unlock()
 			news = append(news, fmt.Sprintf("deploy %s: every target runs it, %s after it started", d.version, fmtDur(now-d.at)))
 		}
 	}
+	r.mu.Lock()
 	refs := r.waveRefs()
 	r.mu.Unlock()
 	for _, text := range append(r.waveNews(refs), news...) {
@@ -140,9 +151,10 @@ func (r *Runner) waitP99() (cum, interval time.Duration) {
 	return wait.Quantile(0.99), interval
 }
 
-func allAt(states []worker.State, targets []int, version string) bool {
+// allAt reports whether every target worker runs version now.
+func (r *Runner) allAt(targets []int, version string) bool {
 	for _, i := range targets {
-		if states[i].Version != version {
+		if r.workers[i].State().Version != version {
 			return false
 		}
 	}
