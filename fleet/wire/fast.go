@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"math"
 	"unicode/utf8"
 )
 
@@ -16,7 +17,9 @@ import (
 // fraction, an unknown field) goes to encoding/json, which stays the
 // reference: whatever the fast path accepts, encoding/json accepts with
 // the same result, and what the fast path writes is byte for byte what
-// encoding/json writes (FuzzFastDecode, FuzzFastEncode). Errors therefore
+// encoding/json writes (FuzzFastDecode and FuzzFastEncode; unit tests
+// cover what fuzzing does not reach: a body nested past encoding/json's
+// limit, a body decoded into a value already filled). Errors therefore
 // always come from encoding/json and read as they always did.
 
 // scan reads one JSON value from b at i. Every method reports false for
@@ -54,9 +57,9 @@ func (s *scan) end() bool {
 	return s.i == len(s.b)
 }
 
-// str reads a string without escapes or control characters, in valid
+// strBytes reads a string without escapes or control characters, in valid
 // UTF-8 (encoding/json replaces invalid bytes, so those are not ours).
-func (s *scan) str() ([]byte, bool) {
+func (s *scan) strBytes() ([]byte, bool) {
 	s.space()
 	if s.i >= len(s.b) || s.b[s.i] != '"' {
 		return nil, false
@@ -80,10 +83,9 @@ func (s *scan) str() ([]byte, bool) {
 	return nil, false
 }
 
-// uint reads a JSON integer without sign, fraction or exponent that fits
-// in max.
-func (s *scan) uint(max uint64) (uint64, bool) {
-	s.space()
+// digits reads a JSON integer without sign, fraction or exponent, right
+// at s.i, that fits in max.
+func (s *scan) digits(max uint64) (uint64, bool) {
 	start := s.i
 	var n uint64
 	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
@@ -107,24 +109,34 @@ func (s *scan) uint(max uint64) (uint64, bool) {
 	return n, true
 }
 
-// int reads a JSON integer, signed, within int64.
-func (s *scan) int() (int64, bool) {
+// intNum reads a JSON integer within [min, max].
+func (s *scan) intNum(min, max int64) (int64, bool) {
 	s.space()
-	neg := s.i < len(s.b) && s.b[s.i] == '-'
-	if neg {
+	if s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
-		if s.i < len(s.b) && (s.b[s.i] < '0' || s.b[s.i] > '9') {
-			return 0, false
-		}
-		n, ok := s.uint(1 << 63)
-		return -int64(n), ok
+		n, ok := s.digits(uint64(-(min + 1)) + 1)
+		return -int64(n), ok // -int64(1<<63) is math.MinInt64, as it should be
 	}
-	n, ok := s.uint(1<<63 - 1)
+	n, ok := s.digits(uint64(max))
 	return int64(n), ok
 }
 
-// bool reads true or false.
-func (s *scan) bool() (v, ok bool) {
+// int64Num reads a JSON integer for an int64 field, intField one for an
+// int field (narrower on a 32-bit platform), uintNum one for a uint64.
+func (s *scan) int64Num() (int64, bool) { return s.intNum(math.MinInt64, math.MaxInt64) }
+
+func (s *scan) intField() (int, bool) {
+	n, ok := s.intNum(math.MinInt, math.MaxInt)
+	return int(n), ok
+}
+
+func (s *scan) uintNum() (uint64, bool) {
+	s.space()
+	return s.digits(math.MaxUint64)
+}
+
+// boolLit reads true or false.
+func (s *scan) boolLit() (v, ok bool) {
 	s.space()
 	switch rest := s.b[s.i:]; {
 	case len(rest) >= 4 && string(rest[:4]) == "true":
@@ -137,10 +149,17 @@ func (s *scan) bool() (v, ok bool) {
 	return false, false
 }
 
+// maxRawDepth bounds how deeply a body the fast path takes may nest.
+// encoding/json refuses nesting past 10,000 levels over the whole
+// payload; no body of this protocol nests more than a few, so a deeper one
+// is left to encoding/json to judge.
+const maxRawDepth = 64
+
 // raw reads any JSON value but null and returns its bytes, as
 // json.RawMessage keeps them. It finds where the value ends (a comma,
 // whitespace or the enclosing brace at its own depth); json.Valid then
-// judges the value itself.
+// judges the value itself. An unterminated string (or one ending in a
+// backslash) leaves s.i at or past the end, which rawEnd refuses.
 func (s *scan) raw() ([]byte, bool) {
 	s.space()
 	start, depth := s.i, 0
@@ -153,7 +172,9 @@ func (s *scan) raw() ([]byte, bool) {
 				}
 			}
 		case '{', '[':
-			depth++
+			if depth++; depth > maxRawDepth {
+				return nil, false
+			}
 		case '}', ']':
 			if depth == 0 {
 				return s.rawEnd(start) // the brace of the object it is in
@@ -168,8 +189,10 @@ func (s *scan) raw() ([]byte, bool) {
 	return s.rawEnd(start)
 }
 
+// rawEnd ends raw: the value is b[start:i], and something must follow it
+// (the object it is in was never closed otherwise).
 func (s *scan) rawEnd(start int) ([]byte, bool) {
-	if s.i > len(s.b) {
+	if s.i >= len(s.b) {
 		return nil, false
 	}
 	v := s.b[start:s.i]
@@ -189,7 +212,7 @@ func (s *scan) object(field func(name []byte) bool) bool {
 		return true
 	}
 	for {
-		name, ok := s.str()
+		name, ok := s.strBytes()
 		if !ok || !s.is(':') || !field(name) {
 			return false
 		}
@@ -210,7 +233,9 @@ func once(seen *uint32, bit uint32) bool {
 }
 
 // decodeFast decodes the canonical form of an envelope into env, as
-// strictUnmarshal would; false leaves the payload to strictUnmarshal.
+// strictUnmarshal would; false leaves the payload to strictUnmarshal, and
+// env with whatever was read before the fast path gave up, for the caller
+// to reset.
 func decodeFast(payload []byte, env *Envelope) bool {
 	s := scan{b: payload}
 	var seen uint32
@@ -218,48 +243,44 @@ func decodeFast(payload []byte, env *Envelope) bool {
 		var ok bool
 		switch string(name) {
 		case "v":
-			var n int64
-			n, ok = s.int()
-			env.V = int(n)
+			env.V, ok = s.intField()
 			return ok && once(&seen, 1<<0)
 		case "id":
-			env.ID, ok = s.string()
+			env.ID, ok = s.strCopy()
 			return ok && once(&seen, 1<<1)
 		case "kind":
 			var v []byte
-			v, ok = s.str()
+			v, ok = s.strBytes()
 			env.Kind = internKind(v)
 			return ok && once(&seen, 1<<2)
 		case "ref":
-			env.Ref, ok = s.string()
+			env.Ref, ok = s.strCopy()
 			return ok && once(&seen, 1<<3)
 		case "key":
-			env.Key, ok = s.string()
+			env.Key, ok = s.strCopy()
 			return ok && once(&seen, 1<<4)
 		case "seq":
-			env.Seq, ok = s.uint(1<<64 - 1)
+			env.Seq, ok = s.uintNum()
 			return ok && once(&seen, 1<<5)
 		case "ttl_ms":
-			env.TTLMs, ok = s.int()
+			env.TTLMs, ok = s.int64Num()
 			return ok && once(&seen, 1<<6)
 		case "attempt":
-			var n int64
-			n, ok = s.int()
-			env.Attempt = int(n)
+			env.Attempt, ok = s.intField()
 			return ok && once(&seen, 1<<7)
 		case "sent_ms":
-			env.SentMs, ok = s.int()
+			env.SentMs, ok = s.int64Num()
 			return ok && once(&seen, 1<<8)
 		case "result":
 			var v []byte
-			v, ok = s.str()
+			v, ok = s.strBytes()
 			env.Result = internResult(v)
 			return ok && once(&seen, 1<<9)
 		case "retry_after_ms":
-			env.RetryAfterMs, ok = s.int()
+			env.RetryAfterMs, ok = s.int64Num()
 			return ok && once(&seen, 1<<10)
 		case "reason":
-			env.Reason, ok = s.string()
+			env.Reason, ok = s.strCopy()
 			return ok && once(&seen, 1<<11)
 		case "body":
 			var v []byte
@@ -272,9 +293,9 @@ func decodeFast(payload []byte, env *Envelope) bool {
 	return ok && s.end()
 }
 
-// string reads a string and copies it.
-func (s *scan) string() (string, bool) {
-	v, ok := s.str()
+// strCopy reads a string and copies it.
+func (s *scan) strCopy() (string, bool) {
+	v, ok := s.strBytes()
 	return string(v), ok
 }
 
@@ -309,20 +330,18 @@ func decodeBodyFast(b []byte, v any) bool {
 	var ok bool
 	switch v := v.(type) {
 	case *Heartbeat:
-		var hb Heartbeat
+		hb := *v // encoding/json sets only the fields present
 		ok = s.object(func(name []byte) bool {
 			var ok bool
 			switch string(name) {
 			case "version":
-				hb.Version, ok = s.string()
+				hb.Version, ok = s.strCopy()
 				return ok && once(&seen, 1<<0)
 			case "mailbox_depth":
-				var n int64
-				n, ok = s.int()
-				hb.MailboxDepth = int(n)
+				hb.MailboxDepth, ok = s.intField()
 				return ok && once(&seen, 1<<1)
 			case "busy":
-				hb.Busy, ok = s.bool()
+				hb.Busy, ok = s.boolLit()
 				return ok && once(&seen, 1<<2)
 			}
 			return false
@@ -332,11 +351,11 @@ func decodeBodyFast(b []byte, v any) bool {
 			return true
 		}
 	case *Apply:
-		var a Apply
+		a := *v
 		ok = s.object(func(name []byte) bool {
 			var ok bool
 			if string(name) == "version" {
-				a.Version, ok = s.string()
+				a.Version, ok = s.strCopy()
 				return ok && once(&seen, 1)
 			}
 			return false
@@ -346,11 +365,11 @@ func decodeBodyFast(b []byte, v any) bool {
 			return true
 		}
 	case *Request:
-		var r Request
+		r := *v
 		ok = s.object(func(name []byte) bool {
 			var ok bool
 			if string(name) == "what" {
-				r.What, ok = s.string()
+				r.What, ok = s.strCopy()
 				return ok && once(&seen, 1)
 			}
 			return false

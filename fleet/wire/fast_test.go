@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -79,10 +80,14 @@ func TestFastPathLeavesTheRestToEncodingJSON(t *testing.T) {
 		`{"v":1,"id":"x","kind":"ping","seq":-1}`,
 		`{"v":1,"id":"x","kind":"ping","seq":18446744073709551616}`,
 		`{"v":1,"id":"\xff","kind":"ping"}`,
+		`{"v":1,"id":"- 1","kind":"ping","ttl_ms":- 1}`,
+		// Nested past encoding/json's limit of 10,000 levels, the
+		// envelope's own included: the fast path must not judge it.
+		`{"v":1,"id":"x","kind":"ping","body":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
 	} {
 		var env Envelope
 		if decodeFast([]byte(s), &env) {
-			t.Errorf("decodeFast took %s", s)
+			t.Errorf("decodeFast took %.100s", s)
 		}
 	}
 	for _, env := range []Envelope{
@@ -93,6 +98,23 @@ func TestFastPathLeavesTheRestToEncodingJSON(t *testing.T) {
 		if b, ok := encodeFast(&env); ok {
 			t.Errorf("encodeFast took %+v: %s", env, b)
 		}
+	}
+}
+
+// TestFastBodyKeepsWhatIsAbsent: as encoding/json, a body decoded into a
+// value already filled sets only the fields it has.
+func TestFastBodyKeepsWhatIsAbsent(t *testing.T) {
+	body := []byte(`{"mailbox_depth":3}`)
+	fast := Heartbeat{Version: "1.0.0", Busy: true}
+	ref := fast
+	if !decodeBodyFast(body, &fast) {
+		t.Fatal("decodeBodyFast refused it")
+	}
+	if err := strictUnmarshal(body, &ref); err != nil {
+		t.Fatal(err)
+	}
+	if fast != ref {
+		t.Fatalf("fast path made %+v, encoding/json %+v", fast, ref)
 	}
 }
 
@@ -124,8 +146,13 @@ func FuzzFastDecode(f *testing.F) {
 				t.Fatalf("%q: fast path read %+v, encoding/json %+v", payload, fast, ref)
 			}
 		}
-		for _, typ := range []reflect.Type{reflect.TypeFor[Heartbeat](), reflect.TypeFor[Apply](), reflect.TypeFor[Request]()} {
+		// Into values already filled, since encoding/json keeps the fields
+		// a body does not have.
+		for _, filled := range []any{Heartbeat{Version: "0.9", MailboxDepth: 7, Busy: true}, Apply{Version: "0.9"}, Request{What: "x"}} {
+			typ := reflect.TypeOf(filled)
 			fast, ref := reflect.New(typ), reflect.New(typ)
+			fast.Elem().Set(reflect.ValueOf(filled))
+			ref.Elem().Set(reflect.ValueOf(filled))
 			if !decodeBodyFast(payload, fast.Interface()) {
 				continue
 			}
