@@ -147,20 +147,23 @@ func TestRunHeadless(t *testing.T) {
 	}
 }
 
-// TestRunHeapProfile: --heap-profile writes a heap profile (gzipped, as
-// go tool pprof reads it) of the run.
-func TestRunHeapProfile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "run.heap")
-	code, stdout, stderr := sim(t, "run", "testdata/tiny.yaml", "--headless", "--report", "", "--log-level", "warn", "--heap-profile", path)
+// TestRunProfiles: --heap-profile and --cpu-profile write profiles
+// (gzipped, as go tool pprof reads them) of the run.
+func TestRunProfiles(t *testing.T) {
+	dir := t.TempDir()
+	heap, cpu := filepath.Join(dir, "run.heap"), filepath.Join(dir, "run.cpu")
+	code, stdout, stderr := sim(t, "run", "testdata/tiny.yaml", "--headless", "--report", "", "--log-level", "warn", "--heap-profile", heap, "--cpu-profile", cpu)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
-		t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
+	for _, path := range []string{heap, cpu} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Fatalf("%s: %d bytes, not a gzipped profile", path, len(b))
+		}
 	}
 }
 
