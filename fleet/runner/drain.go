@@ -66,7 +66,7 @@ func (r *Runner) busy() string {
 	if n := r.deploysN.Load(); n > 0 {
 		return fmt.Sprintf("%d deploys enqueueing waves", n)
 	}
-	offline, queued, stored, asking := 0, 0, 0, 0
+	offline, queued, stored, asking, syncing := 0, 0, 0, 0, 0
 	for _, w := range r.workers {
 		s := w.State()
 		if !s.Online {
@@ -78,11 +78,14 @@ func (r *Runner) busy() string {
 		}
 		stored += s.Stored
 		asking += s.Asking
+		if s.SyncDue {
+			syncing++
+		}
 	}
 	switch {
 	case offline > 0:
 		return fmt.Sprintf("%d workers offline", offline)
-	case queued == 0 && stored == 0 && asking == 0:
+	case queued == 0 && stored == 0 && asking == 0 && syncing == 0:
 		// A worker whose connection went silent and was healed thinks it
 		// is online until its keepalive fails; the leader, told by the
 		// broker's will, knows better.
@@ -95,6 +98,8 @@ func (r *Runner) busy() string {
 		return fmt.Sprintf("%d messages in workers' local outboxes", stored)
 	case asking > 0:
 		return fmt.Sprintf("%d messages from workers awaiting the leader's answer", asking)
+	case syncing > 0:
+		return fmt.Sprintf("%d workers yet to send a sync request, or waiting to retry one", syncing)
 	}
 	// Again, after the workers: a message that left a worker while they
 	// were read (an ask answered, so no longer counted there) is in the

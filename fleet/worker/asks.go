@@ -143,11 +143,18 @@ func (w *Worker) syncReply(env wire.Envelope) {
 		w.update(func(s *Stats) { s.SyncOK++ })
 	case wire.ResultFull:
 		w.syncTries++
-		w.syncDue = w.clk.Now().Add(w.retryDelay(env.RetryAfter(), w.syncTries))
+		w.setSyncDue(w.clk.Now().Add(w.retryDelay(env.RetryAfter(), w.syncTries)))
 		w.update(func(s *Stats) { s.SyncFull++ })
 	default:
 		w.update(func(s *Stats) { s.SyncRejected++ })
 	}
+}
+
+// setSyncDue sets when the next sync request goes (zero: none), and
+// whether State reports one waiting.
+func (w *Worker) setSyncDue(t time.Time) {
+	w.syncDue = t
+	w.syncWaits.Store(!t.IsZero())
 }
 
 // retryDelay is how long to wait before asking the leader again: no less
@@ -243,7 +250,7 @@ func (w *Worker) expire(a *ask, now time.Time) {
 	switch {
 	case a.kind == wire.KindRequest:
 		w.syncTries++
-		w.syncDue = now.Add(w.retryDelay(0, w.syncTries))
+		w.setSyncDue(now.Add(w.retryDelay(0, w.syncTries)))
 		w.update(func(s *Stats) { s.SyncTimeouts++ })
 	case a.storeID != 0:
 		w.flushing = false
@@ -283,7 +290,7 @@ func (w *Worker) housekeeping() {
 		} else {
 			env := wire.Envelope{V: wire.Version, ID: w.newID("s"), Kind: wire.KindRequest, SentMs: now.UnixMilli(), Body: wire.Body(wire.Request{What: "sync"})}
 			if w.sendAsk(env, &ask{}) {
-				w.syncDue = time.Time{}
+				w.setSyncDue(time.Time{})
 				w.update(func(s *Stats) { s.SyncSent++ })
 				earliest(w.asks[env.ID].deadline)
 			}

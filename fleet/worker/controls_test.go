@@ -67,6 +67,13 @@ func startRig(t *testing.T, drv driver, cfg worker.Config) *rig {
 // the clock the rig advances.
 func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c clock.Clock) *rig {
 	t.Helper()
+	return startRigWith(t, drv, cfg, fake, c, false)
+}
+
+// startRigWith starts a worker as startRigOn does; with sync, it asks the
+// leader for a sync as it connects, as a worker does unless told not to.
+func startRigWith(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c clock.Clock, sync bool) *rig {
+	t.Helper()
 	b, err := broker.StartBroker(broker.BrokerOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +98,7 @@ func startRigOn(t *testing.T, drv driver, cfg worker.Config, fake *clock.Fake, c
 	}); err != nil {
 		t.Fatal(err)
 	}
-	cfg.ID, cfg.Clock, cfg.NoSync, cfg.Gateway = workerID, c, true, drv.gateway
+	cfg.ID, cfg.Clock, cfg.NoSync, cfg.Gateway = workerID, c, !sync, drv.gateway
 	dial := worker.MQTTDialer{Broker: "mem://", Mem: b}
 	var run func(context.Context) error
 	if drv.gateway == "" {
@@ -189,7 +196,13 @@ func (r *rig) command(t *testing.T, env wire.Envelope) wire.Envelope {
 // replyOK answers the worker's ask ref with "ok", as the leader would.
 func (r *rig) replyOK(t *testing.T, ref string) {
 	t.Helper()
-	b, err := wire.Encode(wire.Envelope{Kind: wire.KindReply, Ref: ref, Result: wire.ResultOK})
+	r.reply(t, wire.Envelope{Kind: wire.KindReply, Ref: ref, Result: wire.ResultOK})
+}
+
+// reply publishes the leader's answer env to the worker.
+func (r *rig) reply(t *testing.T, env wire.Envelope) {
+	t.Helper()
+	b, err := wire.Encode(env)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,6 +393,41 @@ func TestAskingUntilAnswered(t *testing.T) {
 		fleettest.Eventually(t, 10*time.Second, "the answer settles the ask", func() error {
 			st, s := r.w.State(), r.w.Stats()
 			return fleettest.Unless(st.Asking == 0 && s.TelemetryDirect == 1, "asking %d, direct %d; want 0, 1", st.Asking, s.TelemetryDirect)
+		})
+	})
+}
+
+// TestSyncDueUntilSent: State.SyncDue holds from the connect until the
+// sync request goes, and again while a refused one waits for its retry,
+// so a caller waiting for a quiet fleet (a scenario's drain) does not
+// stop while a worker is backing off before asking again.
+func TestSyncDueUntilSent(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+		r := startRigWith(t, drv, worker.Config{AskTimeout: time.Hour}, clk, clk, true)
+		sync := r.next(t, "the sync request")
+		if sync.Kind != wire.KindRequest {
+			t.Fatalf("first message %s, want the sync request", sync.Kind)
+		}
+		// The request can reach the leader before its sender's loop marks
+		// it sent: wait for that.
+		fleettest.Eventually(t, 10*time.Second, "the sync sent", func() error {
+			st := r.w.State()
+			return fleettest.Unless(!st.SyncDue && st.Asking == 1, "sync due %v, asking %d; want false, 1", st.SyncDue, st.Asking)
+		})
+		r.reply(t, wire.Envelope{Kind: wire.KindReply, Ref: sync.ID, Result: wire.ResultFull, RetryAfterMs: 60_000})
+		fleettest.Eventually(t, 10*time.Second, "the refused sync waiting for its retry", func() error {
+			st := r.w.State()
+			return fleettest.Unless(st.SyncDue && st.Asking == 0, "sync due %v, asking %d; want true, 0", st.SyncDue, st.Asking)
+		})
+		fleettest.Advance(t, r.clk, 2*time.Minute, "the retry")
+		again := r.next(t, "the retried sync request")
+		if again.Kind != wire.KindRequest {
+			t.Fatalf("retry %s, want a sync request", again.Kind)
+		}
+		fleettest.Eventually(t, 10*time.Second, "the retry sent", func() error {
+			st := r.w.State()
+			return fleettest.Unless(!st.SyncDue, "sync still due after the retry went")
 		})
 	})
 }

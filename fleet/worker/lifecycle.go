@@ -104,7 +104,8 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		}
 	})
 	if !w.cfg.NoSync {
-		w.syncDue, w.syncTries = w.clk.Now(), 0
+		w.setSyncDue(w.clk.Now())
+		w.syncTries = 0
 	}
 	w.flushAfter = time.Time{}
 }

@@ -61,7 +61,8 @@ func (w *Worker) reboot() {
 		commands++
 	}
 	w.answers = nil // acks on their way: the leader's asks time out and it redelivers
-	w.syncDue, w.syncTries = time.Time{}, 0
+	w.setSyncDue(time.Time{})
+	w.syncTries = 0
 	w.flushing, w.flushAfter = false, time.Time{}
 	w.timers.reboot(w.clk.Now())
 	old, queued := w.local, w.st.TelemetryQueued

@@ -113,7 +113,10 @@ type State struct {
 	// message in flight). Until it comes, or the ask times out, the
 	// message is on its way: in the broker, at the leader, or its answer
 	// coming back.
-	Asking    int
+	Asking int
+	// SyncDue: a sync request is still to go, at once or, after a "full"
+	// answer or no answer, when its retry is due.
+	SyncDue   bool
 	AckedFull uint64 // commands answered "full" so far
 }
 
@@ -122,7 +125,7 @@ type State struct {
 // a second is cheap (Stats is not).
 func (w *Worker) State() State {
 	w.mu.Lock()
-	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull, Asking: int(w.asking.Load())}
+	s := State{Online: w.st.Online, Busy: w.st.Busy, Version: w.st.Version, AckedFull: w.st.AckedFull, Asking: int(w.asking.Load()), SyncDue: w.syncWaits.Load()}
 	local := w.local
 	w.mu.Unlock()
 	s.Depth, s.Capacity = w.mb.Len(), w.mb.Cap()

@@ -47,6 +47,8 @@ type Worker struct {
 	hat      int64        // the due time it is filed under
 	pending  atomic.Int32 // messages posted to lp, not yet handled
 	asking   atomic.Int32 // len(asks) as of the last housekeeping (State)
+	// syncWaits: syncDue is set, a sync to send or to retry (State).
+	syncWaits atomic.Bool
 
 	// Owned by the loop goroutine.
 	begun      bool // its loop has called start (a loop's device: ramped in)
