@@ -351,33 +351,30 @@ func decodeBodyFast(b []byte, v any) bool {
 			return true
 		}
 	case *Apply:
-		a := *v
-		ok = s.object(func(name []byte) bool {
-			var ok bool
-			if string(name) == "version" {
-				a.Version, ok = s.strCopy()
-				return ok && once(&seen, 1)
-			}
-			return false
-		})
-		if ok && s.end() {
-			*v = a
-			return true
-		}
+		return oneString(b, "version", &v.Version)
 	case *Request:
-		r := *v
-		ok = s.object(func(name []byte) bool {
-			var ok bool
-			if string(name) == "what" {
-				r.What, ok = s.strCopy()
-				return ok && once(&seen, 1)
-			}
+		return oneString(b, "what", &v.What)
+	}
+	return false
+}
+
+// oneString decodes the canonical form of an object with one string
+// field, name, into *dst; false leaves *dst as it was.
+func oneString(b []byte, name string, dst *string) bool {
+	s := scan{b: b}
+	val, seen := *dst, false
+	ok := s.object(func(n []byte) bool {
+		if string(n) != name || seen {
 			return false
-		})
-		if ok && s.end() {
-			*v = r
-			return true
 		}
+		seen = true
+		var ok bool
+		val, ok = s.strCopy()
+		return ok
+	})
+	if ok && s.end() {
+		*dst = val
+		return true
 	}
 	return false
 }
