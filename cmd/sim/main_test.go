@@ -148,15 +148,19 @@ func TestRunHeadless(t *testing.T) {
 }
 
 // TestRunProfiles: --heap-profile and --cpu-profile write profiles
-// (gzipped, as go tool pprof reads them) of the run.
+// (gzipped, as go tool pprof reads them) of the run, under run and check.
 func TestRunProfiles(t *testing.T) {
 	dir := t.TempDir()
-	heap, cpu := filepath.Join(dir, "run.heap"), filepath.Join(dir, "run.cpu")
+	heap, cpu, checkCPU := filepath.Join(dir, "run.heap"), filepath.Join(dir, "run.cpu"), filepath.Join(dir, "check.cpu")
 	code, stdout, stderr := sim(t, "run", "testdata/tiny.yaml", "--headless", "--report", "", "--log-level", "warn", "--heap-profile", heap, "--cpu-profile", cpu)
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, path := range []string{heap, cpu} {
+	code, stdout, stderr = sim(t, "check", "testdata/tiny.yaml", "--baseline", t.TempDir(), "--update-baseline", "--report", "", "--progress", "0", "--log-level", "warn", "--cpu-profile", checkCPU)
+	if code != 0 {
+		t.Fatalf("check: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, path := range []string{heap, cpu, checkCPU} {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
