@@ -96,6 +96,12 @@ func (w *Worker) tryConnect(ctx context.Context) {
 	}
 	reconnect := w.attempt > 0 || w.st.Connects > 0
 	w.attempt = 0
+	if !w.cfg.NoSync {
+		// Due before the worker reads online, so that whoever sees it
+		// online (a scenario's drain) also sees the sync it still owes.
+		w.setSyncDue(w.clk.Now())
+		w.syncTries = 0
+	}
 	w.update(func(s *Stats) {
 		s.Online = true
 		s.Connects++
@@ -103,10 +109,6 @@ func (w *Worker) tryConnect(ctx context.Context) {
 			s.Reconnects++
 		}
 	})
-	if !w.cfg.NoSync {
-		w.setSyncDue(w.clk.Now())
-		w.syncTries = 0
-	}
 	w.flushAfter = time.Time{}
 }
 
