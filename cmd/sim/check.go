@@ -90,14 +90,11 @@ the lag, for a CI that must not pass on timings it did not check.
 			if err != nil {
 				return err
 			}
-			stopCPU, err := cpuProfile(f.cpu)
-			if err != nil {
+			var rounds [][]*result.Report
+			err = withCPUProfile(f.cpu, func() (err error) {
+				rounds, err = runRounds(ctx, scs, &f, log, repeat.n, stdout)
 				return err
-			}
-			rounds, err := runRounds(ctx, scs, &f, log, repeat.n, stdout)
-			if perr := stopCPU(); err == nil {
-				err = perr
-			}
+			})
 			if err != nil {
 				return err
 			}

@@ -55,25 +55,25 @@ func writeHeapProfile(path string) error {
 	return nil
 }
 
-// cpuProfile starts a CPU profile of the process into path (none for an
-// empty path); stop ends it and closes the file.
-func cpuProfile(path string) (stop func() error, err error) {
+// withCPUProfile runs run under a CPU profile of the process written to
+// path (no profile for an empty path). run's error comes first; then the
+// profile's.
+func withCPUProfile(path string, run func() error) error {
 	if path == "" {
-		return func() error { return nil }, nil
+		return run()
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, cli.Runtime(fmt.Errorf("--cpu-profile: %w", err))
+		return cli.Runtime(fmt.Errorf("--cpu-profile: %w", err))
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
-		return nil, cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, err))
+		return cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, err))
 	}
-	return func() error {
-		pprof.StopCPUProfile()
-		if err := f.Close(); err != nil {
-			return cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, err))
-		}
-		return nil
-	}, nil
+	err = run()
+	pprof.StopCPUProfile()
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cli.Runtime(fmt.Errorf("--cpu-profile %s: %w", path, cerr))
+	}
+	return err
 }

@@ -175,14 +175,11 @@ see 'sim validate') go to stderr before the run.
 				return err
 			}
 			interactive := !f.headless && isTerminal(os.Stdout) && isTerminal(os.Stdin) && len(scs) == 1
-			stopCPU, err := cpuProfile(f.cpu)
-			if err != nil {
+			var out outcome
+			err = withCPUProfile(f.cpu, func() (err error) {
+				out, err = runAll(ctx, scs, &f, log, interactive, stdout)
 				return err
-			}
-			out, err := runAll(ctx, scs, &f, log, interactive, stdout)
-			if perr := stopCPU(); err == nil {
-				err = perr
-			}
+			})
 			if err != nil {
 				return err
 			}
