@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // DefaultMemBuffer is how many bytes one direction of an in-memory
@@ -73,6 +75,9 @@ type memConn struct {
 
 func (c *memConn) Read(b []byte) (int, error) {
 	n, err := c.in.read(b)
+	// Every read and write is progress to a virtual clock's settle
+	// check: bytes on their way between goroutines.
+	clock.Touch()
 	if err != nil && err != io.EOF {
 		err = c.opError("read", err)
 	}
@@ -80,6 +85,7 @@ func (c *memConn) Read(b []byte) (int, error) {
 }
 
 func (c *memConn) Write(b []byte) (int, error) {
+	clock.Touch()
 	n, err := c.out.write(b)
 	if err != nil {
 		err = c.opError("write", err)

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -23,6 +25,10 @@ const (
 	queued
 )
 
+// writing counts the write transactions under way, for a virtual clock's
+// settle check.
+var writing = clock.NewHold("writes to an outbox file")
+
 // update runs fn in a write transaction, grouped with others as mode
 // says; under Sync, and under None for batched calls, it is one Update of
 // its own (NoSync was set at open for None). Grouped, fn may run more than
@@ -38,6 +44,10 @@ const (
 // through DB.Batch every turn of a relay's loop would wait out batchDelay
 // (docs/BENCHMARKS.md, relay).
 func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
+	// A virtual clock must not move while a write waits for company on
+	// the wall clock (DB.Batch) or for the disk.
+	writing.Add(1)
+	defer writing.Add(-1)
 	tracked := func(tx *bolt.Tx) error {
 		// Every write transaction must pass through state, even one that
 		// changes no counter: state tells a rollback from a commit by the

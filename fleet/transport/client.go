@@ -10,6 +10,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // ClientOptions configures NewClient. Zero durations take the defaults
@@ -70,6 +72,13 @@ type ClientOptions struct {
 	// OnConnect is called after each successful connection, in a goroutine
 	// of paho's; it must return promptly.
 	OnConnect func(paho.Client)
+	// Clock times what the Session does on its own: the cut of a silenced
+	// in-memory connection (Session.Silence) and the pause before a
+	// subscription refused for its packet id is made again. A scenario
+	// run passes its simulated clock, so that these count in simulated
+	// time. Default: the wall clock. (paho's and the broker's own timers
+	// stay on the wall clock: see fleet/clock's package doc.)
+	Clock clock.Clock
 	// OnConnectionLost is called when an established connection drops for
 	// any reason other than Disconnect, in a goroutine of paho's; it must
 	// return promptly. paho does not reconnect: the caller does, with its

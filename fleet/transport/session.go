@@ -13,6 +13,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // Session is a connected MQTT client with the few calls fleetsim's leader
@@ -23,6 +25,7 @@ import (
 // concurrent use.
 type Session struct {
 	c    paho.Client
+	clk  clock.Clock
 	conn atomic.Pointer[silentConn]
 	// cut is how long a silenced in-memory connection lasts (1.5 x
 	// KeepAlive, when a broker's keepalive would end it); 0: for ever.
@@ -56,7 +59,10 @@ var ErrClosed = errors.New("transport: session closed")
 // It returns when the broker has accepted the CONNECT, or with an error
 // naming the broker and the cause (refused login, unreachable, timeout).
 func Connect(ctx context.Context, opts ClientOptions, mem MemDialer) (*Session, error) {
-	s := &Session{lost: make(chan struct{})}
+	s := &Session{lost: make(chan struct{}), clk: opts.Clock}
+	if s.clk == nil {
+		s.clk = clock.Real{}
+	}
 	if strings.HasPrefix(opts.Broker, "mem:") && opts.KeepAlive > 0 {
 		s.cut = opts.KeepAlive * 3 / 2
 	}
@@ -196,7 +202,7 @@ func (s *Session) subscribe(ctx context.Context, sub subscription) error {
 		}
 		code := subackCode(t, filter)
 		if d, again := retryAfter(code, attempt); again {
-			if err := pause(ctx, d); err != nil {
+			if err := clock.Sleep(ctx, s.clk, d); err != nil {
 				return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 			}
 			continue
@@ -247,16 +253,9 @@ func subackCode(t paho.Token, filter string) byte {
 	return 0
 }
 
-func pause(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// closing counts the sessions in Close, for a virtual clock's settle
+// check.
+var closing = clock.NewHold("MQTT sessions closing")
 
 // Close ends the session. clean sends a DISCONNECT (the broker discards the
 // will); otherwise the connection is cut and the broker publishes the will.
@@ -270,7 +269,11 @@ func (s *Session) Close(clean bool) {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
+	// paho waits up to 100 ms of wall time for its DISCONNECT to go out:
+	// a virtual clock must not move meanwhile.
+	closing.Add(1)
 	s.c.Disconnect(100)
+	closing.Add(-1)
 	s.answers.stop()
 	s.markLost(nil)
 }
@@ -292,7 +295,7 @@ func (s *Session) Silence() {
 		return
 	}
 	if s.cut > 0 {
-		time.AfterFunc(s.cut, c.cutOff)
+		s.clk.AfterFunc(s.cut, c.cutOff)
 	}
 }
 

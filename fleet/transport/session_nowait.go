@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // SubscribeNoWait asks the broker for filter, its messages going to
@@ -136,7 +138,7 @@ func (a *subAnswers) run(s *Session) {
 		}
 		code := subackCode(p.t, p.sub.filter)
 		if d, again := retryAfter(code, p.attempt); again {
-			if pause(a.ctx, d) != nil {
+			if clock.Sleep(a.ctx, s.clk, d) != nil {
 				return
 			}
 			if !s.subscribed(p.sub.filter) {

@@ -6,6 +6,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -21,6 +22,9 @@ type MQTTDialer struct {
 	// Secret, if set, logs each worker in with its id and
 	// wire.WorkerPassword(Secret, id).
 	Secret []byte
+	// Clock times what a session does on its own (see
+	// transport.ClientOptions.Clock). Default: the wall clock.
+	Clock clock.Clock
 }
 
 // Dial connects one worker: client id = worker id, a clean session (the
@@ -28,7 +32,7 @@ type MQTTDialer struct {
 // retained last will (o.WillPayload: "offline <epoch>") on its status topic.
 func (d MQTTDialer) Dial(ctx context.Context, o DialOptions) (Session, error) {
 	co := transport.ClientOptions{
-		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true,
+		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true, Clock: d.Clock,
 		Will: &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
 	}
 	if d.Secret != nil {
@@ -86,7 +90,7 @@ type GatewayDialer interface {
 // on the gateway's status topic.
 func (d MQTTDialer) DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error) {
 	co := transport.ClientOptions{
-		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true,
+		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true, Clock: d.Clock,
 		Will:           &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
 		DefaultHandler: func(_ paho.Client, m paho.Message) { o.Route(m.Topic(), m.Payload()) },
 	}
