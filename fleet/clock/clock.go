@@ -61,3 +61,14 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// Settle waits, if c is a Virtual clock, until the process has settled
+// (Virtual.Settle), or until ctx ends; on any other clock it returns at
+// once. Code that runs on any clock calls it where a run on the virtual
+// clock must go on from the same state every time.
+func Settle(ctx context.Context, c Clock) error {
+	if v, ok := c.(*Virtual); ok {
+		return v.Settle(ctx)
+	}
+	return ctx.Err()
+}

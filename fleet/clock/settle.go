@@ -115,24 +115,26 @@ func (s *settler) read() goroutineCounts {
 }
 
 // quiet reports whether c shows nothing but the caller (which runs)
-// and the goroutines that live in system calls, with no Hold held. It
-// also moves the base (see settler.base).
+// and the goroutines that live in system calls, with no Hold held.
 func (s *settler) quiet(c goroutineCounts, now time.Time) bool {
-	if c.running > 1 || c.runnable > 0 || holds.total.Load() != 0 {
-		s.over = 0
-		return false
-	}
-	switch {
-	case c.syscall <= s.base:
-		s.base, s.over = c.syscall, 0
-		return true
-	case c.syscall != s.over || progress.Load() != s.overMark:
-		s.over, s.overAt, s.overMark = c.syscall, now, progress.Load()
+	s.follow(c.syscall, now)
+	return c.running <= 1 && c.runnable == 0 && c.syscall <= s.base && holds.total.Load() == 0
+}
+
+// follow moves the base (see settler.base) with a reading of n
+// goroutines in system calls: down to any lower reading, up to a higher
+// one that has held for baseAfter while the simulation did not move.
+// What else runs meanwhile (a dashboard drawing) does not matter: the
+// simulation's own goroutines move its progress.
+func (s *settler) follow(n uint64, now time.Time) {
+	switch mark := progress.Load(); {
+	case n <= s.base:
+		s.base, s.over = n, 0
+	case n != s.over || mark != s.overMark:
+		s.over, s.overAt, s.overMark = n, now, mark
 	case now.Sub(s.overAt) >= baseAfter:
-		s.base, s.over = c.syscall, 0
-		return true
+		s.base, s.over = n, 0
 	}
-	return false
 }
 
 // settled reports whether the process has settled: a quiet reading,

@@ -136,6 +136,22 @@ func (v *Virtual) startCeiling() {
 	v.mu.Unlock()
 }
 
+// Settle waits until the process has settled at the current simulated
+// instant, or ctx ends: a timer due now fires only once what is under way
+// has run its course. A goroutine that set off work in others (told a
+// hundred workers to partition, subscribed to a flood of retained
+// messages) calls it to go on from the same state on every run.
+func (v *Virtual) Settle(ctx context.Context) error {
+	t := v.NewTimer(0)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // Speed returns the ceiling (0: none).
 func (v *Virtual) Speed() float64 {
 	v.mu.Lock()

@@ -148,6 +148,13 @@ func (l *Leader) Run(ctx context.Context) error {
 	if err := l.cfg.Link.Subscribe(ctx, tp.AllStatus(), 1, l.onStatus); err != nil {
 		return fmt.Errorf("leader: subscribe %s: %w", tp.AllStatus(), err)
 	}
+	// On a simulation's virtual clock, the retained statuses that pour in
+	// behind the subscription are all in before the relay's first turn,
+	// so that it finds the same fleet online on every run. (A leader on
+	// the wall clock cannot tell when they end, and need not wait.)
+	if err := clock.Settle(ctx, l.clk); err != nil {
+		return err
+	}
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	var wg sync.WaitGroup
