@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"math/rand/v2"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
@@ -30,10 +31,19 @@ type timers struct {
 	hbEvery, telEvery time.Duration // 0: off
 }
 
-func (t *timers) init(now time.Time, hb, tel time.Duration) {
+// init starts the tickers, each at its own phase: the first tick comes a
+// random part of its interval from now (drawn from r), as a fleet's
+// devices, started at different moments, do not beat in step.
+func (t *timers) init(now time.Time, hb, tel time.Duration, r *rand.Rand) {
 	t.hbEvery, t.telEvery = hb, tel
-	t.tick(tHeartbeat, now, hb)
-	t.tick(tTelemetry, now, tel)
+	for _, k := range [...]struct {
+		k timer
+		d time.Duration
+	}{{tHeartbeat, hb}, {tTelemetry, tel}} {
+		if k.d > 0 {
+			t.after(k.k, now, time.Duration(r.Int64N(int64(k.d)))+1)
+		}
+	}
 }
 
 // after arms k to fire d after now.

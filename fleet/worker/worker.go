@@ -146,6 +146,10 @@ func newWorker(cfg Config, dial Dialer, lp *loop) (*Worker, error) {
 	return w, nil
 }
 
+// phaseSalt separates the random stream of a worker's tickers' phases
+// from its own (PCG(seed, index)).
+const phaseSalt = 0x9a5e_0000_0000_0000
+
 // ID returns the worker's id.
 func (w *Worker) ID() string { return w.cfg.ID }
 
@@ -214,7 +218,9 @@ func (w *Worker) afterEvent() {
 // start arms the worker's first connection attempt (at once) and its
 // tickers; the driver calls it once, before anything else.
 func (w *Worker) start() {
-	w.timers.init(w.clk.Now(), w.cfg.Heartbeat, w.cfg.Telemetry)
+	// The phases have a stream of their own: drawing them from the
+	// worker's would shift every jitter after them.
+	w.timers.init(w.clk.Now(), w.cfg.Heartbeat, w.cfg.Telemetry, rand.New(rand.NewPCG(w.cfg.Seed, w.cfg.Index^phaseSalt)))
 	w.scheduleReconnect(0)
 }
 
