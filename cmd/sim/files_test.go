@@ -16,7 +16,7 @@ import (
 // flag and what would be valid, before any file is read (the file named
 // here does not exist), for every subcommand that has the flag.
 func TestFlagsRefused(t *testing.T) {
-	speed := `--speed %s: want above 0 and at most 10000 (simulated seconds per wall second), or 0 for the scenario's speed`
+	speed := `--speed %s: want above 0 and at most 10000 (simulated seconds per wall second at most), or leave the flag out`
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -26,6 +26,8 @@ func TestFlagsRefused(t *testing.T) {
 		{[]string{"check", "--speed", "-Inf"}, strings.Replace(speed, "%s", "-Inf", 1)},
 		{[]string{"run", "--speed", "100000"}, strings.Replace(speed, "%s", "100000", 1)},
 		{[]string{"check", "--speed", "-1"}, strings.Replace(speed, "%s", "-1", 1)},
+		{[]string{"run", "--speed", "0"}, strings.Replace(speed, "%s", "0", 1)},
+		{[]string{"check", "--speed", "fast"}, `invalid argument "fast" for "--speed" flag: want a number`},
 		{[]string{"run", "--progress", "-1s"}, "--progress -1s: want an interval such as 5s, or 0 for no progress lines"},
 		{[]string{"check", "--workers", "-5"}, "--workers -5: want 1 to 1000000, or 0 for the scenario's fleet.count"},
 		{[]string{"run", "--workers", "1000001"}, "--workers 1000001: want 1 to 1000000"},
@@ -209,10 +211,8 @@ func TestLoadInterruptedInProcess(t *testing.T) {
 	}
 }
 
-// TestMaxSpeedEnds: runs at the highest speed the flag takes end (they
-// fall far behind, and say so); at ten times that speed a ticker's
-// catch-up once held the clock's lock until the run never reached its end
-// (fleet/clock's TestScaledTickerFarBehindCatchesUpAtOnce).
+// TestMaxSpeedEnds: runs at the highest speed ceiling the flag takes
+// end, and say which speed they ran at.
 func TestMaxSpeedEnds(t *testing.T) {
 	for _, name := range []string{"offline-reconnect", "telemetry-fallback"} {
 		done := make(chan struct{})

@@ -99,13 +99,13 @@ func progressLine(l result.Live, prev result.Sample) string {
 		progressPart{fmt.Sprintf("outbox %d", s.OutboxDepth), 3},
 		progressPart{fmt.Sprintf("delivered %d", s.Delivered), 1},
 	)
+	// On the virtual clock a run does not fall behind its schedule unless
+	// something in the process waited on the wall clock: say so then.
 	if l.Behind {
 		parts = append(parts, progressPart{"BEHIND " + strconv.FormatFloat(float64(l.Lag), 'f', 2, 64) + "s", 9})
 		if l.LagOf != "" {
 			parts = append(parts, progressPart{"(" + l.LagOf + " lag)", 5})
 		}
-	} else {
-		parts = append(parts, progressPart{"lag " + compactSec(l.Lag), 8})
 	}
 	if l.Paused {
 		parts = append(parts, progressPart{"paused", 9})
@@ -172,9 +172,11 @@ func compactSec(s result.Seconds) string {
 
 // headless prints a progress line at every phase change, every tenth of
 // the run's simulated duration and every interval of wall time, until the
-// run has finished, then one for its end. It polls the run's position,
-// which costs nothing whatever the fleet's size, and takes a snapshot
-// only for a line. interval 0 prints no line at all.
+// run has finished, then one for its end. The tenths come from the run's
+// own clock (Runner.WaitUntil), so they are on time however fast the run
+// goes; the phases and the wall interval are polled from the run's
+// position, which costs nothing whatever the fleet's size. A snapshot is
+// taken only for a line. interval 0 prints no line at all.
 func headless(ctx context.Context, r *runner.Runner, every time.Duration, w io.Writer, finished <-chan struct{}) {
 	if every <= 0 {
 		return
@@ -184,13 +186,30 @@ func headless(ctx context.Context, r *runner.Runner, every time.Duration, w io.W
 	if name.Variant != "" {
 		title += " [" + name.Variant + "]"
 	}
-	fmt.Fprintf(w, "%s: %d workers, %s of timeline at speed %g\n%s\n", title, len(name.Workers), compactSec(name.Duration), name.Speed, progressLegend)
+	pace := "as fast as the machine goes"
+	if name.Speed > 0 {
+		pace = fmt.Sprintf("at speed %g at most", name.Speed)
+	}
+	fmt.Fprintf(w, "%s: %d workers, %s of timeline %s\n%s\n", title, len(name.Workers), compactSec(name.Duration), pace, progressLegend)
 	_, dur, _ := r.Position()
 	p := newProgress(dur, every)
-	// Poll often enough to catch every tenth of the run near its time.
-	poll := time.Duration(float64(dur) / name.Speed / progressSteps / 5 * float64(time.Second))
-	poll = min(max(poll, 20*time.Millisecond), time.Second, every)
-	t := time.NewTicker(poll)
+	tenths := make(chan struct{})
+	tctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		for k := 1; k < progressSteps; k++ {
+			at := time.Duration(float64(dur) * float64(k) / progressSteps * float64(time.Second))
+			if r.WaitUntil(tctx, at) != nil {
+				return
+			}
+			select {
+			case tenths <- struct{}{}:
+			case <-tctx.Done():
+				return
+			}
+		}
+	}()
+	t := time.NewTicker(min(100*time.Millisecond, every))
 	defer t.Stop()
 	for {
 		select {
@@ -201,6 +220,8 @@ func headless(ctx context.Context, r *runner.Runner, every time.Duration, w io.W
 				fmt.Fprintln(w, p.line(l, time.Now()))
 			}
 			return
+		case <-tenths:
+			fmt.Fprintln(w, p.line(r.Snapshot(), time.Now()))
 		case wall := <-t.C:
 			if now, _, phase := r.Position(); p.due(now, phase, wall) {
 				fmt.Fprintln(w, p.line(r.Snapshot(), wall))

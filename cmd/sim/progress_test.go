@@ -13,8 +13,9 @@ import (
 )
 
 // TestProgressLineFits: a progress line holds rejected and backpressure
-// since the line before, the mailbox's high-water mark, wait p99 and the
-// lag, and never passes 100 columns, even with a large fleet behind.
+// since the line before, the mailbox's high-water mark, wait p99 and,
+// when the run is behind its schedule, the lag, and never passes 100
+// columns, even with a large fleet behind.
 func TestProgressLineFits(t *testing.T) {
 	prev := result.Sample{LeaderRejected: 1000, Backpressure: 40}
 	l := result.Live{
@@ -36,8 +37,8 @@ func TestProgressLineFits(t *testing.T) {
 		}
 	}
 	l.Behind = false
-	if got := progressLine(l, prev); !strings.Contains(got, "lag 2.30s") {
-		t.Errorf("line %q lacks the lag", got)
+	if got := progressLine(l, prev); strings.Contains(got, "lag") {
+		t.Errorf("line %q shows a lag, not behind", got)
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 // runFlags are the flags run and check share.
 type runFlags struct {
 	fileFlags
-	speed    float64
+	speed    optionalFloat
 	seed     uint64
 	workers  int
 	gateway  optionalInt
@@ -38,7 +38,7 @@ type runFlags struct {
 }
 
 func (f *runFlags) add(c *cobra.Command, reportDefault string) {
-	c.Flags().Float64Var(&f.speed, "speed", 0, fmt.Sprintf("simulated seconds per wall second, above 0 and at most %d, overriding the scenario's speed (0: the scenario's)", scenario.MaxSpeed))
+	c.Flags().Var(&f.speed, "speed", fmt.Sprintf("a ceiling on the run's pace: at most this many simulated seconds per wall second, above 0 and at most %d (left out: the scenario's speed on the dashboard; none headless and in check, where a run goes as fast as the machine settles it; the results are the same either way)", scenario.MaxSpeed))
 	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
 	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
@@ -53,8 +53,8 @@ func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 // the scenario's keys, and NaN or Inf named as the flag's fault.
 func (f *runFlags) validate() error {
 	switch {
-	case f.speed != 0 && !(f.speed > 0 && f.speed <= scenario.MaxSpeed):
-		return cli.Usagef("--speed %g: want above 0 and at most %d (simulated seconds per wall second), or 0 for the scenario's speed", f.speed, scenario.MaxSpeed)
+	case f.speed.set && !(f.speed.v > 0 && f.speed.v <= scenario.MaxSpeed):
+		return cli.Usagef("--speed %g: want above 0 and at most %d (simulated seconds per wall second at most), or leave the flag out", f.speed.v, scenario.MaxSpeed)
 	case f.workers < 0 || f.workers > scenario.MaxWorkers:
 		return cli.Usagef("--workers %d: want 1 to %d, or 0 for the scenario's fleet.count", f.workers, scenario.MaxWorkers)
 	case f.gateway.set && f.gateway.n < 1:
@@ -88,13 +88,48 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		sc = s
 	}
-	if f.speed > 0 {
-		sc.Speed = f.speed
+	if f.speed.set {
+		sc.Speed = f.speed.v
 	}
 	if f.seed != 0 {
 		sc.Seed = f.seed
 	}
 	return sc, nil
+}
+
+// ceiling is the speed ceiling of a run: --speed if given, else the
+// scenario's speed for a person watching the dashboard, else none (a
+// run's results do not depend on it).
+func (f *runFlags) ceiling(sc *scenario.Scenario, interactive bool) float64 {
+	if f.speed.set || interactive {
+		return sc.Speed
+	}
+	return 0
+}
+
+// optionalFloat is a number flag that knows whether it was given, so
+// that an explicit 0 is refused rather than read as "left out".
+type optionalFloat struct {
+	v   float64
+	set bool
+}
+
+func (o *optionalFloat) String() string {
+	if !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(o.v, 'g', -1, 64)
+}
+
+func (o *optionalFloat) Type() string { return "float" }
+
+func (o *optionalFloat) Set(s string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("want a number")
+	}
+	o.v, o.set = v, true
+	return nil
 }
 
 // optionalInt is an integer flag that knows whether it was given, so that
@@ -293,7 +328,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 // q, or ctx: SIGINT, SIGTERM, SIGHUP); its report is then partial, its
 // Err says so. quit reports that the user left the dashboard with q.
 func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*result.Report)) (rep *result.Report, stopped, quit bool, err error) {
-	o := runner.RunOptions{Logger: log, Variant: v.Name}
+	o := runner.RunOptions{Logger: log, Variant: v.Name, Speed: f.ceiling(v.Scenario, interactive)}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
 	if interactive {

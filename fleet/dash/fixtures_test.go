@@ -58,7 +58,7 @@ func midRun() result.Live {
 	l := result.Live{
 		Scenario: "wave-deploy",
 		Seed:     42,
-		Speed:    4,
+		Speed:    4, Rate: 3.62,
 		Now:      40,
 		Duration: 60,
 		Phase:    "running",
@@ -128,7 +128,7 @@ func midRun() result.Live {
 // finished is midRun at its end, with the report.
 func finished() result.Live {
 	l := midRun()
-	l.Now, l.Phase, l.Next = 60, "done", ""
+	l.Now, l.Phase, l.Next, l.Rate = 60, "done", "", 0
 	l.Report = &result.Report{
 		Scenario: "wave-deploy",
 		Result: result.Result{

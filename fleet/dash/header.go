@@ -12,8 +12,25 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// headerView is two lines: what runs and how far it is; then lag, the
-// next event, the leader and the paused marker.
+// speedText is the run's speed ceiling and, when the source measures
+// it, the pace it reached: "×10 (at ×9.8)" (a machine that cannot give
+// simulated time that pace only slows it down), "–" for a source that
+// knows neither.
+func speedText(l *result.Live) string {
+	switch {
+	case l.Speed > 0 && l.Rate > 0:
+		return fmtSpeed(l.Speed) + " (at " + fmtSpeed(l.Rate) + ")"
+	case l.Speed > 0:
+		return fmtSpeed(l.Speed)
+	case l.Rate > 0:
+		return fmtSpeed(l.Rate)
+	}
+	return "–"
+}
+
+// headerView is two lines: what runs and how far it is; then the next
+// event, the leader and the paused marker (and the lag, when the run fell
+// behind its schedule).
 func (m *Model) headerView(w int) string {
 	l := &m.live
 	name := l.Scenario
@@ -38,12 +55,7 @@ func (m *Model) headerView(w int) string {
 		return fit(stTitle.Render(name)+"  "+phase+"  attached "+fmtSec(l.Now), w) + "\n" + fit(remoteLine(l), w)
 	}
 	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", pad(fmtSec(l.Now), 5), fmtSec(l.Duration))
-	speed := "–" // a source that does not know it
-	if l.Speed > 0 {
-		speed = fmtSpeed(l.Speed)
-	}
-	speed = fmt.Sprintf("%-5s", speed)
-	right := fmt.Sprintf("speed %s  seed %d", speed, l.Seed)
+	right := fmt.Sprintf("speed %-5s  seed %d", speedText(l), l.Seed)
 	frac := 0.0
 	if l.Duration > 0 {
 		frac = min(1, max(0, float64(l.Now/l.Duration)))
@@ -60,11 +72,10 @@ func (m *Model) headerView(w int) string {
 	}
 
 	var items []string
-	lag := "lag " + pad(fmtSec(l.Lag), 5)
 	if l.Behind {
-		items = append(items, stWarn.Render(lag+" BEHIND: the machine cannot keep up; timing checks will not be judged"))
-	} else {
-		items = append(items, lag)
+		// On the virtual clock only a wait on the wall clock inside the
+		// process puts a run behind its schedule.
+		items = append(items, stWarn.Render("lag "+fmtSec(l.Lag)+" BEHIND its schedule: timing checks will not be judged"))
 	}
 	switch {
 	case l.Next != "":

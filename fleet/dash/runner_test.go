@@ -41,7 +41,7 @@ func TestProgramWithRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := runner.NewRunner(sc, runner.RunOptions{Dir: t.TempDir()})
+	r, err := runner.NewRunner(sc, runner.RunOptions{Dir: t.TempDir(), Speed: sc.Speed}) // the dashboard's ceiling
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,10 @@ type Live struct {
 	Scenario string
 	Variant  string
 	Seed     uint64
-	Speed    float64 // the speed now
-	Paused   bool
+	// Speed is the ceiling now, simulated seconds per wall second (0:
+	// none); Rate the pace the run reached over the last few seconds.
+	Speed, Rate float64
+	Paused      bool
 	// Now and Duration are simulated seconds since the start and the
 	// timeline's length (the drain comes after). Once the run is done Now
 	// stays at the time it ran, drain included (Result.Run.SimSeconds).

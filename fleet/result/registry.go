@@ -9,15 +9,16 @@ var registry = []Metric{
 
 	// The run itself.
 	omit(Input, "run.seed", input, "The seed the run used."),
-	omit(Input, "run.speed", input, "The speed at the start."),
+	omit(Input, "run.speed", input, "The speed ceiling at the start, simulated seconds per wall second; 0: none (`sim check` and `--headless` without `--speed`)."),
+	exact(Count, "run.forced_advances", Lower, "Times simulated time moved on before the process had settled (it did not settle within the stall timeout, nothing in it moving: a goroutine spinning, a wait left on the wall clock). Above 0 fails the run, whatever its expectations say: its timings may be wrong from there on."),
 	band(Timing, "run.sim_seconds", Lower, "Simulated time run, drain included."),
 	omit(Wall, "run.wall_seconds", "wall time: the machine's speed, not the system's", "Wall time the run took."),
-	omit(Timing, "run.lag_max", "the runner's lag: the machine's load, not the system's", "Worst timer lag: the runner's timeline events and samples firing behind their schedule, simulated seconds."),
+	omit(Timing, "run.lag_max", "the runner's lag: 0 in a run on the virtual clock", "Worst timer lag: the runner's timeline events and samples firing behind their schedule, simulated seconds. On the virtual clock a timer fires at its time: above 0 means something in the process waited on the wall clock."),
 	omit(Timing, "run.lag_p99", "the runner's lag: the machine's load, not the system's", "99th percentile of the timer lag."),
-	omit(Timing, "run.service_lag_max", "the service loops' lag: the machine's load, not the system's", "Worst service lag: how late the leader or a worker completed a message or command against its service time (see *Kept up*), the larger of the leader's and the workers'."),
-	omit(Timing, "run.service_lag_p99", "the service loops' lag: the machine's load, not the system's", "99th percentile of the service lag, the larger of the leader's and the workers'."),
-	omit(Timing, "run.delivery_lag_max", "the transport's lag: the machine's load, not the system's", "Worst delivery lag: from a message's `sent_ms` to its receiver's handler, the larger of the leader's and the workers'."),
-	omit(Timing, "run.delivery_lag_p99", "the transport's lag: the machine's load, not the system's", "99th percentile of the delivery lag, the larger of the leader's and the workers'."),
+	omit(Timing, "run.service_lag_max", "the service loops' lag: 0 in a run on the virtual clock", "Worst service lag: how late the leader or a worker completed a message or command against its service time (see *Kept up*), the larger of the leader's and the workers'. 0 on the virtual clock unless something waited on the wall clock."),
+	omit(Timing, "run.service_lag_p99", "the service loops' lag: 0 in a run on the virtual clock", "99th percentile of the service lag, the larger of the leader's and the workers'."),
+	omit(Timing, "run.delivery_lag_max", "the transport's lag: under a millisecond in a run on the virtual clock", "Worst delivery lag: from a message's `sent_ms` to its receiver's handler, the larger of the leader's and the workers'. Under a millisecond on the virtual clock (`sent_ms` is whole milliseconds) unless something waited on the wall clock."),
+	omit(Timing, "run.delivery_lag_p99", "the transport's lag: under a millisecond in a run on the virtual clock", "99th percentile of the delivery lag, the larger of the leader's and the workers'."),
 	omit(Timing, "run.lag_threshold", "the run's setting, not a measurement", "What each lag's p99 is held to, simulated seconds: `max(1s, 2% of the duration)` unless the runner is given another (`RunOptions.LagThreshold`)."),
 	other(Flag, "run.kept_up", "False when the p99 of the timer, service or delivery lag passed `run.lag_threshold` (timing checks are then not judged)."),
 	omit(Input, "run.events", input+" (the timeline's events, all of which fire in a run that completes)", "Timeline events fired."),
@@ -90,11 +91,11 @@ var registry = []Metric{
 	band(Count, "leader.answered_full", Neither, "Requests answered \"full, retry after\".").exports("fleetsim_leader_answered_full_total"),
 	exact(Count, "leader.malformed", Neither, "Malformed messages the leader received.").exports("fleetsim_leader_malformed_total"),
 	band(Count, "leader.reconnects", Lower, "Workers the leader saw come back online after being offline, or online on a new connection.").exports("fleetsim_leader_worker_reconnects_total"),
-	omit(Timing, "leader.ask_rtt.p50", askRTT, "Round trip of a delivery and its ack, simulated seconds like every other time (the broker's transit is wall time, scaled by the speed: it grows with the machine's load)."),
-	omit(Timing, "leader.ask_rtt.p90", askRTT, "Round trip of a delivery and its ack, simulated seconds like every other time (the broker's transit is wall time, scaled by the speed: it grows with the machine's load)."),
-	omit(Timing, "leader.ask_rtt.p99", askRTT, "Round trip of a delivery and its ack, simulated seconds like every other time (the broker's transit is wall time, scaled by the speed: it grows with the machine's load)."),
-	omit(Timing, "leader.ask_rtt.max", askRTT, "Round trip of a delivery and its ack, simulated seconds like every other time (the broker's transit is wall time, scaled by the speed: it grows with the machine's load)."),
-	omit(Timing, "leader.ask_rtt.mean", askRTT, "Round trip of a delivery and its ack, simulated seconds like every other time (the broker's transit is wall time, scaled by the speed: it grows with the machine's load)."),
+	band(Timing, "leader.ask_rtt.p50", Lower, "Round trip of a delivery and its ack, simulated seconds: the workers' modelled `rtt` (the broker's transit takes no simulated time; a worker answers as its mailbox takes or refuses the command)."),
+	omit(Timing, "leader.ask_rtt.p90", p90, "Round trip of a delivery and its ack, simulated seconds: the workers' modelled `rtt` (the broker's transit takes no simulated time; a worker answers as its mailbox takes or refuses the command)."),
+	band(Timing, "leader.ask_rtt.p99", Lower, "Round trip of a delivery and its ack, simulated seconds: the workers' modelled `rtt` (the broker's transit takes no simulated time; a worker answers as its mailbox takes or refuses the command)."),
+	omit(Timing, "leader.ask_rtt.max", outlier, "Round trip of a delivery and its ack, simulated seconds: the workers' modelled `rtt` (the broker's transit takes no simulated time; a worker answers as its mailbox takes or refuses the command)."),
+	omit(Timing, "leader.ask_rtt.mean", centre, "Round trip of a delivery and its ack, simulated seconds: the workers' modelled `rtt` (the broker's transit takes no simulated time; a worker answers as its mailbox takes or refuses the command)."),
 	band(Count, "leader.asks_sent", Neither, "Deliveries sent."),
 	omit(Count, "leader.asks_timed_out", timeouts, "Deliveries with no ack within `leader.ask_timeout`.").exports("fleetsim_leader_asks_timed_out_total"),
 
@@ -205,6 +206,5 @@ const (
 	p90      = "p50 and p99 gate the centre and the tail; p90 is for reading"
 	outlier  = "one outlier; p99 carries the tail"
 	centre   = "p50 carries the centre"
-	askRTT   = "a round trip through the broker, whose wall-clock transit the speed scales: the machine's load, not the system's"
 	timeouts = "timeouts: 0 or hundreds, as a crash or a partition happens to land on asks in flight"
 )

@@ -72,8 +72,10 @@ type Result struct {
 
 // RunInfo is about the run itself.
 type RunInfo struct {
-	Seed  uint64  `expr:"seed" json:"seed"`
-	Speed float64 `expr:"speed" json:"speed"` // the speed at the start
+	Seed uint64 `expr:"seed" json:"seed"`
+	// Speed is the ceiling the run started with, simulated seconds per
+	// wall second (0: none, as fast as the process settled).
+	Speed float64 `expr:"speed" json:"speed"`
 	// SimSeconds is the simulated time run, drain included.
 	SimSeconds Seconds `expr:"sim_seconds" json:"sim_seconds"`
 	// WallSeconds is the wall time the run took.
@@ -102,6 +104,11 @@ type RunInfo struct {
 	// threshold (Behind says which): timing expectations are then
 	// reported as not judged.
 	KeptUp bool `expr:"kept_up" json:"kept_up"`
+	// ForcedAdvances counts the times simulated time was moved on before
+	// the process had settled (it did not settle within the stall
+	// timeout, nothing in it moving): the run's timings may be wrong
+	// from there on, and it fails.
+	ForcedAdvances uint64 `expr:"forced_advances" json:"forced_advances"`
 	// Events is the timeline events fired.
 	Events int `expr:"events" json:"events"`
 	// LeaderRestarts counts leader crashes and restarts.

@@ -28,6 +28,7 @@ func (r *Runner) drain(ctx context.Context) {
 		if r.disc[i].Swap(false) {
 			w.Reconnect()
 		}
+		r.settle(ctx)
 	}
 	deadline := r.simNow() + r.sc.Drain.D()
 	poll := min(r.sc.SampleEvery.D(), time.Second)

@@ -175,7 +175,7 @@ func (r *Runner) startLeader(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	co := transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: max(1<<16, 8*len(r.workers)),
-		Will: transport.LeaderWill(lc.Topics)}
+		Will: transport.LeaderWill(lc.Topics), Clock: r.clk}
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	sess, err := transport.Connect(cctx, co, r.broker.Load())
 	cancel()

@@ -26,6 +26,9 @@ func (r *Runner) Snapshot() result.Live {
 		Phase: r.phase, Lag: simSec(lag), Behind: behind, LagOf: lagOf,
 		Groups: r.groups, Records: r.records, Target: r.target, Report: r.report,
 	}
+	if !r.ended {
+		lv.Rate = r.clk.Rate()
+	}
 	if r.nextEvent < len(r.events) && r.phase != result.PhaseDone {
 		e := &r.events[r.nextEvent]
 		lv.Next, lv.NextAt = e.text, simSec(e.at)

@@ -87,6 +87,9 @@ func (r *Runner) shutdown(st *runStack) endState {
 		f.dead, f.deadOK = r.readDeadLetters()
 	}
 	r.closeBroker(st.broker)
+	for _, why := range r.clk.ForcedReasons() {
+		r.warnf("simulated time was forced on before the process settled, %s", why)
+	}
 	return endState{result: r.result(&f)}
 }
 
@@ -124,7 +127,7 @@ func (r *Runner) result(f *finalState) result.Result {
 	events, samples, deploys := r.fired, r.samples, r.deploys
 	r.mu.Unlock()
 	res.Run = result.RunInfo{
-		Seed: sc.Seed, Speed: sc.Speed, SimSeconds: simSec(f.simEnd),
+		Seed: sc.Seed, Speed: r.o.Speed, SimSeconds: simSec(f.simEnd), ForcedAdvances: r.clk.Forced(),
 		Events: events, LeaderRestarts: restarts,
 	}
 	r.lagResult(&res.Run)

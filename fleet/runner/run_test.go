@@ -161,6 +161,11 @@ func TestSnapshotDuringRun(t *testing.T) {
 	)
 	wg.Go(func() {
 		last := result.Live{Phase: result.PhaseStarting}
+		// A snapshot every millisecond of wall time, as a dashboard takes
+		// them ten times a second: a loop that never paused would keep
+		// the process from ever settling, and simulated time from moving.
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
 		for {
 			lv := r.Snapshot()
 			switch {
@@ -191,7 +196,7 @@ func TestSnapshotDuringRun(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			default:
+			case <-tick.C:
 			}
 		}
 	})
@@ -238,7 +243,9 @@ func TestControls(t *testing.T) {
 	sc := rtFleet(30, 120)
 	sc.Speed = 10
 	sc.Fleet.Worker.KeepAlive = rtPtr(rtSec(1))
-	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir()})
+	// The dashboard's ceiling: the controls below come while the run is
+	// under way, at a person's pace.
+	r, err := NewRunner(sc, RunOptions{Dir: t.TempDir(), Speed: sc.Speed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +283,7 @@ func TestControls(t *testing.T) {
 		return fleettest.Unless(lr.n == 2, "leader start %d", lr.n)
 	})
 	r.Partition(20)
-	// A partition is noticed at the keepalive, in wall time.
+	// A partition is noticed at 1.5 keepalives, in simulated time.
 	fleettest.Eventually(t, 30*time.Second, "partition noticed", func() error {
 		on := r.Snapshot().Latest.Online
 		return fleettest.Unless(on <= 24, "%d online", on)

@@ -47,10 +47,21 @@ type RunOptions struct {
 	LagThreshold time.Duration
 	// Variant names the sweep values of this run (Report.Variant, Live.Variant).
 	Variant string
-	// ConnectTimeout bounds the wall time the runner waits, before time
-	// 0, for the whole fleet to connect when the scenario has no ramp.
-	// Past it the run starts anyway, with a warning. Default 2 minutes.
+	// ConnectTimeout bounds the simulated time the runner waits, before
+	// time 0, for the whole fleet to connect when the scenario has no
+	// ramp. Past it the run starts anyway, with a warning. Default 2
+	// minutes.
 	ConnectTimeout time.Duration
+	// Speed is the run's ceiling: at most this many simulated seconds per
+	// wall second, for a person watching (the dashboard passes the
+	// scenario's speed). 0: none, the run goes as fast as the process
+	// settles. Either way the results are the same (see Runner).
+	Speed float64
+	// StallTimeout is how long of wall time the process may go without
+	// settling, with nothing in it moving, before simulated time is
+	// forced on (counted in run.forced_advances, which fails the run).
+	// Default clock.DefaultStallTimeout.
+	StallTimeout time.Duration
 }
 
 // Defaults for RunOptions.
@@ -63,7 +74,10 @@ const (
 
 // Runner runs one scenario once on the real stack: the embedded broker
 // (in-memory listener), a leader on a bbolt outbox, and one worker per
-// fleet member with its own MQTT session, all on one scaled clock.
+// fleet member with its own MQTT session, all on one virtual clock
+// (clock.Virtual): simulated time moves to the next timer only once the
+// whole process has settled, so the machine's speed and load change how
+// long a run takes, never what it measures.
 // Create it with NewRunner and start it with Run; Snapshot and the
 // controls (Pause, Resume, SetSpeed, Partition, Heal, KillLeader, Deploy)
 // are safe from any goroutine at any time, and each control is recorded
@@ -72,7 +86,7 @@ type Runner struct {
 	sc        *scenario.Scenario
 	o         RunOptions
 	log       *slog.Logger
-	clk       *clock.Scaled
+	clk       *clock.Virtual
 	threshold time.Duration
 
 	specs   []scenario.WorkerSpec
@@ -101,7 +115,8 @@ type Runner struct {
 	limits limitTracker
 	lag    lagMeter
 
-	ran atomic.Bool
+	ran    atomic.Bool
+	atZero chan struct{} // closed at simulated time 0
 
 	bgMu     sync.Mutex
 	bgCtx    context.Context // ends when the run shuts down; for control and deploy goroutines
@@ -139,8 +154,8 @@ type Runner struct {
 // layout, every selector of the timeline, every worker's configuration —
 // and builds the workers (not yet connected). sc must have its defaults
 // applied (Load and Parse do; a Scenario built in Go calls ApplyDefaults).
-// Its simulated clock starts at once; time 0 of the timeline is when Run
-// has the fleet connected.
+// Its simulated clock moves while Run runs; time 0 of the timeline is
+// when Run has the fleet connected.
 func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	if sc == nil {
 		return nil, errors.New("runner: NewRunner: no scenario")
@@ -150,6 +165,8 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 		return nil, fmt.Errorf("scenario %s: duration %v: must be positive", sc.Name, sc.Duration)
 	case !(sc.Speed > 0) || math.IsInf(sc.Speed, 0):
 		return nil, fmt.Errorf("scenario %s: speed %v: must be a positive number", sc.Name, sc.Speed)
+	case !(o.Speed >= 0) || math.IsInf(o.Speed, 0):
+		return nil, fmt.Errorf("runner: RunOptions.Speed %v: want 0 (no ceiling) or a positive number", o.Speed)
 	case sc.SampleEvery <= 0 || sc.Drain <= 0:
 		return nil, fmt.Errorf("scenario %s: sample_every and drain must be positive (defaults not applied?)", sc.Name)
 	}
@@ -159,7 +176,7 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
-	r := &Runner{sc: sc, o: o, log: o.Logger.With("scenario", sc.Name), phase: result.PhaseStarting}
+	r := &Runner{sc: sc, o: o, log: o.Logger.With("scenario", sc.Name), phase: result.PhaseStarting, atZero: make(chan struct{})}
 	r.threshold = o.LagThreshold
 	if r.threshold <= 0 {
 		r.threshold = max(minLagThreshold, time.Duration(float64(sc.Duration.D())*lagThresholdShare))
@@ -175,7 +192,9 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	if r.events, err = r.planTimeline(); err != nil {
 		return nil, err
 	}
-	r.clk = clock.NewScaled(time.Now(), sc.Speed)
+	// A whole second: the milliseconds the wire carries (sent_ms) then
+	// fall at the same simulated moments on every run.
+	r.clk = clock.NewVirtual(time.Now().Truncate(time.Second), clock.VirtualOptions{Speed: o.Speed, StallTimeout: o.StallTimeout})
 	if err := r.buildPool(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -248,6 +267,19 @@ func (r *Runner) run(parent context.Context) (end endState, err error) {
 		return end, fmt.Errorf("scenario %s: temporary directory: %w", r.sc.Name, err)
 	}
 	defer os.RemoveAll(dir)
+	// The clock moves from here until everything has stopped: stopping
+	// waits on simulated time too (a clean leader stop settles what is in
+	// flight).
+	clkCtx, stopClock := context.WithCancel(context.Background())
+	clkDone := make(chan struct{})
+	go func() {
+		defer close(clkDone)
+		_ = r.clk.Run(clkCtx)
+	}()
+	defer func() {
+		stopClock()
+		<-clkDone
+	}()
 	path := r.sc.Leader.Outbox.Path
 	if path == "" {
 		path = filepath.Join(dir, "outbox.db")
@@ -299,8 +331,9 @@ func (r *Runner) startRunning() {
 	r.mu.Lock()
 	r.t0, r.started, r.phase = r.clk.Mono(), true, result.PhaseRunning
 	r.mu.Unlock()
+	close(r.atZero)
 	r.lag.startSchedule()
-	r.log.Info("running", "workers", len(r.workers), "duration", r.sc.Duration.D(), "speed", r.clk.Speed())
+	r.log.Info("running", "workers", len(r.workers), "duration", r.sc.Duration.D(), "ceiling", r.clk.Speed())
 }
 
 // simNow is the simulated time since time 0 (0 before it).
@@ -312,6 +345,29 @@ func (r *Runner) simNow() time.Duration {
 		return 0
 	}
 	return r.clk.Mono() - t0
+}
+
+// WaitUntil waits until the run reaches simulated time at (since time
+// 0), or until ctx ends (its error). It waits on the run's clock, so a
+// caller that reads the run when it returns (a progress line at every
+// tenth of the run) sees it exactly at that time, on every run; the run
+// does not go past at until the caller has been woken. Call it only while
+// the run runs, and end ctx when the run ends.
+func (r *Runner) WaitUntil(ctx context.Context, at time.Duration) error {
+	select {
+	case <-r.atZero:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		wait := r.untilSim(at)
+		if wait <= 0 {
+			return nil
+		}
+		if err := clock.Sleep(ctx, r.clk, wait); err != nil {
+			return err
+		}
+	}
 }
 
 // untilSim is how long from now until simulated time at.
@@ -356,5 +412,11 @@ func (r *Runner) goBackground(f func(ctx context.Context)) bool {
 	r.bg.Go(func() { f(ctx) })
 	return true
 }
+
+// settle waits until what the caller set off (a control to a worker) has
+// run its course (clock.Virtual.Settle). An event's workers are told one
+// after another, each once the one before has done what it was told, so
+// that the run is the same every time.
+func (r *Runner) settle(ctx context.Context) { _ = r.clk.Settle(ctx) }
 
 func simSec(d time.Duration) result.Seconds { return result.Seconds(d.Seconds()) }

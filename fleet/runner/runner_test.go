@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
@@ -30,10 +31,9 @@ func TestRunDeployInWaves(t *testing.T) {
 	if r.Run.Events != 1 || r.Run.SimSeconds < 10 {
 		t.Errorf("run %+v", r.Run)
 	}
-	// A tick that comes later than the next one is skipped (a 100ms tick at
-	// speed 20 is 5ms of wall time): most, not all, are taken.
-	if rtKeptUp(t, rep) && len(rep.Samples) < 50 {
-		t.Errorf("%d samples, want most of one per %v over 10s", len(rep.Samples), sc.SampleEvery)
+	// One a tick, on the virtual clock.
+	if want := int(10*time.Second/sc.SampleEvery.D()) + 1; len(rep.Samples) < want {
+		t.Errorf("%d samples, want one per %v over 10s (%d)", len(rep.Samples), sc.SampleEvery, want)
 	}
 	for i := 1; i < len(rep.Samples); i++ {
 		if rep.Samples[i].T <= rep.Samples[i-1].T {

@@ -14,8 +14,10 @@ import (
 
 // startSampler takes a Sample every sc.SampleEvery of simulated time, from
 // time 0 until the run stops it, measuring how late each tick fires and
-// how far the service loops and deliveries fell behind since the last. A
-// tick that comes too late to be useful is skipped, not made up.
+// how far the service loops and deliveries fell behind since the last (on
+// the virtual clock, not at all unless something waited on the wall
+// clock). A tick that comes too late to be useful is skipped, not made
+// up.
 func (r *Runner) startSampler() *ownedLoop {
 	every := r.sc.SampleEvery.D()
 	return goLoop(func(ctx context.Context) {
@@ -111,7 +113,13 @@ func (r *Runner) takeSample(now time.Duration) {
 		s.WorkerFull += st.AckedFull
 	}
 	r.mu.Lock()
-	r.samples = append(r.samples, s)
+	if n := len(r.samples); n > 0 && r.samples[n-1].T >= s.T {
+		// The run's last sample, at the moment of the sampler's last
+		// tick: the later reading replaces it.
+		r.samples[n-1] = s
+	} else {
+		r.samples = append(r.samples, s)
+	}
 	var pending []*deployRun
 	for _, d := range r.deploys {
 		if !d.done {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/broker"
+	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
@@ -60,9 +61,12 @@ func (r *Runner) buildPool() error {
 		cfgs[i] = r.workerConfig(ws)
 	}
 	dial := worker.DialerFunc(func(ctx context.Context, o worker.DialOptions) (worker.Session, error) {
-		return worker.MQTTDialer{Broker: "mem://", Mem: r.broker.Load()}.Dial(ctx, o)
+		return r.dialer().Dial(ctx, o)
 	})
-	po := worker.PoolOptions{Clock: r.clk, Gateways: runnerGateways{r}}
+	// First dials one at a time: each worker's first connect is over
+	// before the next begins, so the fleet comes up in the same order on
+	// every run (it costs no simulated time either way).
+	po := worker.PoolOptions{Clock: r.clk, Gateways: runnerGateways{r}, FirstDials: 1}
 	if n := len(cfgs); n > 1 && r.sc.Fleet.Ramp > 0 {
 		// The scenario's ramp is the time over which the whole fleet
 		// connects; the pool spaces one worker from the next.
@@ -81,7 +85,13 @@ func (r *Runner) buildPool() error {
 type runnerGateways struct{ r *Runner }
 
 func (g runnerGateways) DialGateway(ctx context.Context, o worker.GatewayDialOptions) (worker.GatewayLink, error) {
-	return worker.MQTTDialer{Broker: "mem://", Mem: g.r.broker.Load()}.DialGateway(ctx, o)
+	return g.r.dialer().DialGateway(ctx, o)
+}
+
+// dialer opens sessions on the broker Run started, timed by the run's
+// clock.
+func (r *Runner) dialer() worker.MQTTDialer {
+	return worker.MQTTDialer{Broker: "mem://", Mem: r.broker.Load(), Clock: r.clk}
 }
 
 // workerConfig turns a worker's profile into its worker.Config; unset
@@ -171,20 +181,23 @@ func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error)
 	return st, nil
 }
 
-// waitConnected waits (wall time, at most ConnectTimeout) for every worker
-// to be online when the scenario has no ramp — online as the worker sees
-// it and as the leader does, which hears a large fleet's statuses later
-// than the workers send them (and parks commands for a worker it does not
-// know to be online) — so that time 0 finds the fleet connected however
-// long a large fleet takes to dial. With a ramp, connecting is part of the
-// scenario and time 0 is now. It returns an error only when ctx ends.
+// waitConnected waits (simulated time, at most ConnectTimeout) for every
+// worker to be online when the scenario has no ramp — online as the
+// worker sees it and as the leader does, which hears a large fleet's
+// statuses later than the workers send them (and parks commands for a
+// worker it does not know to be online) — so that time 0 finds the fleet
+// connected. With a ramp, connecting is part of the scenario and time 0
+// is now. It returns an error only when ctx ends.
+//
+// The workers connect one after another, in the fleet's order (the
+// pool's first dials, one at a time): on the virtual clock a connect
+// takes no simulated time, so the whole fleet connects within the first
+// look, and in the same order on every run.
 func (r *Runner) waitConnected(ctx context.Context) error {
 	if r.sc.Fleet.Ramp > 0 {
 		return nil
 	}
-	deadline := time.Now().Add(r.o.ConnectTimeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
+	deadline := r.clk.Mono() + r.o.ConnectTimeout
 	for {
 		online := 0
 		for _, w := range r.workers {
@@ -199,17 +212,18 @@ func (r *Runner) waitConnected(ctx context.Context) error {
 		if online == len(r.workers) && heard >= len(r.workers) {
 			return nil
 		}
-		if time.Now().After(deadline) {
-			r.warnf("only %d of %d workers connected within %v (wall), and the leader heard %d online: starting anyway", online, len(r.workers), r.o.ConnectTimeout, heard)
+		if r.clk.Mono() >= deadline {
+			r.warnf("only %d of %d workers connected within %v, and the leader heard %d online: starting anyway", online, len(r.workers), r.o.ConnectTimeout, heard)
 			return nil
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
+		if err := clock.Sleep(ctx, r.clk, connectPoll); err != nil {
+			return err
 		}
 	}
 }
+
+// connectPoll is how often (simulated) waitConnected looks.
+const connectPoll = 10 * time.Millisecond
 
 // stopBackground ends the control and deploy goroutines and waits for
 // them.

@@ -256,9 +256,10 @@ func (r *Runner) finishFollowUps(t *timelineLoop) {
 func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelineAction)) {
 	ev := te.ev
 	each := func(f func(i int)) func(context.Context, func(*timelineAction)) {
-		return func(context.Context, func(*timelineAction)) {
+		return func(ctx context.Context, _ func(*timelineAction)) {
 			for _, i := range te.targets {
 				f(i)
+				r.settle(ctx)
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"context"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -86,16 +88,22 @@ func TestStateOf(t *testing.T) {
 	}
 }
 
-// TestSamplerStopsWhenBehind: a sampler whose samples take longer than
-// sample_every (here 10ms of simulated time, a microsecond of wall time at
-// speed 10000) never sleeps between them, and must still stop when told.
-func TestSamplerStopsWhenBehind(t *testing.T) {
+// TestSamplerStops: the sampler takes a sample every sample_every of
+// simulated time, each at its tick, and stops when told.
+func TestSamplerStops(t *testing.T) {
 	sc := rtFleet(3, 10)
-	sc.Speed, sc.SampleEvery = 10000, scenario.Duration(10*time.Millisecond)
+	sc.SampleEvery = scenario.Duration(10 * time.Millisecond)
 	r, err := NewRunner(sc, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(t.Context())
+	clk := make(chan error, 1)
+	go func() { clk <- r.clk.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-clk
+	}()
 	r.startRunning()
 	s := r.startSampler()
 	fleettest.Eventually(t, 10*time.Second, "a few samples", func() error {
@@ -110,6 +118,13 @@ func TestSamplerStopsWhenBehind(t *testing.T) {
 		close(stopped)
 	}()
 	fleettest.Receive(t, 10*time.Second, "the sampler to stop", stopped, nil)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, smp := range r.samples {
+		if want := 0.01 * float64(i); math.Abs(float64(smp.T)-want) > 1e-9 {
+			t.Fatalf("sample %d at %vs, want %vs", i, smp.T, want)
+		}
+	}
 }
 
 // TestRelayResultDecreases: limit.decreases is the limiters' own count,

@@ -136,9 +136,17 @@ func within(src *source, p position, text string, ce *expect.Error) position {
 // +Inf and would pass "fleet.count / lost > 1". Any other evaluation
 // error is a Fail with the error as its detail; a Fail's detail shows the
 // values the check read. Expectations are compiled when the scenario
-// loads; a Scenario built in code is compiled here.
+// loads; a Scenario built in code is compiled here. A run whose
+// simulated time had to be forced on gets one more verdict, first and
+// failed (SettledName).
 func Judge(s *Scenario, r result.Result) []result.Verdict {
-	out := make([]result.Verdict, 0, len(s.Expect))
+	out := make([]result.Verdict, 0, len(s.Expect)+1)
+	if n := r.Run.ForcedAdvances; n > 0 {
+		out = append(out, result.Verdict{
+			Name: SettledName, Check: "run.forced_advances == 0", Status: result.Fail,
+			Detail: fmt.Sprintf("run.forced_advances = %d: simulated time was moved on before the process had settled (the run's warnings say what held it), so its timings may be wrong", n),
+		})
+	}
 	for i, e := range s.Expect {
 		v := result.Verdict{Name: e.Name, Check: e.Check}
 		if v.Name == "" {
@@ -159,6 +167,11 @@ func Judge(s *Scenario, r result.Result) []result.Verdict {
 	}
 	return out
 }
+
+// SettledName is the verdict Judge adds, failed, to a run whose
+// simulated time had to be forced on (run.forced_advances above 0):
+// whatever its expectations say, such a run is not the scenario's.
+const SettledName = "simulated time moved only once the process had settled"
 
 // labels lists the sweep's variant labels in run order (the last
 // parameter varying fastest), as Variants names them.
