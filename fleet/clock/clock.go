@@ -62,13 +62,20 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	}
 }
 
-// Settle waits, if c is a Virtual clock, until the process has settled
-// (Virtual.Settle), or until ctx ends; on any other clock it returns at
-// once. Code that runs on any clock calls it where a run on the virtual
+// Settle waits, if c is a Virtual clock (or a Keyed view of one), until
+// the process has settled (Virtual.Settle), or until ctx ends; on any
+// other clock it returns at once. Code that runs on any clock calls it where a run on the virtual
 // clock must go on from the same state every time.
 func Settle(ctx context.Context, c Clock) error {
-	if v, ok := c.(*Virtual); ok {
-		return v.Settle(ctx)
+	if s, ok := c.(interface{ Settle(context.Context) error }); ok {
+		return s.Settle(ctx)
 	}
 	return ctx.Err()
+}
+
+// Settles reports whether Settle waits on c: whether c is a Virtual
+// clock or a Keyed view of one.
+func Settles(c Clock) bool {
+	_, ok := c.(interface{ Settle(context.Context) error })
+	return ok
 }

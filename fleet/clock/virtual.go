@@ -17,9 +17,10 @@ import (
 // simulated time, so a run gives the same results on a busy machine as
 // on an idle one, and idle simulated time costs no wall time at all.
 //
-// Timers due at the same instant fire one at a time, in the order they
-// were armed, each after the process has settled from the one before:
-// what one sets off is over before the next begins.
+// Timers due at the same instant fire one at a time, each after the
+// process has settled from the one before: what one sets off is over
+// before the next begins. Their order is fixed: by their owners' keys
+// (Keyed), then in the order each owner armed them.
 //
 // A speed ceiling (VirtualOptions.Speed, SetSpeed) keeps the clock from
 // running more than that many simulated seconds per wall second, for a
@@ -93,25 +94,31 @@ func (v *Virtual) Now() time.Time { return v.origin.Add(time.Duration(v.now.Load
 func (v *Virtual) Mono() time.Duration { return time.Duration(v.now.Load()) }
 
 // NewTimer returns a timer that fires after d of simulated time.
-func (v *Virtual) NewTimer(d time.Duration) Timer {
-	t := &vtimer{v: v, ch: make(chan time.Time, 1), index: -1}
-	t.Reset(d)
-	return t
-}
+func (v *Virtual) NewTimer(d time.Duration) Timer { return v.newTimer(0, d) }
 
 // AfterFunc calls f in its own goroutine after d of simulated time.
-func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer {
-	t := &vtimer{v: v, fn: f, index: -1}
+func (v *Virtual) AfterFunc(d time.Duration, f func()) Timer { return v.afterFunc(0, d, f) }
+
+// NewTicker returns a ticker with a period of d simulated time.
+func (v *Virtual) NewTicker(d time.Duration) Ticker { return v.newTicker(0, d) }
+
+func (v *Virtual) newTimer(key uint64, d time.Duration) Timer {
+	t := &vtimer{v: v, ch: make(chan time.Time, 1), key: key, index: -1}
 	t.Reset(d)
 	return t
 }
 
-// NewTicker returns a ticker with a period of d simulated time.
-func (v *Virtual) NewTicker(d time.Duration) Ticker {
+func (v *Virtual) afterFunc(key uint64, d time.Duration, f func()) Timer {
+	t := &vtimer{v: v, fn: f, key: key, index: -1}
+	t.Reset(d)
+	return t
+}
+
+func (v *Virtual) newTicker(key uint64, d time.Duration) Ticker {
 	if d <= 0 {
 		panic("clock: non-positive interval for NewTicker")
 	}
-	t := &vtimer{v: v, ch: make(chan time.Time, 1), period: d, index: -1}
+	t := &vtimer{v: v, ch: make(chan time.Time, 1), period: d, key: key, index: -1}
 	t.Reset(d)
 	return virtualTicker{t}
 }
@@ -141,8 +148,10 @@ func (v *Virtual) startCeiling() {
 // has run its course. A goroutine that set off work in others (told a
 // hundred workers to partition, subscribed to a flood of retained
 // messages) calls it to go on from the same state on every run.
-func (v *Virtual) Settle(ctx context.Context) error {
-	t := v.NewTimer(0)
+func (v *Virtual) Settle(ctx context.Context) error { return v.settle(ctx, 0) }
+
+func (v *Virtual) settle(ctx context.Context, key uint64) error {
+	t := v.newTimer(key, 0)
 	defer t.Stop()
 	select {
 	case <-t.C():
@@ -372,6 +381,7 @@ type vtimer struct {
 	fn     func()
 	period time.Duration // > 0 for a ticker
 	when   int64         // deadline, nanoseconds since the clock's origin
+	key    uint64        // its owner's (Keyed)
 	seq    uint64
 	index  int // in the heap; -1 when not armed
 }
@@ -426,15 +436,19 @@ func (k virtualTicker) Reset(d time.Duration) {
 	k.t.Reset(d)
 }
 
-// timerHeap orders timers by deadline, then by arm order.
+// timerHeap orders timers by deadline, then by owner, then by arm order.
 type timerHeap []*vtimer
 
 func (h timerHeap) Len() int { return len(h) }
 func (h timerHeap) Less(i, j int) bool {
-	if h[i].when != h[j].when {
-		return h[i].when < h[j].when
+	a, b := h[i], h[j]
+	switch {
+	case a.when != b.when:
+		return a.when < b.when
+	case a.key != b.key:
+		return a.key < b.key
 	}
-	return h[i].seq < h[j].seq
+	return a.seq < b.seq
 }
 func (h timerHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]

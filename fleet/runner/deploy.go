@@ -150,7 +150,7 @@ func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec scenario.Deplo
 		r.mu.Lock()
 		ref := d.refs[len(d.refs)-1]
 		r.mu.Unlock()
-		t := r.clk.NewTicker(poll)
+		t := r.own.NewTicker(poll)
 		for !r.waveDone(d, ref) {
 			select {
 			case <-ctx.Done():
@@ -160,7 +160,7 @@ func (r *Runner) runWaves(ctx context.Context, d *deployRun, spec scenario.Deplo
 			}
 		}
 		t.Stop()
-		if to < len(d.targets) && clock.Sleep(ctx, r.clk, spec.WaveInterval.D()) != nil {
+		if to < len(d.targets) && clock.Sleep(ctx, r.own, spec.WaveInterval.D()) != nil {
 			return
 		}
 	}

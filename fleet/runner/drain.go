@@ -43,7 +43,7 @@ func (r *Runner) drain(ctx context.Context) {
 			r.warnf("drain timed out: still %s after %v (simulated): counting as it stands", why, r.sc.Drain)
 			return
 		}
-		if clock.Sleep(ctx, r.clk, min(poll, left)) != nil {
+		if clock.Sleep(ctx, r.own, min(poll, left)) != nil {
 			return
 		}
 	}

@@ -244,7 +244,7 @@ func TestRunnerGateways(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, ws := range r.specs {
-		if got := r.workerConfig(ws).Gateway; got != ws.Gateway || got == "" {
+		if got := r.workerConfig(ws, r.clk).Gateway; got != ws.Gateway || got == "" {
 			t.Errorf("worker %d: Config.Gateway %q, want %q", i, got, ws.Gateway)
 		}
 	}
@@ -256,7 +256,7 @@ func TestRunnerGateways(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := r.workerConfig(r.specs[0]); c.Gateway != "" {
+	if c := r.workerConfig(r.specs[0], r.clk); c.Gateway != "" {
 		t.Errorf("without gateway_size, Config.Gateway %q", c.Gateway)
 	}
 	if res := r.result(&finalState{}); res.Fleet.Gateways != 0 || res.Fleet.GatewaySize != 0 {

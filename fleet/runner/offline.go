@@ -63,7 +63,7 @@ func (r *Runner) startOffline() *ownedLoop {
 		for h.Len() > 0 {
 			next := (*h)[0]
 			if wait := r.untilSim(next.at); wait > 0 {
-				if clock.Sleep(ctx, r.clk, wait) != nil {
+				if clock.Sleep(ctx, r.own, wait) != nil {
 					return
 				}
 				continue

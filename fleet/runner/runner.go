@@ -87,6 +87,7 @@ type Runner struct {
 	o         RunOptions
 	log       *slog.Logger
 	clk       *clock.Virtual
+	own       clock.Clock // clk as the runner's own loops arm timers on it (keyRunner)
 	threshold time.Duration
 
 	specs   []scenario.WorkerSpec
@@ -195,6 +196,7 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	// A whole second: the milliseconds the wire carries (sent_ms) then
 	// fall at the same simulated moments on every run.
 	r.clk = clock.NewVirtual(time.Now().Truncate(time.Second), clock.VirtualOptions{Speed: o.Speed, StallTimeout: o.StallTimeout})
+	r.own = clock.Keyed(r.clk, keyRunner)
 	if err := r.buildPool(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 	}
@@ -303,10 +305,15 @@ func (r *Runner) run(parent context.Context) (end endState, err error) {
 		return end, nil // ctx ended; the deferred shutdown reports it
 	}
 	r.startRunning()
+	// One after another, each once the one before has done what it does
+	// at time 0: the first sample, then the events at 0, then the
+	// offline schedule.
 	st.sampler = r.startSampler()
+	r.settle(ctx)
 	st.timeline = r.startTimeline()
+	r.settle(ctx)
 	st.offline = r.startOffline()
-	if clock.Sleep(ctx, r.clk, r.untilSim(r.sc.Duration.D())) != nil {
+	if clock.Sleep(ctx, r.own, r.untilSim(r.sc.Duration.D())) != nil {
 		return end, nil
 	}
 	st.offline.stop()
@@ -359,12 +366,13 @@ func (r *Runner) WaitUntil(ctx context.Context, at time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	observer := clock.Keyed(r.clk, keyObserver)
 	for {
 		wait := r.untilSim(at)
 		if wait <= 0 {
 			return nil
 		}
-		if err := clock.Sleep(ctx, r.clk, wait); err != nil {
+		if err := clock.Sleep(ctx, observer, wait); err != nil {
 			return err
 		}
 	}
@@ -417,6 +425,16 @@ func (r *Runner) goBackground(f func(ctx context.Context)) bool {
 // run its course (clock.Virtual.Settle). An event's workers are told one
 // after another, each once the one before has done what it was told, so
 // that the run is the same every time.
-func (r *Runner) settle(ctx context.Context) { _ = r.clk.Settle(ctx) }
+func (r *Runner) settle(ctx context.Context) { _ = clock.Settle(ctx, r.own) }
+
+// The owners of timers on a run's clock (clock.Keyed), in the order their
+// timers fire when due at one instant. The leader, its relay, its outbox
+// and the MQTT sessions arm theirs on the clock itself (key 0, first).
+const (
+	keyRunner   = 1 + iota // the runner's own loops: timeline, samples, offline periods, drain, deploys
+	keyObserver            // callers of WaitUntil (the headless progress line)
+	keyPool                // the worker pool's starts
+	keyWorkers             // plus a worker's index (behind a gateway, its gateway's first device's)
+)
 
 func simSec(d time.Duration) result.Seconds { return result.Seconds(d.Seconds()) }

@@ -30,7 +30,7 @@ func (r *Runner) startSampler() *ownedLoop {
 			}
 			at := k * every
 			if wait := r.untilSim(at); wait > 0 {
-				if clock.Sleep(ctx, r.clk, wait) != nil {
+				if clock.Sleep(ctx, r.own, wait) != nil {
 					return
 				}
 				continue

@@ -57,16 +57,24 @@ var defaultReconnect = worker.DefaultReconnectBackoff
 // Run starts; none dials before it exists.
 func (r *Runner) buildPool() error {
 	cfgs := make([]worker.Config, len(r.specs))
+	// Each worker owns its timers; a gateway's devices share its loop,
+	// whose timers their gateway's first device owns.
+	gateways := map[string]uint64{}
 	for i, ws := range r.specs {
-		cfgs[i] = r.workerConfig(ws)
+		key := keyWorkers + uint64(i)
+		if g := ws.Gateway; g != "" {
+			if k, ok := gateways[g]; ok {
+				key = k
+			} else {
+				gateways[g] = key
+			}
+		}
+		cfgs[i] = r.workerConfig(ws, clock.Keyed(r.clk, key))
 	}
 	dial := worker.DialerFunc(func(ctx context.Context, o worker.DialOptions) (worker.Session, error) {
 		return r.dialer().Dial(ctx, o)
 	})
-	// First dials one at a time: each worker's first connect is over
-	// before the next begins, so the fleet comes up in the same order on
-	// every run (it costs no simulated time either way).
-	po := worker.PoolOptions{Clock: r.clk, Gateways: runnerGateways{r}, FirstDials: 1}
+	po := worker.PoolOptions{Clock: clock.Keyed(r.clk, keyPool), Gateways: runnerGateways{r}}
 	if n := len(cfgs); n > 1 && r.sc.Fleet.Ramp > 0 {
 		// The scenario's ramp is the time over which the whole fleet
 		// connects; the pool spaces one worker from the next.
@@ -94,12 +102,12 @@ func (r *Runner) dialer() worker.MQTTDialer {
 	return worker.MQTTDialer{Broker: "mem://", Mem: r.broker.Load(), Clock: r.clk}
 }
 
-// workerConfig turns a worker's profile into its worker.Config; unset
-// fields keep the worker package's defaults.
-func (r *Runner) workerConfig(ws scenario.WorkerSpec) worker.Config {
+// workerConfig turns a worker's profile into its worker.Config, on the
+// clock clk; unset fields keep the worker package's defaults.
+func (r *Runner) workerConfig(ws scenario.WorkerSpec, clk clock.Clock) worker.Config {
 	p := ws.Profile
 	c := worker.Config{
-		ID: ws.ID, Gateway: ws.Gateway, Clock: r.clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),
+		ID: ws.ID, Gateway: ws.Gateway, Clock: clk, Seed: r.sc.Seed, Index: uint64(ws.Index), Logger: r.log.With("worker", ws.ID),
 		ServiceLag: &r.lag.service.workers, DeliveryLag: &r.lag.delivery.workers,
 	}
 	if p.Mailbox != nil {
@@ -167,6 +175,9 @@ func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error)
 		r.closeBroker(b)
 		return nil, err
 	}
+	// The leader subscribed and serving before the first worker dials,
+	// on every run.
+	r.settle(ctx)
 	bgCtx, bgCancel := context.WithCancel(context.Background())
 	r.bgMu.Lock()
 	r.bgCtx = bgCtx
@@ -178,6 +189,9 @@ func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error)
 		defer close(st.poolDone)
 		_ = r.pool.Run(poolCtx)
 	}()
+	// The pool's first start (its first worker connected) is over before
+	// the runner goes on.
+	r.settle(ctx)
 	return st, nil
 }
 
@@ -189,10 +203,10 @@ func (r *Runner) startStack(ctx context.Context, path string) (*runStack, error)
 // connected. With a ramp, connecting is part of the scenario and time 0
 // is now. It returns an error only when ctx ends.
 //
-// The workers connect one after another, in the fleet's order (the
-// pool's first dials, one at a time): on the virtual clock a connect
-// takes no simulated time, so the whole fleet connects within the first
-// look, and in the same order on every run.
+// The workers connect one after another, in the fleet's order, each once
+// the one before has settled (worker.Pool on the virtual clock): a
+// connect takes no simulated time, so without a ramp the fleet connects
+// at one simulated instant, in the same order on every run.
 func (r *Runner) waitConnected(ctx context.Context) error {
 	if r.sc.Fleet.Ramp > 0 {
 		return nil
@@ -216,7 +230,7 @@ func (r *Runner) waitConnected(ctx context.Context) error {
 			r.warnf("only %d of %d workers connected within %v, and the leader heard %d online: starting anyway", online, len(r.workers), r.o.ConnectTimeout, heard)
 			return nil
 		}
-		if err := clock.Sleep(ctx, r.clk, connectPoll); err != nil {
+		if err := clock.Sleep(ctx, r.own, connectPoll); err != nil {
 			return err
 		}
 	}

@@ -207,7 +207,7 @@ func (r *Runner) startTimeline() *timelineLoop {
 		for h.Len() > 0 {
 			a := (*h)[0]
 			if wait := r.untilSim(a.at); wait > 0 {
-				if clock.Sleep(ctx, r.clk, wait) != nil {
+				if clock.Sleep(ctx, r.own, wait) != nil {
 					return
 				}
 				continue // the speed may have changed meanwhile: look again

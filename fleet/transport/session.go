@@ -202,7 +202,7 @@ func (s *Session) subscribe(ctx context.Context, sub subscription) error {
 		}
 		code := subackCode(t, filter)
 		if d, again := retryAfter(code, attempt); again {
-			if err := clock.Sleep(ctx, s.clk, d); err != nil {
+			if err := s.retryPause(ctx, d); err != nil {
 				return fmt.Errorf("transport: subscribe %s: %w", filter, err)
 			}
 			continue
@@ -224,6 +224,18 @@ func retryAfter(code byte, attempt int) (time.Duration, bool) {
 		return time.Duration(attempt) * 5 * time.Millisecond, true
 	}
 	return 0, false
+}
+
+// retryPause waits before a refused subscription is made again: d, or on
+// a simulation's virtual clock until the process has settled, by when
+// the message whose packet id the subscription collided with has been
+// acked. A collision depends on which goroutine ran first within an
+// instant; the settle keeps it from also moving the simulation's time.
+func (s *Session) retryPause(ctx context.Context, d time.Duration) error {
+	if clock.Settles(s.clk) {
+		return clock.Settle(ctx, s.clk)
+	}
+	return clock.Sleep(ctx, s.clk, d)
 }
 
 // subackError is the error of a subscription's final answer: nil for a

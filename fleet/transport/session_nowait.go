@@ -6,8 +6,6 @@ import (
 	"sync"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-
-	"github.com/fleetsim/fleetsim/fleet/clock"
 )
 
 // SubscribeNoWait asks the broker for filter, its messages going to
@@ -138,7 +136,7 @@ func (a *subAnswers) run(s *Session) {
 		}
 		code := subackCode(p.t, p.sub.filter)
 		if d, again := retryAfter(code, p.attempt); again {
-			if clock.Sleep(a.ctx, s.clk, d) != nil {
+			if s.retryPause(a.ctx, d) != nil {
 				return
 			}
 			if !s.subscribed(p.sub.filter) {

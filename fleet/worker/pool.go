@@ -121,13 +121,18 @@ func (p *Pool) Run(ctx context.Context) error {
 	var gws sync.WaitGroup
 	defer gws.Wait()
 	defer stopGateways()
+	// On a virtual clock the gateways come up one at a time, each once
+	// the one before has settled, as the workers do below; elsewhere all
+	// at once (one that cannot reach its broker holds up no other).
+	oneByOne := clock.Settles(p.clk)
 	for _, g := range p.gateways {
 		gws.Go(func() { _ = g.Run(gctx) })
+		if oneByOne && (p.ready(ctx, g) != nil || clock.Settle(ctx, p.clk) != nil) {
+			return nil
+		}
 	}
 	for _, g := range p.gateways {
-		select {
-		case <-g.Ready():
-		case <-ctx.Done():
+		if p.ready(ctx, g) != nil {
 			return nil
 		}
 	}
@@ -169,12 +174,29 @@ func (p *Pool) Run(ctx context.Context) error {
 		}
 		if w.lp != nil {
 			w.lp.start(w)
-			continue
+		} else {
+			wg.Go(func() { _ = w.Run(ctx) })
 		}
-		wg.Go(func() { _ = w.Run(ctx) })
+		// On a simulation's virtual clock, each start has run its course
+		// (the worker's first connect, its sync request and what they set
+		// off) before the next: the fleet comes up the same way on every
+		// run. Elsewhere this returns at once.
+		if clock.Settle(ctx, p.clk) != nil {
+			return nil
+		}
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// ready waits until g has made its first connection attempt, or ctx ends.
+func (p *Pool) ready(ctx context.Context, g *Gateway) error {
+	select {
+	case <-g.Ready():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Workers returns the workers in creation order.
