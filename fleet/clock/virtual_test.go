@@ -261,3 +261,40 @@ func TestVirtualRejectsBadCeiling(t *testing.T) {
 		}()
 	}
 }
+
+// Timers due at one instant fire by their owners' keys, whatever order
+// the owners armed them in; one owner's in its own arm order. The clock
+// itself is key 0, first.
+func TestVirtualKeyedOrder(t *testing.T) {
+	c := clock.NewVirtual(t0, clock.VirtualOptions{})
+	var mu sync.Mutex
+	var order []string
+	all := make(chan struct{})
+	note := func(s string) func() {
+		return func() {
+			mu.Lock()
+			defer mu.Unlock()
+			order = append(order, s)
+			if len(order) == 5 {
+				close(all)
+			}
+		}
+	}
+	two, one := clock.Keyed(c, 2), clock.Keyed(c, 1)
+	two.AfterFunc(time.Second, note("2a"))
+	one.AfterFunc(time.Second, note("1a"))
+	two.AfterFunc(time.Second, note("2b"))
+	c.AfterFunc(time.Second, note("0"))
+	one.AfterFunc(time.Second, note("1b"))
+	if clock.Keyed(c, 2) != two || clock.Keyed(one, 2) != two {
+		t.Fatal("Keyed views of one clock with one key are not equal")
+	}
+	runVirtual(t, c)
+	wait(t, all, "every timer")
+	if got := strings.Join(order, " "); got != "0 1a 1b 2a 2b" {
+		t.Fatalf("fired in order %s, want 0 1a 1b 2a 2b", got)
+	}
+	if k := clock.Keyed(clock.Real{}, 3); k != (clock.Real{}) {
+		t.Fatalf("Keyed of the wall clock is %v, want the wall clock", k)
+	}
+}
