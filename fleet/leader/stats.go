@@ -99,6 +99,11 @@ type Stats struct {
 }
 
 // Stats returns a snapshot of the leader's counters and its mechanisms'
+// MailboxPeak returns the most worker requests and telemetry its mailbox
+// held at once since the previous call (mailbox.Mailbox.Peak): for one
+// reader, such as a scenario's window edges.
+func (l *Leader) MailboxPeak() int { return l.inbox.Peak() }
+
 // stats.
 func (l *Leader) Stats() Stats {
 	c := &l.c

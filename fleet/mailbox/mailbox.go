@@ -290,6 +290,9 @@ func (m *Mailbox[T]) pushLocked(key string, msg T, now time.Duration) {
 	if m.n > m.counts.maxDepth {
 		m.counts.maxDepth = m.n
 	}
+	if m.n > m.counts.peak {
+		m.counts.peak = m.n
+	}
 }
 
 // popLocked removes and returns the head slot.

@@ -331,3 +331,30 @@ func TestParsePolicy(t *testing.T) {
 		t.Error("ParsePolicy accepted drop_oldest")
 	}
 }
+
+// TestPeak: Peak is the most queued since the call before, counted from
+// the depth at that call; MaxDepth stays the most since New.
+func TestPeak(t *testing.T) {
+	m := newBox(t, mailbox.Options{Capacity: 10})
+	for i := range 3 {
+		if err := m.Offer(bg, msg{n: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p := m.Peak(); p != 3 {
+		t.Fatalf("Peak after 3 offers = %d, want 3", p)
+	}
+	m.TryTake()
+	m.TryTake()
+	if p := m.Peak(); p != 3 {
+		t.Fatalf("Peak after 2 takes = %d, want 3 (the depth the period began at)", p)
+	}
+	if p := m.Peak(); p != 1 {
+		t.Fatalf("Peak with nothing offered or taken = %d, want 1 (the depth now)", p)
+	}
+	_ = m.Offer(bg, msg{n: 9})
+	m.TryTake()
+	if p, s := m.Peak(), m.Stats(); p != 2 || s.MaxDepth != 3 {
+		t.Fatalf("Peak = %d, MaxDepth = %d; want 2 and 3", p, s.MaxDepth)
+	}
+}

@@ -13,6 +13,7 @@ type counters struct {
 	rejectedFull, rejectedTimeout, rejectedCanceled uint64
 	rejectedClosed                                  uint64
 	maxDepth                                        int
+	peak                                            int // most queued since the last Peak
 }
 
 // Stats is a point-in-time view of a Mailbox. The counts are taken together
@@ -54,6 +55,19 @@ func (s Stats) Dropped() uint64 { return s.DroppedOldest + s.DroppedNewest + s.D
 // Rejected is the total rejected for every reason.
 func (s Stats) Rejected() uint64 {
 	return s.RejectedFull + s.RejectedTimeout + s.RejectedCanceled + s.RejectedClosed
+}
+
+// Peak returns the most messages queued at once since the previous call
+// of Peak (since New, the first time), and starts the next period at the
+// depth now. Unlike Stats' MaxDepth, a reader can tell with it what the
+// mailbox held between two moments of its own: one reader, since a call
+// ends the period for every caller. Safe for concurrent use.
+func (m *Mailbox[T]) Peak() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := max(m.counts.peak, m.n)
+	m.counts.peak = m.n
+	return p
 }
 
 // Stats returns the mailbox's counters, depth and wait distribution. It

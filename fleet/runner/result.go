@@ -162,7 +162,7 @@ func (r *Runner) result(f *finalState) result.Result {
 	}
 	res.Deploys = r.deployResults(deploys, f)
 	res.Events = r.eventResults()
-	res.Windows = r.windowResults(samples)
+	res.Windows = r.windowResults()
 	res.Commands = r.commandBalance(&res, f, deploys, depthStart)
 	res.Telemetry = telemetryBalance(f.workers, res.Leader.TelemetryReceived)
 	res.Lost = res.Commands.Lost + res.Telemetry.Lost

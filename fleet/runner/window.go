@@ -21,6 +21,9 @@ type windowMark struct {
 	// instances the run had started: a mark that rose between two edges
 	// was reached between them.
 	maxDepth, instances int
+	// peak is the most the serving leader's mailbox held since the edge
+	// before (since it started, at the first edge or after a restart).
+	peak int
 }
 
 // windowEdges pushes an action at each distinct edge of the windows that
@@ -65,6 +68,9 @@ func (r *Runner) windowMark() windowMark {
 		mb.Capacity, mb.Policy, mb.Depth = last.Capacity, last.Policy.String(), last.Depth
 		m.maxDepth, m.instances = last.MaxDepth, n
 	}
+	if lr, _ := r.current(); lr != nil {
+		m.peak = lr.l.MailboxPeak()
+	}
 	m.leader.RequestsServed = sum(func(l *leader.Stats) uint64 { return l.RequestsServed })
 	m.leader.AnsweredFull = sum(func(l *leader.Stats) uint64 { return l.AnsweredFull })
 	relay := func(f func(outbox.PartitionStats) uint64) uint64 {
@@ -90,7 +96,7 @@ func (r *Runner) windowMark() windowMark {
 
 // windowResults computes each window whose two edges were marked; a window
 // the run did not reach the end of is left out.
-func (r *Runner) windowResults(samples []result.Sample) map[string]result.WindowResult {
+func (r *Runner) windowResults() map[string]result.WindowResult {
 	if len(r.sc.Windows) == 0 {
 		return nil
 	}
@@ -114,16 +120,15 @@ func (r *Runner) windowResults(samples []result.Sample) map[string]result.Window
 			MaxDepth: max(am.Depth, bm.Depth),
 			Wait:     quantilesOf(b.wait.Since(a.wait)),
 		}
-		// The mailbox's own high-water mark is exact where it applies: it
-		// rose within the window, or its instance started within it. The
-		// samples below only approximate the rest (a sample can land
-		// just after the leader took a message from a full mailbox).
+		// The mailbox's own high-water mark where it applies (it rose
+		// within the window, or its instance started within it), and the
+		// peaks between the edges within it: the most it held, exactly.
 		if b.instances != a.instances || b.maxDepth > a.maxDepth {
 			res.Leader.Mailbox.MaxDepth = max(res.Leader.Mailbox.MaxDepth, b.maxDepth)
 		}
-		for _, s := range samples {
-			if t := time.Duration(float64(s.T) * float64(time.Second)); t >= a.at && t <= b.at {
-				res.Leader.Mailbox.MaxDepth = max(res.Leader.Mailbox.MaxDepth, s.LeaderDepth)
+		for _, m := range r.marks {
+			if m.at > a.at && m.at <= b.at {
+				res.Leader.Mailbox.MaxDepth = max(res.Leader.Mailbox.MaxDepth, m.peak)
 			}
 		}
 		out[w.Name] = res

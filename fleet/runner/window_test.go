@@ -84,8 +84,10 @@ expect:
 
 // TestWindowMaxDepthExact: a window's leader.mailbox.max_depth is the
 // mailbox's own high-water mark when that rose inside the window (or a
-// new leader instance started in it); samples, which can land just after
-// the leader took a message from a full mailbox, only fill in the rest.
+// new leader instance started in it), else the most the mailbox held
+// between the edges inside the window (its peaks): never a sample's
+// moment, which can land just after the leader took a message from a
+// full mailbox.
 func TestWindowMaxDepthExact(t *testing.T) {
 	sc, err := scenario.Parse("maxdepth.yaml", []byte(`
 name: maxdepth
@@ -97,18 +99,19 @@ windows:
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples := []result.Sample{{T: 1, LeaderDepth: 3}, {T: 3, LeaderDepth: 199}, {T: 5, LeaderDepth: 150}, {T: 8, LeaderDepth: 250}}
 	for _, c := range []struct {
 		name string
 		a, b windowMark
 		want int
 	}{
-		{"the mark rose inside", windowMark{at: 2 * time.Second, maxDepth: 10, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 1}, 200},
-		{"a new instance inside", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 2}, 200},
-		{"the mark was reached before: samples", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1}, windowMark{at: 6 * time.Second, maxDepth: 300, instances: 1}, 199},
+		{"the mark rose inside", windowMark{at: 2 * time.Second, maxDepth: 10, instances: 1, peak: 10}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 1, peak: 200}, 200},
+		{"a new instance inside", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1, peak: 300}, windowMark{at: 6 * time.Second, maxDepth: 200, instances: 2, peak: 200}, 200},
+		// The mark was reached before the window: its peak between the
+		// edges, not the 300 before them.
+		{"the mark was reached before: peaks", windowMark{at: 2 * time.Second, maxDepth: 300, instances: 1, peak: 300}, windowMark{at: 6 * time.Second, maxDepth: 300, instances: 1, peak: 200}, 200},
 	} {
 		r := &Runner{sc: sc, marks: map[time.Duration]*windowMark{2 * time.Second: &c.a, 6 * time.Second: &c.b}}
-		if got := r.windowResults(samples)["load"].Leader.Mailbox.MaxDepth; got != c.want {
+		if got := r.windowResults()["load"].Leader.Mailbox.MaxDepth; got != c.want {
 			t.Errorf("%s: max_depth %d, want %d", c.name, got, c.want)
 		}
 	}
