@@ -159,10 +159,10 @@ func (w *Worker) setSyncDue(t time.Time) {
 
 // retryDelay is how long to wait before asking the leader again: no less
 // than its retry-after hint, and a full-jitter backoff on top of repeated
-// refusals — unless the policy is Immediate (the herd).
+// refusals — unless the policy is Immediate (the herd): ImmediateRetry.
 func (w *Worker) retryDelay(retryAfter time.Duration, tries int) time.Duration {
 	if w.cfg.Reconnect.Immediate {
-		return 0
+		return ImmediateRetry
 	}
 	return max(retryAfter, w.cfg.Reconnect.Backoff.Delay(tries-1, w.rnd))
 }

@@ -17,12 +17,19 @@ import (
 // Reconnect is how a worker comes back after losing its connection.
 type Reconnect struct {
 	// Immediate retries at once, ignoring backoff and the leader's
-	// retry-after: the thundering herd, for comparison runs.
+	// retry-after: the thundering herd, for comparison runs. "At once" is
+	// ImmediateRetry later, the least a round trip takes: a retry after
+	// none at all would, on a simulation's virtual clock, loop at one
+	// instant without end.
 	Immediate bool
 	// Backoff spaces reconnect attempts and request retries: full jitter
 	// over [0, min(Cap, Base × 2^attempt)]. Default base 1 s, cap 60 s.
 	Backoff flow.Backoff
 }
+
+// ImmediateRetry is how soon a worker whose policy is Reconnect.Immediate
+// tries again.
+const ImmediateRetry = time.Millisecond
 
 // Config configures a Worker. ID is required; zero fields take the
 // defaults noted.

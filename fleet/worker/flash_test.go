@@ -44,7 +44,7 @@ func (r *rig) reboot(t *testing.T) {
 	before, onlines := r.w.Stats(), r.onlines.Load()
 	r.w.Reboot()
 	fleettest.Eventually(t, 10*time.Second, "worker rebooted and back online", func() error {
-		r.clk.Advance(0) // an immediate reconnect is due at once
+		r.clk.Advance(worker.ImmediateRetry) // an immediate reconnect is due a round trip later
 		s := r.w.Stats()
 		return fleettest.Unless(s.Reboots == before.Reboots+1 && s.Online && s.Connects == before.Connects+1 && r.onlines.Load() > onlines,
 			"reboots %d, online %v, connects %d (before: %d connects), %d onlines heard (before: %d)",

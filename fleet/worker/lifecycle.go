@@ -11,7 +11,11 @@ import (
 // first, then by the reconnect policy.
 func (w *Worker) scheduleReconnect(attempt int) {
 	var d time.Duration
-	if attempt > 0 && !w.cfg.Reconnect.Immediate {
+	switch {
+	case attempt == 0:
+	case w.cfg.Reconnect.Immediate:
+		d = ImmediateRetry
+	default:
 		d = w.cfg.Reconnect.Backoff.Delay(attempt-1, w.rnd)
 	}
 	w.timers.after(tReconnect, w.clk.Now(), d)

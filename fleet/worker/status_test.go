@@ -46,7 +46,7 @@ func TestStatusEpochs(t *testing.T) {
 			t.Fatalf("after a crash: %v, want offline %s", s, first.Epoch)
 		}
 		fleettest.Eventually(t, 10*time.Second, "worker reconnected", func() error {
-			r.clk.Advance(0) // the reconnect is due at once on the fake clock
+			r.clk.Advance(worker.ImmediateRetry) // the reconnect is due a round trip later
 			s := r.w.Stats()
 			return fleettest.Unless(s.Reconnects == 1, "%d reconnects; %s", s.Reconnects, r.seen())
 		})
