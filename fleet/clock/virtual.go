@@ -3,6 +3,7 @@ package clock
 import (
 	"container/heap"
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,7 @@ type Virtual struct {
 	rate    rateMeter
 	forced  uint64
 	reasons []string
+	stuck   string // see Stalled
 }
 
 // VirtualOptions configures NewVirtual.
@@ -226,6 +228,20 @@ func (v *Virtual) ForcedReasons() []string {
 	return append([]string(nil), v.reasons...)
 }
 
+// Stalled says, once one timer has fired stuckRepeats times at one
+// instant (something re-arms it due at once, and simulated time would
+// never move on), where the clock is stuck; "" otherwise.
+func (v *Virtual) Stalled() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.stuck
+}
+
+// stuckRepeats is how many times one timer may fire at one instant before
+// the clock counts as stuck there: a retry loop with no delay does it in
+// a fraction of a second, and no timer of a working simulation comes near.
+const stuckRepeats = 10_000
+
 // Pending reports how many timers and tickers are armed.
 func (v *Virtual) Pending() int {
 	v.mu.Lock()
@@ -277,6 +293,14 @@ func (v *Virtual) fire(wall time.Duration, forced string) bool {
 		if v.speed > 0 {
 			v.anchor.follow(wall, t.when, v.speed)
 		}
+	}
+	if t.firedAt == t.when {
+		if t.repeats++; t.repeats == stuckRepeats && v.stuck == "" {
+			v.stuck = fmt.Sprintf("simulated time stood at %v while one timer due then fired %d times: something re-arms it due at once (a retry with no delay?)",
+				time.Duration(t.when), t.repeats)
+		}
+	} else {
+		t.firedAt, t.repeats = t.when, 1
 	}
 	v.rate.note(wall, t.when)
 	now := v.Now()
@@ -383,7 +407,11 @@ type vtimer struct {
 	when   int64         // deadline, nanoseconds since the clock's origin
 	key    uint64        // its owner's (Keyed)
 	seq    uint64
-	index  int // in the heap; -1 when not armed
+	// firedAt is the deadline it last fired at, repeats how many times it
+	// fired at that one (see Virtual.Stalled).
+	firedAt int64
+	repeats int
+	index   int // in the heap; -1 when not armed
 }
 
 func (t *vtimer) C() <-chan time.Time { return t.ch }

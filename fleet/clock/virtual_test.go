@@ -298,3 +298,41 @@ func TestVirtualKeyedOrder(t *testing.T) {
 		t.Fatalf("Keyed of the wall clock is %v, want the wall clock", k)
 	}
 }
+
+// A timer re-armed due at once every time it fires holds simulated time
+// at one instant for ever: the clock says where it is stuck.
+func TestVirtualStalled(t *testing.T) {
+	c := clock.NewVirtual(t0, clock.VirtualOptions{})
+	runVirtual(t, c)
+	tm := c.NewTimer(time.Second)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-tm.C():
+				tm.Reset(0) // a retry with no delay
+			case <-stop:
+				return
+			}
+		}
+	}()
+	// Polled on a wall ticker: a goroutine that spun would keep the
+	// process from settling.
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Stalled() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("no stall reported after 30s of a timer re-armed at once")
+		}
+		<-poll.C
+	}
+	close(stop)
+	<-done
+	tm.Stop()
+	if s := c.Stalled(); !strings.Contains(s, "stood at 1s") || !strings.Contains(s, "re-arms it due at once") {
+		t.Fatalf("Stalled = %q", s)
+	}
+}

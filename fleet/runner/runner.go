@@ -282,6 +282,10 @@ func (r *Runner) run(parent context.Context) (end endState, err error) {
 		stopClock()
 		<-clkDone
 	}()
+	// A clock stuck at one instant (a timer re-armed due at once, for
+	// ever) would be a run that never ends: it fails instead.
+	watch := goLoop(func(wctx context.Context) { r.watchClock(wctx) })
+	defer watch.stop()
 	path := r.sc.Leader.Outbox.Path
 	if path == "" {
 		path = filepath.Join(dir, "outbox.db")
@@ -320,6 +324,24 @@ func (r *Runner) run(parent context.Context) (end endState, err error) {
 	r.finishFollowUps(st.timeline)
 	r.drain(ctx)
 	return end, nil
+}
+
+// watchClock fails the run, every second of wall time, if its clock is
+// stuck at one instant (clock.Virtual.Stalled), until ctx ends.
+func (r *Runner) watchClock(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if why := r.clk.Stalled(); why != "" {
+			r.failRun(errors.New(why))
+			return
+		}
+	}
 }
 
 // failRun ends the run with err (a leader that cannot be restarted).
