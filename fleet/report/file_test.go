@@ -41,7 +41,7 @@ func TestBaselineFile(t *testing.T) {
 			`    {"metric":"lost","value":0,"rule":"exact","better":"lower","runs":3,"min":0,"max":0},`,
 			`    {"metric":"relay.backpressure","value":132,"rule":"band","factor":2.39,"abs":7.17,"runs":3,"min":120,"max":145},`,
 			`Measured from 3 runs: value is their median; runs, min and max their spread.`,
-			`s and k_min by kind of metric: count 3 and 1.25, small number 1 and 1.25, ratio 0.02 and 1.05, seconds 0.25 and 1.5.`,
+			`s and k_min by kind of metric: count 3 and 1.1, small number 1 and 1.1, ratio 0.02 and 1.05, seconds 0.02 and 1.1.`,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestToleranceRefused(t *testing.T) {
 	if want := []string{"lost", "relay.backpressure", "leader.mailbox.max_depth", "leader.mailbox.wait.p99"}; !slices.Equal(names, want) {
 		t.Errorf("metrics %v, want %v", names, want)
 	}
-	if m := b.Metrics[2]; m.Kind != Band || m.Better != Lower || m.Factor != 1.25 {
+	if m := b.Metrics[2]; m.Kind != Band || m.Better != Lower || m.Factor != counts.MinFactor {
 		t.Errorf("max_depth = %+v, want a measured band (the runs agreed: k_min), lower is better", m)
 	}
 }
