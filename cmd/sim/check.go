@@ -54,11 +54,16 @@ measures their values and bands anew; review the diff before committing it.
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the runs.
 
-A run the machine could not keep up with (run.kept_up false: its timer,
-service or delivery lag passed the threshold) has its timing checks not
-judged and its timings not compared; it passes on its counts. With
---require-kept-up it fails instead (exit 4), with a line naming the run and
-the lag, for a CI that must not pass on timings it did not check.
+Runs go as fast as the machine allows (--speed sets a ceiling) on the virtual
+clock: a busy CI runner gives the same verdicts as an idle laptop. A run
+whose simulated time had to be forced on (run.forced_advances above 0: the
+process did not settle) fails. A run that fell behind its schedule anyway
+(run.kept_up false: its timer, service or delivery lag passed the
+threshold, which only something waiting on the wall clock inside the
+process causes) has its timing checks not judged and its timings not
+compared; it passes on its counts. With --require-kept-up it fails instead
+(exit 4), with a line naming the run and the lag, for a CI that must not
+pass on timings it did not check.
 
 ` + exitCodes,
 		Example: `  sim check scenarios/ --junit junit.xml

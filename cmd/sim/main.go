@@ -49,9 +49,10 @@ const exitCodes = `Exit codes:
   2  bad flags or arguments, or a scenario file with errors or past the limits
      (file:line:col and what would be valid)
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
-  4  a scenario failed: an expectation was false, or (check) its baseline regressed,
-     or (check --require-kept-up) the machine could not keep up with its speed;
-     'sim run' stopped after a run was judged failed exits 4 too
+  4  a scenario failed: an expectation was false, or its simulated time had to be
+     forced on (run.forced_advances), or (check) its baseline regressed, or
+     (check --require-kept-up) it fell behind its schedule; 'sim run' stopped
+     after a run was judged failed exits 4 too
 
 SIGINT, SIGTERM or SIGHUP (the terminal closed) stops sim at once, whether it
 is loading files, running or checking; the dashboard leaves the terminal as
@@ -66,10 +67,12 @@ func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {
 		Use:   "sim",
 		Short: "Run fleetsim scenarios: a leader, its fleet and a timeline of trouble, in one process",
 		Long: `sim runs scenario files against a real leader, real MQTT sessions and a real
-bbolt outbox, all in one process, in simulated time scaled by the scenario's
-speed. On a terminal 'sim run' shows the live dashboard; elsewhere it prints a
-progress line every few seconds. 'sim check' judges expectations and baselines
-for CI.
+bbolt outbox, all in one process, in virtual time: simulated time moves to the
+next thing due only once the whole process has settled, so a run measures the
+same on a busy machine as on an idle one. On a terminal 'sim run' shows the
+live dashboard, at most the scenario's speed (simulated seconds per wall
+second); elsewhere it prints progress lines and goes as fast as the machine
+allows. 'sim check' judges expectations and baselines for CI.
 
 A scenario is a file path, a directory of *.yaml files, or the name of a
 shipped scenario (see 'sim list'). docs/SCENARIOS.md documents the format.

@@ -179,9 +179,15 @@ columns at every phase change, every tenth of the run's simulated time and
 every --progress of wall time: simulated time and phase, workers online,
 the leader's mailbox (box: now/capacity and the most it held), requests
 rejected (rej) and relay backpressure (bp) since the line before, the
-mailbox wait p99 (w99) and the run's lag (BEHIND when it cannot keep up);
-the least needed parts give way on a long line. Errors come after the
-verdicts.
+mailbox wait p99 (w99), and BEHIND with the lag if the run fell behind its
+schedule; the least needed parts give way on a long line. Errors come after
+the verdicts.
+
+A run's time is virtual: it moves once the process has settled, so the
+machine's speed changes how long a run takes, never its results. On the
+dashboard it goes at most the scenario's speed (simulated seconds per wall
+second), and the header shows the pace reached; headless it goes as fast as
+the machine allows. --speed sets that ceiling for either.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the run.

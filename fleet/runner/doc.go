@@ -1,9 +1,11 @@
 // Package runner plays a scenario on the real stack — the embedded broker,
 // MQTT sessions, the leader on a bbolt outbox, a pool of workers — in
-// scaled simulated time, and returns its result.Report with the
-// scenario's expectations judged. While it runs, a Runner answers
-// Snapshot (a result.Live for the dashboard) and takes controls (pause,
-// speed, deploy, partition, kill the leader).
+// virtual time (clock.Virtual: simulated time moves only when the whole
+// process has settled), and returns its result.Report with the scenario's
+// expectations judged: the same file and seed give the same numbers on
+// any machine, however loaded. While it runs, a Runner answers Snapshot
+// (a result.Live for the dashboard) and takes controls (pause, speed
+// ceiling, deploy, partition, kill the leader).
 //
 // ExampleRun parses a scenario, runs it and reads its verdicts.
 //
