@@ -18,8 +18,8 @@ import (
 type Reconnect struct {
 	// Immediate retries at once, ignoring backoff and the leader's
 	// retry-after: the thundering herd, for comparison runs. "At once" is
-	// ImmediateRetry later, the least a round trip takes: a retry after
-	// none at all would, on a simulation's virtual clock, loop at one
+	// ImmediateRetry later, a round trip over a fast network: a retry after
+	// no time at all would, on a simulation's virtual clock, loop at one
 	// instant without end.
 	Immediate bool
 	// Backoff spaces reconnect attempts and request retries: full jitter
@@ -29,7 +29,7 @@ type Reconnect struct {
 
 // ImmediateRetry is how soon a worker whose policy is Reconnect.Immediate
 // tries again.
-const ImmediateRetry = time.Millisecond
+const ImmediateRetry = 10 * time.Millisecond
 
 // Config configures a Worker. ID is required; zero fields take the
 // defaults noted.
