@@ -15,6 +15,12 @@ import (
 var adv advancer
 
 type advancer struct {
+	// life serialises starting and stopping the goroutine: a clock that
+	// registers while the last one's unregister waits for the goroutine
+	// to end starts the next goroutine after it has ended, so that two
+	// never run at once.
+	life sync.Mutex
+
 	mu      sync.Mutex
 	clocks  []*Virtual
 	done    chan struct{} // closed when the goroutine exits; nil if none runs
@@ -27,6 +33,8 @@ type advancer struct {
 var errRunning = errors.New("clock: this Virtual clock is already running")
 
 func (a *advancer) register(v *Virtual) error {
+	a.life.Lock()
+	defer a.life.Unlock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if slices.Contains(a.clocks, v) {
@@ -50,6 +58,8 @@ func (a *advancer) register(v *Virtual) error {
 // unregister stops moving v; the last clock's unregister stops the
 // goroutine and waits for it.
 func (a *advancer) unregister(v *Virtual) {
+	a.life.Lock()
+	defer a.life.Unlock()
 	a.mu.Lock()
 	a.clocks = slices.DeleteFunc(a.clocks, func(c *Virtual) bool { return c == v })
 	var done chan struct{}
