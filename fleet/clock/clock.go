@@ -52,7 +52,11 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
-	t := c.NewTimer(d)
+	return wait(ctx, c.NewTimer(d))
+}
+
+// wait waits for t to fire, or for ctx to end (its error), and stops t.
+func wait(ctx context.Context, t Timer) error {
 	defer t.Stop()
 	select {
 	case <-t.C():
@@ -60,6 +64,19 @@ func Sleep(ctx context.Context, c Clock, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ticker adapts a periodic timer to Ticker, whose methods return
+// nothing, for the clocks whose tickers are their timers with a period.
+type ticker struct{ t Timer }
+
+func (k ticker) C() <-chan time.Time { return k.t.C() }
+func (k ticker) Stop()               { k.t.Stop() }
+func (k ticker) Reset(d time.Duration) {
+	if d <= 0 {
+		panic("clock: non-positive interval for Ticker.Reset")
+	}
+	k.t.Reset(d)
 }
 
 // Settle waits, if c is a Virtual clock (or a Keyed view of one), until

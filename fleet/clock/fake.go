@@ -70,7 +70,7 @@ func (f *Fake) NewTicker(d time.Duration) Ticker {
 	}
 	w := &fakeWaiter{c: f, ch: make(chan time.Time, 1), period: d}
 	f.arm(w, d)
-	return fakeTicker{w}
+	return ticker{w}
 }
 
 // Advance moves the clock forward by d, firing every timer and ticker due on
@@ -246,10 +246,3 @@ func (w *fakeWaiter) Reset(d time.Duration) bool {
 	}
 	return w.c.arm(w, d)
 }
-
-// fakeTicker adapts a periodic waiter to Ticker, whose methods return nothing.
-type fakeTicker struct{ w *fakeWaiter }
-
-func (t fakeTicker) C() <-chan time.Time   { return t.w.ch }
-func (t fakeTicker) Stop()                 { t.w.Stop() }
-func (t fakeTicker) Reset(d time.Duration) { t.w.Reset(d) }

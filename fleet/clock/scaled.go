@@ -145,7 +145,7 @@ func (s *Scaled) NewTicker(d time.Duration) Ticker {
 	}
 	t := &scaledTimer{s: s, ch: make(chan time.Time, 1), period: d}
 	t.Reset(d)
-	return scaledTicker{t}
+	return ticker{t}
 }
 
 type scaledTimer struct {
@@ -247,15 +247,4 @@ func (t *scaledTimer) fire(gen uint64) {
 	if fn != nil {
 		go fn()
 	}
-}
-
-type scaledTicker struct{ t *scaledTimer }
-
-func (k scaledTicker) C() <-chan time.Time { return k.t.ch }
-func (k scaledTicker) Stop()               { k.t.Stop() }
-func (k scaledTicker) Reset(d time.Duration) {
-	if d <= 0 {
-		panic("clock: non-positive interval for Ticker.Reset")
-	}
-	k.t.Reset(d)
 }

@@ -122,7 +122,7 @@ func (v *Virtual) newTicker(key uint64, d time.Duration) Ticker {
 	}
 	t := &vtimer{v: v, ch: make(chan time.Time, 1), period: d, key: key, index: -1}
 	t.Reset(d)
-	return virtualTicker{t}
+	return ticker{t}
 }
 
 // Run moves the clock until ctx ends, then returns nil. The clock does
@@ -153,14 +153,7 @@ func (v *Virtual) startCeiling() {
 func (v *Virtual) Settle(ctx context.Context) error { return v.settle(ctx, 0) }
 
 func (v *Virtual) settle(ctx context.Context, key uint64) error {
-	t := v.newTimer(key, 0)
-	defer t.Stop()
-	select {
-	case <-t.C():
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait(ctx, v.newTimer(key, 0))
 }
 
 // Speed returns the ceiling (0: none).
@@ -451,17 +444,6 @@ func (t *vtimer) Reset(d time.Duration) bool {
 	progress.Add(1)
 	adv.kick()
 	return was
-}
-
-type virtualTicker struct{ t *vtimer }
-
-func (k virtualTicker) C() <-chan time.Time { return k.t.ch }
-func (k virtualTicker) Stop()               { k.t.Stop() }
-func (k virtualTicker) Reset(d time.Duration) {
-	if d <= 0 {
-		panic("clock: non-positive interval for Ticker.Reset")
-	}
-	k.t.Reset(d)
 }
 
 // timerHeap orders timers by deadline, then by owner, then by arm order.
