@@ -26,10 +26,10 @@ import (
 // runFlags are the flags run and check share.
 type runFlags struct {
 	fileFlags
-	speed    optionalFloat
+	speed    optional[float64]
 	seed     uint64
 	workers  int
-	gateway  optionalInt
+	gateway  optional[int]
 	report   string
 	headless bool
 	progress time.Duration
@@ -57,8 +57,8 @@ func (f *runFlags) validate() error {
 		return cli.Usagef("--speed %g: want above 0 and at most %d (simulated seconds per wall second at most), or leave the flag out", f.speed.v, scenario.MaxSpeed)
 	case f.workers < 0 || f.workers > scenario.MaxWorkers:
 		return cli.Usagef("--workers %d: want 1 to %d, or 0 for the scenario's fleet.count", f.workers, scenario.MaxWorkers)
-	case f.gateway.set && f.gateway.n < 1:
-		return cli.Usagef("--gateway-size %d: want 1 to fleet.count workers per gateway, or leave the flag out for the scenario's fleet.gateway_size", f.gateway.n)
+	case f.gateway.set && f.gateway.v < 1:
+		return cli.Usagef("--gateway-size %d: want 1 to fleet.count workers per gateway, or leave the flag out for the scenario's fleet.gateway_size", f.gateway.v)
 	case f.progress < 0:
 		return cli.Usagef("--progress %v: want an interval such as 5s, or 0 for no progress lines", f.progress)
 	}
@@ -74,7 +74,7 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		sc = s
 	}
-	if n := f.gateway.n; f.gateway.set {
+	if n := f.gateway.v; f.gateway.set {
 		if n > sc.Fleet.Count {
 			scaled := ""
 			if f.workers > 0 {
@@ -107,53 +107,44 @@ func (f *runFlags) ceiling(sc *scenario.Scenario, interactive bool) float64 {
 	return 0
 }
 
-// optionalFloat is a number flag that knows whether it was given, so
-// that an explicit 0 is refused rather than read as "left out".
-type optionalFloat struct {
-	v   float64
+// optional is a number flag that knows whether it was given, so that an
+// explicit 0 is refused rather than read as "left out".
+type optional[T int | float64] struct {
+	v   T
 	set bool
 }
 
-func (o *optionalFloat) String() string {
+func (o *optional[T]) String() string {
 	if !o.set {
 		return ""
 	}
-	return strconv.FormatFloat(o.v, 'g', -1, 64)
+	return fmt.Sprint(o.v)
 }
 
-func (o *optionalFloat) Type() string { return "float" }
-
-func (o *optionalFloat) Set(s string) error {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil && !errors.Is(err, strconv.ErrRange) {
-		return fmt.Errorf("want a number")
+func (o *optional[T]) Type() string {
+	if _, ok := any(o.v).(int); ok {
+		return "int"
 	}
-	o.v, o.set = v, true
-	return nil
+	return "float"
 }
 
-// optionalInt is an integer flag that knows whether it was given, so that
-// an explicit 0 is refused rather than read as "left out".
-type optionalInt struct {
-	n   int
-	set bool
-}
-
-func (o *optionalInt) String() string {
-	if !o.set {
-		return ""
+func (o *optional[T]) Set(s string) error {
+	s = strings.TrimSpace(s)
+	switch v := any(&o.v).(type) {
+	case *int:
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("want a whole number")
+		}
+		*v = n
+	case *float64:
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return fmt.Errorf("want a number")
+		}
+		*v = f
 	}
-	return strconv.Itoa(o.n)
-}
-
-func (o *optionalInt) Type() string { return "int" }
-
-func (o *optionalInt) Set(s string) error {
-	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil {
-		return fmt.Errorf("want a whole number")
-	}
-	o.n, o.set = n, true
+	o.set = true
 	return nil
 }
 
