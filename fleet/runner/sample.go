@@ -115,8 +115,9 @@ func (r *Runner) takeSample(now time.Duration) {
 	r.mu.Lock()
 	if n := len(r.samples); n > 0 && r.samples[n-1].T >= s.T {
 		// The run's last sample, at the moment of the sampler's last
-		// tick: the later reading replaces it.
-		r.samples[n-1] = s
+		// tick: the later reading replaces it, in a new array, since
+		// snapshots share the old one with their readers.
+		r.samples = append(r.samples[:n-1:n-1], s)
 	} else {
 		r.samples = append(r.samples, s)
 	}
