@@ -82,3 +82,18 @@ func Advance(t testing.TB, clk *clock.Fake, d time.Duration, what string) {
 	}
 	clk.Advance(d)
 }
+
+// AdvanceToNext moves clk to the next deadline, once one is due within d,
+// and fires what is due there and nothing after. A worker's tickers start
+// at a random phase within their period: advancing a whole period would
+// also fire what the tick itself arms (an ask's deadline a second later).
+func AdvanceToNext(t testing.TB, clk *clock.Fake, d time.Duration, what string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := clk.WaitDue(ctx, d); err != nil {
+		t.Fatalf("advance to %s: %v", what, err)
+	}
+	next, _ := clk.NextDeadline()
+	clk.Set(next)
+}

@@ -223,7 +223,7 @@ func TestSetHeartbeat(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := uint64(1); i <= 3; i++ {
-			fleettest.Advance(t, r.clk, 100*time.Millisecond, "the heartbeat ticker")
+			fleettest.AdvanceToNext(t, r.clk, 100*time.Millisecond, "the heartbeat ticker")
 			if env := r.next(t, fmt.Sprintf("heartbeat %d", i)); env.Kind != wire.KindHeartbeat || env.Seq != i {
 				t.Fatalf("leader got %s seq %d, want heartbeat seq %d", env.Kind, env.Seq, i)
 			}
@@ -349,7 +349,7 @@ func TestTelemetryQueued(t *testing.T) {
 					s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryQueued)
 			}
 		}
-		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the telemetry ticker")
 		next("direct send")
 		// No answer: at the ask's deadline the telemetry is kept locally and
 		// sent again from there. The worker arms that deadline after the send.
@@ -383,7 +383,7 @@ func TestAskingUntilAnswered(t *testing.T) {
 		if st := r.w.State(); st.Asking != 0 {
 			t.Fatalf("asking %d before anything was sent, want 0", st.Asking)
 		}
-		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the telemetry ticker")
 		env := r.next(t, "direct send")
 		fleettest.Eventually(t, 10*time.Second, "the send counted as asking", func() error {
 			st := r.w.State()

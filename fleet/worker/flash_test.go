@@ -113,12 +113,12 @@ func TestRebootKeepsHeartbeatSeq(t *testing.T) {
 		cfg := instant
 		cfg.Heartbeat = time.Minute
 		r := startRig(t, drv, cfg)
-		fleettest.Advance(t, r.clk, time.Minute, "the heartbeat ticker")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the heartbeat ticker")
 		if env := r.next(t, "heartbeat before the reboot"); env.Kind != wire.KindHeartbeat || env.Seq != 1 {
 			t.Fatalf("got %s seq %d, want heartbeat seq 1", env.Kind, env.Seq)
 		}
 		r.reboot(t)
-		fleettest.Advance(t, r.clk, time.Minute, "the heartbeat ticker, started afresh")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the heartbeat ticker, started afresh")
 		if env := r.next(t, "heartbeat after the reboot"); env.Kind != wire.KindHeartbeat || env.Seq != 2 {
 			t.Fatalf("got %s seq %d, want heartbeat seq 2", env.Kind, env.Seq)
 		}
@@ -171,7 +171,7 @@ func TestRebootLosesTelemetry(t *testing.T) {
 					s.TelemetryDirect, s.TelemetryForwarded, s.TelemetryRejected, s.TelemetryDropped, s.TelemetryLostInReboot, s.TelemetryQueued)
 			}
 		}
-		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the telemetry ticker")
 		r.next(t, "direct send")
 		fleettest.Advance(t, r.clk, time.Second, "the ask's deadline")
 		r.next(t, "send from the local outbox")
@@ -184,7 +184,7 @@ func TestRebootLosesTelemetry(t *testing.T) {
 			t.Fatalf("after the reboot: lost %d, queued %d, local depth %d; want 1, 0, 0", s.TelemetryLostInReboot, s.TelemetryQueued, s.Local.Depth)
 		}
 		identity(s)
-		fleettest.Advance(t, r.clk, time.Minute, "the telemetry ticker, started afresh")
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the telemetry ticker, started afresh")
 		r.next(t, "direct send after the reboot")
 		r.reboot(t)
 		s = r.w.Stats()
