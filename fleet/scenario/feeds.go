@@ -208,3 +208,29 @@ func vacuousMessage(s *Scenario, text string, c *expect.Check) string {
 	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
 		strings.TrimSpace(text), wording.List(texts), wording.List(kinds), sends, strings.Join(lacks, ", "), outcome)
 }
+
+// inputsOnlyMessage says why a check that reads nothing but the scenario's
+// own inputs (the fleet's size, what the timeline sends and when, the
+// leader restarts it orders) cannot tell a working mechanism from a
+// broken one, or returns "" when it reads a name the run measures.
+func inputsOnlyMessage(text string) string {
+	written, paths := expect.Reads(text)
+	if len(paths) == 0 {
+		return ""
+	}
+	var texts []string
+	for i, p := range paths {
+		m, ok := result.Lookup(strings.ReplaceAll(p, "[]", "[*]"))
+		if !ok {
+			m, ok = result.Lookup(p + "[*]")
+		}
+		if !ok || m.Kind != result.Input {
+			return ""
+		}
+		if t := written[i]; !slices.Contains(texts, t) {
+			texts = append(texts, t)
+		}
+	}
+	return fmt.Sprintf("check %q reads only %s, which the scenario file sets whatever the code does: it cannot tell a working mechanism from a broken one; compare with a name the run measures (as in outbox.dead_letters == 3 * events[\"poison\"].workers)",
+		strings.TrimSpace(text), wording.List(texts))
+}

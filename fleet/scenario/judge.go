@@ -73,7 +73,11 @@ func compileChecks(s *Scenario, src *source) Errors {
 		}
 		s.checks[i] = c
 		e.Timing = c.Timing
-		if msg := vacuousMessage(s, e.Check, c); msg != "" {
+		if msg := inputsOnlyMessage(e.Check); msg != "" {
+			w := src.atPos(src.pos[at], path, msg)
+			w.Warning = true
+			s.Warnings = append(s.Warnings, w)
+		} else if msg := vacuousMessage(s, e.Check, c); msg != "" {
 			w := src.atPos(src.pos[at], path, msg)
 			w.Warning = true
 			s.Warnings = append(s.Warnings, w)
