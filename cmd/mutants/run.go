@@ -1,0 +1,283 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/result"
+)
+
+// Status of a mutant after its run.
+type Status string
+
+const (
+	Caught   Status = "caught"   // a scenario's expectation or comparison failed, or its unit test
+	Crashed  Status = "crashed"  // a run could not complete (exit 1, a panic) or passed its time limit
+	Survived Status = "survived" // every check passed with the bug in
+	Broken   Status = "broken"   // the mutant did not build: the suite's fault, not the code's
+)
+
+// Outcome is what one mutant's run found.
+type Outcome struct {
+	Mutant  Mutant
+	Status  Status
+	By      string // the failing checks, "scenario: check", or the test
+	Elapsed time.Duration
+}
+
+// suite runs mutants in scratch copies of a tree.
+type suite struct {
+	root    string        // the tree the scratch copies are made from
+	workers int           // --workers for every scenario run
+	timeout time.Duration // the longest one scenario run may take
+	log     io.Writer     // progress, one line per run
+}
+
+// scratch copies the tree's tracked and untracked-but-not-ignored files
+// (what a commit of the working tree would hold) to a new directory under
+// parent.
+func (s *suite) scratch(ctx context.Context, parent string) (string, error) {
+	dir, err := os.MkdirTemp(parent, "tree-")
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = s.root
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("listing the tree's files with git ls-files in %s: %w", s.root, err)
+	}
+	for name := range strings.SplitSeq(strings.TrimRight(string(out), "\x00"), "\x00") {
+		src := filepath.Join(s.root, name)
+		data, err := os.ReadFile(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // deleted in the working tree
+		}
+		if err != nil {
+			return "", err
+		}
+		info, err := os.Stat(src)
+		if err != nil {
+			return "", err
+		}
+		dst := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(dst, data, info.Mode().Perm()); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// build compiles sim in the tree at dir into dir/.mutants/sim.
+func (s *suite) build(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, ".mutants", "sim")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sim")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/sim: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// runScenario plays one shipped scenario with sim in the tree at dir and
+// reports the checks that failed. ok is true when every expectation and
+// comparison passed; err is set when the run did not complete.
+func (s *suite) runScenario(ctx context.Context, dir, bin, name string) (failed []string, ok bool, err error) {
+	reports, err := os.MkdirTemp(dir, "report-")
+	if err != nil {
+		return nil, false, err
+	}
+	defer os.RemoveAll(reports)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "run", "--headless", "--workers", strconv.Itoa(s.workers),
+		"--report", reports, "--progress", "0", "--log-level", "error", filepath.Join("scenarios", name+".yaml"))
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, false, fmt.Errorf("%s: no verdict within %v", name, s.timeout)
+	}
+	if ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	code := 0
+	if exit := (*exec.ExitError)(nil); errors.As(runErr, &exit) {
+		code = exit.ExitCode()
+	} else if runErr != nil {
+		return nil, false, runErr
+	}
+	switch code {
+	case 0:
+		return nil, true, nil
+	case 4:
+		failed, err := failedChecks(reports, name)
+		if err != nil {
+			return nil, false, err
+		}
+		return failed, false, nil
+	}
+	return nil, false, fmt.Errorf("%s: exit %d: %s", name, code, lastLine(stderr.String()))
+}
+
+// failedChecks reads the JSON reports in dir and names every check that
+// failed, as "scenario: check" or "scenario [variant]: check".
+func failedChecks(dir, scenario string) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var failed []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var rep result.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		where := scenario
+		if rep.Variant != "" {
+			where += " [" + rep.Variant + "]"
+		}
+		if rep.Err != "" {
+			failed = append(failed, where+": run failed: "+rep.Err)
+		}
+		for _, v := range rep.Verdicts {
+			if v.Status == result.Fail {
+				failed = append(failed, where+": "+v.Name)
+			}
+		}
+		for _, v := range rep.Comparisons {
+			if v.Status == result.Fail {
+				failed = append(failed, scenario+": "+v.Name)
+			}
+		}
+	}
+	if len(failed) == 0 {
+		failed = []string{scenario + ": failed (no failing check in its reports)"}
+	}
+	return failed, nil
+}
+
+// runTest runs m's unit test in the tree at dir; caught is true when it
+// fails.
+func (s *suite) runTest(ctx context.Context, dir string, t *Test) (caught bool, err error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", t.Run, t.Package)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return false, nil
+	}
+	if bytes.Contains(out, []byte("--- FAIL")) {
+		return true, nil
+	}
+	return false, fmt.Errorf("go test %s -run %s: %v: %s", t.Package, t.Run, err, lastLine(string(out)))
+}
+
+// control runs each scenario and unit test the mutants name once, without
+// a mutant in: one that fails on the unchanged code would "catch" every
+// mutant.
+func (s *suite) control(ctx context.Context, dir string, ms []Mutant) error {
+	bin, err := s.build(ctx, dir)
+	if err != nil {
+		return fmt.Errorf("the unchanged tree: %w", err)
+	}
+	for _, name := range scenariosOf(ms) {
+		start := time.Now()
+		failed, ok, err := s.runScenario(ctx, dir, bin, name)
+		if err != nil {
+			return fmt.Errorf("the unchanged tree: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("the unchanged tree fails %s (%s): fix that before judging mutants", name, strings.Join(failed, "; "))
+		}
+		fmt.Fprintf(s.log, "control   %-28s passes (%.0fs)\n", name, time.Since(start).Seconds())
+	}
+	for _, m := range ms {
+		if m.Test == nil {
+			continue
+		}
+		failed, err := s.runTest(ctx, dir, m.Test)
+		if err != nil {
+			return fmt.Errorf("the unchanged tree: %w", err)
+		}
+		if failed {
+			return fmt.Errorf("the unchanged tree fails go test %s -run %s: fix that before judging mutants", m.Test.Package, m.Test.Run)
+		}
+	}
+	return nil
+}
+
+// mutate puts m into the tree at dir, runs what must catch it, and takes
+// it out again.
+func (s *suite) mutate(ctx context.Context, dir string, m Mutant) (o Outcome, err error) {
+	start := time.Now()
+	o.Mutant = m
+	defer func() { o.Elapsed = time.Since(start) }()
+	restore, err := m.apply(dir)
+	if err != nil {
+		return o, err
+	}
+	defer func() {
+		if rerr := restore(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if m.Test != nil {
+		caught, err := s.runTest(ctx, dir, m.Test)
+		switch {
+		case err != nil:
+			o.Status, o.By = Broken, err.Error()
+		case caught:
+			o.Status, o.By = Caught, "unit test "+m.Test.Package+" -run "+m.Test.Run
+		default:
+			o.Status = Survived
+		}
+		return o, ctx.Err()
+	}
+	bin, err := s.build(ctx, dir)
+	if err != nil {
+		o.Status, o.By = Broken, lastLine(err.Error())
+		return o, ctx.Err()
+	}
+	o.Status = Survived
+	for _, name := range m.Scenarios {
+		failed, ok, err := s.runScenario(ctx, dir, bin, name)
+		if ctx.Err() != nil {
+			return o, ctx.Err()
+		}
+		if err != nil {
+			o.Status, o.By = Crashed, err.Error()
+			return o, nil
+		}
+		if !ok {
+			o.Status, o.By = Caught, strings.Join(failed, "; ")
+			return o, nil
+		}
+	}
+	return o, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}
