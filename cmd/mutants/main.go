@@ -189,6 +189,9 @@ func writeTable(w io.Writer, outcomes []Outcome) {
 		switch o.Status {
 		case Survived:
 			by = "**SURVIVED**"
+			if o.Mutant.Survives != "" {
+				by += ": " + o.Mutant.Survives
+			}
 		case Crashed:
 			by = "the run failed: " + by
 		case Broken:
