@@ -66,13 +66,14 @@ failing checks that caught it, or "SURVIVED". Progress goes to stderr.
 
 Exit codes:
   0  every mutant was caught
-  1  runtime failure: a mutant did not build, or a scenario or test
-     failed on the unchanged tree
-  (a run that crashes or passes --timeout with a mutant in counts as
-  caught: a CI would go red; the table says "the run failed")
+  1  runtime failure: a mutant did not build, a scenario or test failed
+     on the unchanged tree, the suite itself failed (a scratch tree it
+     could not write), or SIGINT/SIGTERM stopped it
+  (a run or test that crashes or passes --timeout with a mutant in counts
+  as caught: a CI would go red; the table says "the run failed")
   2  bad flags, or a mutants file with errors (each named)
   4  a mutant survived: a mechanism can break and its scenarios still pass`,
-		Args: cobra.NoArgs,
+		Args: cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return run(ctx, f, stdout, stderr) },
 	}
 	c.Flags().StringVar(&f.file, "file", "testdata/mutants/mutants.yaml", "the mutants file")
@@ -127,40 +128,45 @@ func run(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 		return cli.Runtime(err)
 	}
 
+	// A job that meets an error of the suite's own (a tree it could not
+	// restore, a report it could not read) retires its tree and stops the
+	// rest: what it would judge next could not be trusted.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	outcomes := make([]Outcome, len(ms))
 	next := make(chan int)
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
+		wg sync.WaitGroup
+		mu sync.Mutex
 	)
 	for _, dir := range trees {
 		wg.Go(func() {
 			for i := range next {
 				o, err := s.mutate(ctx, dir, ms[i])
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
+				if err != nil {
+					stop(fmt.Errorf("mutant %s: %w", ms[i].Name, err))
+					return
 				}
+				mu.Lock()
 				outcomes[i] = o
 				fmt.Fprintf(stderr, "%-9s %-28s %s (%.0fs)\n", o.Status, ms[i].Name, o.By, o.Elapsed.Seconds())
 				mu.Unlock()
 			}
 		})
 	}
+feed:
 	for i := range ms {
-		if ctx.Err() != nil {
-			break
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
 		}
-		next <- i
 	}
 	close(next)
 	wg.Wait()
-	if firstErr != nil {
-		return cli.Runtime(firstErr)
-	}
-	if ctx.Err() != nil {
-		return cli.Runtime(ctx.Err())
+	if err := context.Cause(ctx); err != nil {
+		writeTable(stdout, outcomes) // what was judged before the stop
+		return cli.Runtime(err)
 	}
 	writeTable(stdout, outcomes)
 	return verdict(outcomes)
@@ -184,6 +190,13 @@ func scenariosOf(ms []Mutant) []string {
 func writeTable(w io.Writer, outcomes []Outcome) {
 	fmt.Fprintln(w, "| mutant | mechanism | claim it breaks | caught by |")
 	fmt.Fprintln(w, "|---|---|---|---|")
+	judged := outcomes[:0:0]
+	for _, o := range outcomes {
+		if o.Status != "" {
+			judged = append(judged, o)
+		}
+	}
+	outcomes = judged
 	for _, o := range outcomes {
 		by := o.By
 		switch o.Status {

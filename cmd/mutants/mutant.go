@@ -138,8 +138,19 @@ func (m Mutant) apply(dir string) (restore func() error, err error) {
 		return nil, fmt.Errorf("mutant %s: find occurs %d times in %s, want exactly once", m.Name, n, m.File)
 	}
 	mutated := bytes.Replace(orig, []byte(m.Find), []byte(m.Replace), 1)
-	if err := os.WriteFile(path, mutated, 0o644); err != nil {
+	if err := writeAtomic(path, mutated); err != nil {
 		return nil, err
 	}
-	return func() error { return os.WriteFile(path, orig, 0o644) }, nil
+	return func() error { return writeAtomic(path, orig) }, nil
+}
+
+// writeAtomic replaces path's content by data through a rename, so that a
+// failed write leaves the file as it was.
+func writeAtomic(path string, data []byte) error {
+	tmp := path + ".mutant-tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -92,46 +92,52 @@ func (s *suite) build(ctx context.Context, dir string) (string, error) {
 	return bin, nil
 }
 
-// runScenario plays one shipped scenario with sim in the tree at dir and
-// reports the checks that failed. ok is true when every expectation and
-// comparison passed; err is set when the run did not complete.
-func (s *suite) runScenario(ctx context.Context, dir, bin, name string) (failed []string, ok bool, err error) {
+// play is what one scenario run with a mutant in showed: the checks that
+// failed, or why the run gave no verdict (crash); neither when it passed.
+type play struct {
+	failed []string
+	crash  string
+}
+
+func (p play) passed() bool { return len(p.failed) == 0 && p.crash == "" }
+
+// runScenario plays one shipped scenario with sim in the tree at dir. A
+// run that exits 4 failed checks, named from its reports; one that exits
+// otherwise, or gives no verdict within the timeout, crashed. err is the
+// suite's own failure (a scratch directory, a report it cannot read, a
+// binary it cannot start), never the mutant's.
+func (s *suite) runScenario(ctx context.Context, dir, bin, name string) (play, error) {
 	reports, err := os.MkdirTemp(dir, "report-")
 	if err != nil {
-		return nil, false, err
+		return play{}, err
 	}
 	defer os.RemoveAll(reports)
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	runCtx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--headless", "--workers", strconv.Itoa(s.workers),
+	cmd := exec.CommandContext(runCtx, bin, "run", "--headless", "--workers", strconv.Itoa(s.workers),
 		"--report", reports, "--progress", "0", "--log-level", "error", filepath.Join("scenarios", name+".yaml"))
 	cmd.Dir = dir
+	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	runErr := cmd.Run()
-	if ctx.Err() == context.DeadlineExceeded {
-		return nil, false, fmt.Errorf("%s: no verdict within %v", name, s.timeout)
+	switch {
+	case ctx.Err() != nil:
+		return play{}, ctx.Err()
+	case runCtx.Err() != nil:
+		return play{crash: fmt.Sprintf("%s: no verdict within %v", name, s.timeout)}, nil
 	}
-	if ctx.Err() != nil {
-		return nil, false, ctx.Err()
-	}
-	code := 0
-	if exit := (*exec.ExitError)(nil); errors.As(runErr, &exit) {
-		code = exit.ExitCode()
-	} else if runErr != nil {
-		return nil, false, runErr
-	}
-	switch code {
-	case 0:
-		return nil, true, nil
-	case 4:
+	var exit *exec.ExitError
+	switch {
+	case runErr == nil:
+		return play{}, nil
+	case !errors.As(runErr, &exit):
+		return play{}, fmt.Errorf("running sim for %s: %w", name, runErr)
+	case exit.ExitCode() == 4:
 		failed, err := failedChecks(reports, name)
-		if err != nil {
-			return nil, false, err
-		}
-		return failed, false, nil
+		return play{failed: failed}, err
 	}
-	return nil, false, fmt.Errorf("%s: exit %d: %s", name, code, lastLine(stderr.String()))
+	return play{crash: fmt.Sprintf("%s: exit %d: %s", name, exit.ExitCode(), lastLine(stderr.String()))}, nil
 }
 
 // failedChecks reads the JSON reports in dir and names every check that
@@ -175,19 +181,27 @@ func failedChecks(dir, scenario string) ([]string, error) {
 	return failed, nil
 }
 
-// runTest runs m's unit test in the tree at dir; caught is true when it
-// fails.
-func (s *suite) runTest(ctx context.Context, dir string, t *Test) (caught bool, err error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", t.Run, t.Package)
+// runTest runs a unit test in the tree at dir and reports whether it
+// failed (caught), or why it gave no verdict (crash: it passed the
+// timeout). A pattern that matches no test is the suite's error.
+func (s *suite) runTest(ctx context.Context, dir string, t *Test) (caught bool, crash string, err error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-timeout", s.timeout.String(), "-run", t.Run, "-v", t.Package)
 	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		return false, nil
+	cmd.WaitDelay = 10 * time.Second
+	out, runErr := cmd.CombinedOutput()
+	switch {
+	case ctx.Err() != nil:
+		return false, "", ctx.Err()
+	case bytes.Contains(out, []byte("panic: test timed out")):
+		return false, fmt.Sprintf("go test %s -run %s: no verdict within %v", t.Package, t.Run, s.timeout), nil
+	case bytes.Contains(out, []byte("--- FAIL")):
+		return true, "", nil
+	case runErr != nil:
+		return false, "", fmt.Errorf("go test %s -run %s: %v: %s", t.Package, t.Run, runErr, lastLine(string(out)))
+	case !bytes.Contains(out, []byte("--- PASS")):
+		return false, "", fmt.Errorf("go test %s -run %s: the pattern matches no test", t.Package, t.Run)
 	}
-	if bytes.Contains(out, []byte("--- FAIL")) {
-		return true, nil
-	}
-	return false, fmt.Errorf("go test %s -run %s: %v: %s", t.Package, t.Run, err, lastLine(string(out)))
+	return false, "", nil
 }
 
 // control runs each scenario and unit test the mutants name once, without
@@ -200,12 +214,12 @@ func (s *suite) control(ctx context.Context, dir string, ms []Mutant) error {
 	}
 	for _, name := range scenariosOf(ms) {
 		start := time.Now()
-		failed, ok, err := s.runScenario(ctx, dir, bin, name)
+		p, err := s.runScenario(ctx, dir, bin, name)
 		if err != nil {
 			return fmt.Errorf("the unchanged tree: %w", err)
 		}
-		if !ok {
-			return fmt.Errorf("the unchanged tree fails %s (%s): fix that before judging mutants", name, strings.Join(failed, "; "))
+		if !p.passed() {
+			return fmt.Errorf("the unchanged tree fails %s (%s%s): fix that before judging mutants", name, strings.Join(p.failed, "; "), p.crash)
 		}
 		fmt.Fprintf(s.log, "control   %-28s passes (%.0fs)\n", name, time.Since(start).Seconds())
 	}
@@ -213,12 +227,12 @@ func (s *suite) control(ctx context.Context, dir string, ms []Mutant) error {
 		if m.Test == nil {
 			continue
 		}
-		failed, err := s.runTest(ctx, dir, m.Test)
+		failed, crash, err := s.runTest(ctx, dir, m.Test)
 		if err != nil {
 			return fmt.Errorf("the unchanged tree: %w", err)
 		}
-		if failed {
-			return fmt.Errorf("the unchanged tree fails go test %s -run %s: fix that before judging mutants", m.Test.Package, m.Test.Run)
+		if failed || crash != "" {
+			return fmt.Errorf("the unchanged tree fails go test %s -run %s%s: fix that before judging mutants", m.Test.Package, m.Test.Run, crash)
 		}
 	}
 	return nil
@@ -240,16 +254,18 @@ func (s *suite) mutate(ctx context.Context, dir string, m Mutant) (o Outcome, er
 		}
 	}()
 	if m.Test != nil {
-		caught, err := s.runTest(ctx, dir, m.Test)
+		caught, crash, err := s.runTest(ctx, dir, m.Test)
 		switch {
 		case err != nil:
-			o.Status, o.By = Broken, err.Error()
+			return o, err
+		case crash != "":
+			o.Status, o.By = Crashed, crash
 		case caught:
 			o.Status, o.By = Caught, "unit test "+m.Test.Package+" -run "+m.Test.Run
 		default:
 			o.Status = Survived
 		}
-		return o, ctx.Err()
+		return o, nil
 	}
 	bin, err := s.build(ctx, dir)
 	if err != nil {
@@ -258,16 +274,15 @@ func (s *suite) mutate(ctx context.Context, dir string, m Mutant) (o Outcome, er
 	}
 	o.Status = Survived
 	for _, name := range m.Scenarios {
-		failed, ok, err := s.runScenario(ctx, dir, bin, name)
-		if ctx.Err() != nil {
-			return o, ctx.Err()
-		}
-		if err != nil {
-			o.Status, o.By = Crashed, err.Error()
+		p, err := s.runScenario(ctx, dir, bin, name)
+		switch {
+		case err != nil:
+			return o, err
+		case p.crash != "":
+			o.Status, o.By = Crashed, p.crash
 			return o, nil
-		}
-		if !ok {
-			o.Status, o.By = Caught, strings.Join(failed, "; ")
+		case !p.passed():
+			o.Status, o.By = Caught, strings.Join(p.failed, "; ")
 			return o, nil
 		}
 	}
