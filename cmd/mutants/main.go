@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,11 +165,10 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	writeTable(stdout, outcomes) // after a stop, what was judged before it
 	if err := context.Cause(ctx); err != nil {
-		writeTable(stdout, outcomes) // what was judged before the stop
 		return cli.Runtime(err)
 	}
-	writeTable(stdout, outcomes)
 	return verdict(outcomes)
 }
 
@@ -190,13 +190,7 @@ func scenariosOf(ms []Mutant) []string {
 func writeTable(w io.Writer, outcomes []Outcome) {
 	fmt.Fprintln(w, "| mutant | mechanism | claim it breaks | caught by |")
 	fmt.Fprintln(w, "|---|---|---|---|")
-	judged := outcomes[:0:0]
-	for _, o := range outcomes {
-		if o.Status != "" {
-			judged = append(judged, o)
-		}
-	}
-	outcomes = judged
+	outcomes = slices.DeleteFunc(slices.Clone(outcomes), func(o Outcome) bool { return o.Status == "" }) // not judged: stopped first
 	for _, o := range outcomes {
 		by := o.By
 		switch o.Status {
