@@ -50,6 +50,11 @@ type WorkersResult struct {
 	// one device. A dropped command is delivered again when the leader's
 	// ask times out; a dropped reply is asked for again.
 	GatewayDropped uint64 `expr:"gateway_dropped" json:"gateway_dropped"`
+	// LinkLost counts messages the workers' lossy links lost, both ways
+	// (fleet.worker.loss): a lost command or answer times out the
+	// leader's ask and is delivered again; a lost request, telemetry
+	// message or reply times out the worker's.
+	LinkLost uint64 `expr:"link_lost" json:"link_lost"`
 	// Sync is the request every worker sends on (re)connect.
 	SyncSent     uint64 `expr:"sync_sent" json:"sync_sent"`
 	SyncOK       uint64 `expr:"sync_ok" json:"sync_ok"`

@@ -51,6 +51,7 @@ var registry = []Metric{
 	exact(Count, "workers.malformed", Neither, "Malformed messages workers received."),
 	band(Count, "workers.crashes", Neither, "Connections the workers dropped without a word (crash events; a `reboot` drops its connection too, but counts in the `reboot` event's `events[\"name\"].workers`)."),
 	band(Count, "workers.refused", Neither, "Commands the workers refused for good with a reject answer (poison); the leader dead-letters them at once."),
+	band(Count, "workers.link_lost", Lower, "Messages the workers' lossy links lost, both ways (`fleet.worker.loss`): a lost command or answer times out the leader's ask and the command goes again; a lost request, telemetry message or reply times out the worker's ask."),
 	band(Count, "workers.gateway_dropped", Lower, "Messages a gateway dropped for a worker behind it whose loop was 16 messages behind (gateway mode; a gateway never waits for one device): a dropped command is delivered again when the leader's ask times out, a dropped reply asked for again."),
 	band(Count, "workers.sync_sent", Neither, "\"sync\" requests sent (one per connect)."),
 	band(Count, "workers.sync_ok", Neither, "\"sync\" requests answered ok."),

@@ -211,6 +211,7 @@ func (r *Runner) workersResult(f *finalState) result.WorkersResult {
 		w.Crashes += s.Crashes
 		w.Refused += s.Refused
 		w.GatewayDropped += s.DeliveriesDropped
+		w.LinkLost += s.LinkLost
 		w.SyncSent += s.SyncSent
 		w.SyncOK += s.SyncOK
 		w.SyncFull += s.SyncFull

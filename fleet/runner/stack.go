@@ -120,6 +120,9 @@ func (r *Runner) workerConfig(ws scenario.WorkerSpec, clk clock.Clock) worker.Co
 	if p.RTT != nil {
 		c.RTT = *p.RTT
 	}
+	if p.Loss != nil {
+		c.Loss = *p.Loss
+	}
 	if p.Heartbeat != nil {
 		c.Heartbeat = p.Heartbeat.D()
 	}

@@ -60,6 +60,7 @@ var fedBy = map[string]feed{
 	"workers.crashes":           0,
 	"workers.refused":           feedCommands,
 	"workers.gateway_dropped":   0, // syncs and their replies are always sent
+	"workers.link_lost":         0, // syncs and heartbeats cross the link too
 	"workers.sync_sent":         0,
 	"workers.sync_ok":           0,
 	"workers.sync_full":         0,

@@ -150,6 +150,9 @@ func (p WorkerProfile) merge(o WorkerProfile) WorkerProfile {
 	if o.RTT != nil {
 		p.RTT = o.RTT
 	}
+	if o.Loss != nil {
+		p.Loss = o.Loss
+	}
 	if o.Heartbeat != nil {
 		p.Heartbeat = o.Heartbeat
 	}

@@ -112,6 +112,9 @@ type WorkerProfile struct {
 	// RTT is the network round trip of a command to this worker: its
 	// answer leaves this long after the command came. Default 0.
 	RTT *dist.Dist `yaml:"rtt"`
+	// Loss is the share of the messages the worker's link loses, each
+	// way (0 to 1). Default 0.
+	Loss *float64 `yaml:"loss"`
 	// Heartbeat interval; 0 turns heartbeats off. Default 0.
 	Heartbeat *Duration `yaml:"heartbeat"`
 	// Telemetry interval; 0 turns telemetry off. Default 0.

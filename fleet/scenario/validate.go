@@ -242,6 +242,9 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 			v.errorf(join(mp, "retry_after"), "a worker's mailbox has no retry_after (a worker's \"full\" goes to the leader's relay, whose AIMD limit paces the retries)")
 		}
 	}
+	if l := p.Loss; l != nil && !(*l >= 0 && *l <= 1) {
+		v.errorf(join(path, "loss"), "%v is out of range: want a share from 0 (no loss) to 1 (every message lost), as in loss: 0.2", *l)
+	}
 	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < minInterval {
 		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, minInterval)
 	}

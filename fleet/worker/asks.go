@@ -29,14 +29,10 @@ func (w *Worker) sendAsk(env wire.Envelope, a *ask) bool {
 	if w.sess == nil {
 		return false
 	}
-	b, err := wire.Encode(env)
 	// Counted as asking before it leaves: once sent it is in no queue a
 	// reader of State can see (housekeeping sets the count exactly).
 	w.asking.Add(1)
-	if err == nil {
-		err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
-	}
-	if err != nil {
+	if err := w.sendUp(env); err != nil {
 		w.asking.Add(-1)
 		w.update(func(s *Stats) { s.SendErrors++ })
 		return false
@@ -81,7 +77,7 @@ func (w *Worker) sendHeartbeat() {
 	body := wire.Body(wire.Heartbeat{Version: w.version, MailboxDepth: w.mb.Len(), Busy: w.busy})
 	env := wire.Envelope{V: wire.Version, ID: w.newID("h"), Kind: wire.KindHeartbeat, Key: "hb", Seq: w.hbSeq, SentMs: w.clk.Now().UnixMilli(), Body: body}
 	if w.sess != nil {
-		if b, err := wire.Encode(env); err == nil && w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b) == nil {
+		if w.sendUp(env) == nil {
 			w.update(func(s *Stats) { s.HeartbeatsSent++ })
 			return
 		}
@@ -216,11 +212,7 @@ func (w *Worker) flush(now time.Time) {
 	kind := wire.Kind(m.Kind)
 	env := wire.Envelope{V: wire.Version, ID: w.newID("o"), Kind: kind, Key: m.Key, Seq: m.Seq, SentMs: now.UnixMilli(), Body: m.Payload}
 	if kind == wire.KindHeartbeat { // the leader does not answer heartbeats
-		b, err := wire.Encode(env)
-		if err == nil {
-			err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
-		}
-		if err != nil {
+		if err := w.sendUp(env); err != nil {
 			_ = w.local.Release(ctxBackground, m.ID, now)
 			return
 		}

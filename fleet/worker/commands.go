@@ -13,6 +13,9 @@ import (
 
 // onMessage handles one message on the worker's down topic.
 func (w *Worker) onMessage(topic string, payload []byte) {
+	if w.linkLoses() {
+		return
+	}
 	env, err := wire.Decode(topic, payload, wire.Down, w.cfg.MaxPayload)
 	if err != nil {
 		w.update(func(s *Stats) { s.Malformed++ })
@@ -139,13 +142,29 @@ func (w *Worker) publish(env wire.Envelope) {
 	if w.sess == nil {
 		return
 	}
-	b, err := wire.Encode(env)
-	if err == nil {
-		err = w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
-	}
-	if err != nil {
+	if w.sendUp(env) != nil {
 		w.update(func(s *Stats) { s.SendErrors++ })
 	}
+}
+
+// sendUp sends env on the worker's up topic without waiting for the
+// broker, unless the lossy link loses it (Config.Loss): then nothing is
+// sent and, as on a radio link, the sender is not told.
+func (w *Worker) sendUp(env wire.Envelope) error {
+	b, err := wire.Encode(env)
+	if err != nil || w.linkLoses() {
+		return err
+	}
+	return w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
+}
+
+// linkLoses draws whether the link loses the next message, and counts it.
+func (w *Worker) linkLoses() bool {
+	if w.cfg.Loss <= 0 || w.rnd.Float64() >= w.cfg.Loss {
+		return false
+	}
+	w.update(func(s *Stats) { s.LinkLost++ })
+	return true
 }
 
 // startNext takes the next command if the worker is idle. Service time is

@@ -58,6 +58,13 @@ type Config struct {
 	// this long after it arrived, and the leader's delivery is in flight
 	// meanwhile. Zero (the default): answers leave at once.
 	RTT dist.Dist
+	// Loss is the share of messages the worker's link loses, each way,
+	// from 0 (the default: none) to 1 (every one): a command from the
+	// leader or a reply to the worker that never arrives, an answer,
+	// request, heartbeat or telemetry message the worker sends that never
+	// reaches the leader. Nobody is told: the leader's and the worker's
+	// asks time out, as on a lossy radio link. Counted in Stats.LinkLost.
+	Loss float64
 	// Heartbeat is the heartbeat interval; 0: none.
 	Heartbeat time.Duration
 	// Telemetry is the telemetry interval; 0: none.

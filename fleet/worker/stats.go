@@ -73,6 +73,9 @@ type Stats struct {
 	// its loop was too far behind to take: the gateway does not wait for
 	// one device (see Worker.offer).
 	DeliveriesDropped uint64
+	// LinkLost counts messages the worker's lossy link lost (Config.Loss),
+	// both ways.
+	LinkLost uint64
 
 	// MailboxDepth is the commands queued now. The mailbox's wait times go
 	// to the histogram in Config.Mailbox.Wait (a pool shares one per group).
