@@ -199,14 +199,16 @@ func (w *Worker) settleStored(id uint64, env wire.Envelope) {
 }
 
 // flush sends the local outbox's next message when the worker is online
-// and nothing of it is in flight.
-func (w *Worker) flush(now time.Time) {
+// and nothing of it is in flight. It returns the deadline of the ask it
+// sent, zero if it sent none: the caller's wake must cover it, or a reply
+// that never comes leaves the message in flight for good.
+func (w *Worker) flush(now time.Time) time.Time {
 	if w.sess == nil || w.flushing || now.Before(w.flushAfter) || w.localLen() == 0 {
-		return
+		return time.Time{}
 	}
 	msgs, err := w.local.Dequeue(ctxBackground, 0, 1)
 	if err != nil || len(msgs) == 0 {
-		return
+		return time.Time{}
 	}
 	m := msgs[0]
 	kind := wire.Kind(m.Kind)
@@ -214,17 +216,19 @@ func (w *Worker) flush(now time.Time) {
 	if kind == wire.KindHeartbeat { // the leader does not answer heartbeats
 		if err := w.sendUp(env); err != nil {
 			_ = w.local.Release(ctxBackground, m.ID, now)
-			return
+			return time.Time{}
 		}
 		_ = w.local.Ack(ctxBackground, m.ID)
 		w.update(func(s *Stats) { s.HeartbeatsSent++ })
-		return
+		return time.Time{}
 	}
-	if !w.sendAsk(env, &ask{storeID: m.ID}) {
+	a := &ask{storeID: m.ID}
+	if !w.sendAsk(env, a) {
 		_ = w.local.Release(ctxBackground, m.ID, now)
-		return
+		return time.Time{}
 	}
 	w.flushing = true
+	return a.deadline
 }
 
 // failAsks ends every ask when the session goes: direct telemetry is kept
@@ -288,7 +292,7 @@ func (w *Worker) housekeeping() {
 			}
 		}
 	}
-	w.flush(now)
+	earliest(w.flush(now))
 	if w.sess != nil && !w.flushing && w.localLen() > 0 {
 		earliest(w.flushAfter)
 	}

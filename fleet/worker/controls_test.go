@@ -360,6 +360,13 @@ func TestTelemetryQueued(t *testing.T) {
 			t.Fatalf("generated %d stored %d queued %d, want 1 1 1", s.TelemetryGenerated, s.TelemetryStored, s.TelemetryQueued)
 		}
 		identity(s)
+		// No answer to that either. The housekeeping that sent it armed its
+		// deadline too (nothing else would wake the worker: the telemetry
+		// ticker is a minute away, as it is off in a drain), so it is given
+		// up on time and, after the local outbox's backoff, sent again.
+		fleettest.Advance(t, r.clk, time.Second, "the resend's deadline")
+		fleettest.AdvanceToNext(t, r.clk, 2*time.Second, "the local outbox's backoff")
+		resend = next("sent again from the local outbox")
 		r.replyOK(t, resend.ID)
 		fleettest.Eventually(t, 10*time.Second, "stored telemetry forwarded", func() error {
 			s := r.w.Stats()
