@@ -230,6 +230,10 @@ var mechanisms = []struct {
 	off:   func(s *scenario.Scenario) { s.Leader.Relay.RetryRejects = true },
 	fails: []string{"no attempt was spent retrying a refusal", "and was not held up behind the poison (4 waves, 2 s apart)"},
 }, {
+	file: "lossy-links.yaml", name: "retrying a lost delivery", key: "leader.outbox.max_attempts: 1",
+	off:   func(s *scenario.Scenario) { s.Leader.Outbox.MaxAttempts = 1 },
+	fails: []string{"only the updates never answered in time are dead letters", "every worker ends at 2.0.0"},
+}, {
 	file: "leader-crash.yaml", name: "the durable outbox", key: "leader.outbox.store: memory",
 	off:   func(s *scenario.Scenario) { s.Leader.Outbox.Store = "memory" },
 	fails: []string{"lost == 0", "every worker is at 2.0.0"},
