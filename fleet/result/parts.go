@@ -218,3 +218,22 @@ type DeployResult struct {
 	// "deploys[0].duration <= 10" fails for a deploy that never got there.
 	Duration Seconds `expr:"duration" json:"duration"`
 }
+
+// GatewaysResult sums the gateways' counters (fleet.gateway_size); all 0
+// when every worker has a session of its own.
+type GatewaysResult struct {
+	// ConnectionsLost counts gateway sessions lost (a partition, a
+	// broker gone); DevicesLost the device sessions lost with them.
+	ConnectionsLost uint64 `expr:"connections_lost" json:"connections_lost"`
+	DevicesLost     uint64 `expr:"devices_lost" json:"devices_lost"`
+	// Wills counts device wills the gateways published: devices that
+	// dropped off their gateway without a goodbye.
+	Wills uint64 `expr:"wills" json:"wills"`
+	// The downlink (fleet.gateway_downlink): commands forwarded after
+	// their airtime, answered "full" for their device, dropped from a
+	// queue whose gateway lost its session; the longest queue.
+	DownlinkForwarded uint64 `expr:"downlink_forwarded" json:"downlink_forwarded"`
+	DownlinkRefused   uint64 `expr:"downlink_refused" json:"downlink_refused"`
+	DownlinkDropped   uint64 `expr:"downlink_dropped" json:"downlink_dropped"`
+	DownlinkMaxQueue  int    `expr:"downlink_max_queue" json:"downlink_max_queue"`
+}

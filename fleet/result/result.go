@@ -56,6 +56,7 @@ type Result struct {
 	Run       RunInfo         `expr:"run" json:"run"`
 	Fleet     FleetResult     `expr:"fleet" json:"fleet"`
 	Workers   WorkersResult   `expr:"workers" json:"workers"`
+	Gateways  GatewaysResult  `expr:"gateways" json:"gateways"`
 	Leader    LeaderResult    `expr:"leader" json:"leader"`
 	Heartbeat HeartbeatResult `expr:"heartbeats" json:"heartbeats"`
 	Relay     RelayResult     `expr:"relay" json:"relay"`

@@ -20,6 +20,10 @@ func (r *Runner) drain(ctx context.Context) {
 	r.setPhase(result.PhaseDraining)
 	r.record("event", "drain: every worker healed; waiting until nothing is left to deliver", 0)
 	start := r.simNow()
+	for _, id := range r.cutGateways() {
+		r.healGateway(id)
+		r.settle(ctx)
+	}
 	for i, w := range r.workers {
 		// The load is over: no new telemetry, so what the workers stored
 		// can drain (heartbeats go on: they coalesce, they do not pile up).

@@ -24,6 +24,7 @@ type finalState struct {
 	simEnd               time.Duration
 	online, leaderOnline int // as the run ended, before anything stopped
 	workers              []worker.Stats
+	gateways             []worker.GatewayStats
 	mailboxes            []mailbox.Stats
 	leaders              leaderTotals // every instance's final counters
 	outboxEnd            outbox.Stats // the file at the end
@@ -78,6 +79,11 @@ func (r *Runner) shutdown(st *runStack) endState {
 	f.mailboxes = make([]mailbox.Stats, len(r.workers))
 	for i, w := range r.workers {
 		f.workers[i], f.mailboxes[i] = w.Stats(), w.MailboxStats()
+	}
+	if r.pool != nil {
+		for _, g := range r.pool.Gateways() {
+			f.gateways = append(f.gateways, g.Stats())
+		}
 	}
 	if lr := r.stopLeader(false); lr != nil {
 		f.dead, f.deadOK = lr.dead, lr.deadOK
@@ -139,6 +145,7 @@ func (r *Runner) result(f *finalState) result.Result {
 	res.Fleet.Gateways, res.Fleet.GatewaySize = scenario.GatewayShape(r.specs)
 
 	res.Workers = r.workersResult(f)
+	res.Gateways = gatewaysResult(f.gateways)
 	lt := f.leaders
 	res.Leader = leaderResult(lt, &r.leaderWait, &r.askRTT)
 	res.Heartbeat = heartbeatResult(lt, f.workers, &r.hbWait)
@@ -472,4 +479,19 @@ func telemetryBalance(ws []worker.Stats, received uint64) result.TelemetryResult
 	}
 	t.Lost = t.Balance(received)
 	return t
+}
+
+// gatewaysResult sums the gateways' own counters.
+func gatewaysResult(gs []worker.GatewayStats) result.GatewaysResult {
+	var g result.GatewaysResult
+	for _, s := range gs {
+		g.ConnectionsLost += s.ConnectionsLost
+		g.DevicesLost += s.DevicesLost
+		g.Wills += s.Wills
+		g.DownlinkForwarded += s.DownlinkForwarded
+		g.DownlinkRefused += s.DownlinkRefused
+		g.DownlinkDropped += s.DownlinkDropped
+		g.DownlinkMaxQueue = max(g.DownlinkMaxQueue, s.DownlinkMaxQueue)
+	}
+	return g
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,6 +96,8 @@ type Runner struct {
 	groups  []string // group per worker index (Live.Groups)
 	events  []timedEvent
 	pool    *worker.Pool
+	gwMu    sync.Mutex
+	gwCut   map[string]bool // gateways the run partitioned, until it heals them
 	workers []*worker.Worker
 	broker  atomic.Pointer[broker.Broker] // set by Run before any worker dials
 	disc    []atomic.Bool                 // workers the run disconnected (they need a Reconnect)
@@ -202,6 +206,7 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	}
 	r.disc = make([]atomic.Bool, len(r.workers))
 	r.cut = make([]atomic.Bool, len(r.workers))
+	r.gwCut = map[string]bool{}
 	r.lead.init()
 	r.limits.init(r.limitInitial())
 	return r, nil
@@ -426,6 +431,44 @@ func (r *Runner) record(kind, text string, lag time.Duration) {
 // partition cuts worker i off the broker and marks it cut; heal ends it.
 func (r *Runner) partition(i int) { r.cut[i].Store(true); r.workers[i].Partition() }
 func (r *Runner) heal(i int)      { r.cut[i].Store(false); r.workers[i].Heal() }
+
+// partitionGateway cuts a gateway's session off the broker and marks it
+// cut; healGateway ends it.
+func (r *Runner) partitionGateway(id string) {
+	r.gwMu.Lock()
+	r.gwCut[id] = true
+	r.gwMu.Unlock()
+	r.pool.Gateway(id).Partition()
+}
+
+func (r *Runner) healGateway(id string) {
+	r.gwMu.Lock()
+	delete(r.gwCut, id)
+	r.gwMu.Unlock()
+	r.pool.Gateway(id).Heal()
+}
+
+// eachGateway runs f once for each gateway the workers targets sit
+// behind, in their order, letting the process settle after each.
+func (r *Runner) eachGateway(targets []int, f func(id string)) func(context.Context, func(*timelineAction)) {
+	return func(ctx context.Context, _ func(*timelineAction)) {
+		seen := map[string]bool{}
+		for _, i := range targets {
+			if id := r.specs[i].Gateway; !seen[id] {
+				seen[id] = true
+				f(id)
+				r.settle(ctx)
+			}
+		}
+	}
+}
+
+// cutGateways returns the gateways partitioned and not healed, sorted.
+func (r *Runner) cutGateways() []string {
+	r.gwMu.Lock()
+	defer r.gwMu.Unlock()
+	return slices.Sorted(maps.Keys(r.gwCut))
+}
 
 func (r *Runner) warnf(format string, a ...any) { r.record("warning", fmt.Sprintf(format, a...), 0) }
 

@@ -117,6 +117,9 @@ func (r *Runner) workerConfig(ws scenario.WorkerSpec, clk clock.Clock) worker.Co
 	if p.Service != nil {
 		c.Service = *p.Service
 	}
+	if d := r.sc.Fleet.GatewayDownlink; d != nil && ws.Gateway != "" {
+		c.GatewayDownlink = worker.Downlink{Capacity: d.Capacity, Airtime: d.Airtime.D()}
+	}
 	if p.RTT != nil {
 		c.RTT = *p.RTT
 	}

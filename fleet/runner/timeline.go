@@ -33,7 +33,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		where := fmt.Sprintf("scenario %s: timeline[%d] (at %v)", r.sc.Name, i, ev.At)
 		sel, n := eventSelector(&ev)
 		if n != 1 {
-			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
+			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, partition_gateways, heal_gateways, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
 		}
 		if sel != nil {
 			idx, err := sel.Select(r.specs)
@@ -41,6 +41,13 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
 			te.targets = idx
+		}
+		if ev.PartitionGateways != nil || ev.HealGateways != nil {
+			for _, i := range te.targets {
+				if r.specs[i].Gateway == "" {
+					return nil, fmt.Errorf("%s: worker %s has a session of its own, no gateway to cut off or heal: select workers behind gateways (fleet.gateway_size, a group's gateway_size, or --gateway-size)", where, r.specs[i].ID)
+				}
+			}
 		}
 		if ev.At.D() > r.sc.Duration.D() {
 			return nil, fmt.Errorf("%s: after the end of the run (duration %v)", where, r.sc.Duration)
@@ -69,7 +76,7 @@ func eventSelector(e *scenario.Event) (*scenario.Selector, int) {
 			sel = s
 		}
 	}
-	for _, t := range []*scenario.Targets{e.Partition, e.Heal, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
+	for _, t := range []*scenario.Targets{e.Partition, e.Heal, e.PartitionGateways, e.HealGateways, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
 		if t != nil {
 			pick(true, &t.Workers)
 		}
@@ -102,6 +109,10 @@ func eventText(e *scenario.Event, workers int) string {
 		return "partition " + ws
 	case e.Heal != nil:
 		return "heal " + ws
+	case e.PartitionGateways != nil:
+		return "partition the gateways of " + ws
+	case e.HealGateways != nil:
+		return "heal the gateways of " + ws
 	case e.Disconnect != nil:
 		return "disconnect " + ws
 	case e.Reconnect != nil:
@@ -268,6 +279,10 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 		return each(r.partition)
 	case ev.Heal != nil:
 		return each(r.heal)
+	case ev.PartitionGateways != nil:
+		return r.eachGateway(te.targets, r.partitionGateway)
+	case ev.HealGateways != nil:
+		return r.eachGateway(te.targets, r.healGateway)
 	case ev.Disconnect != nil:
 		return each(func(i int) { r.disc[i].Store(true); r.workers[i].Disconnect() })
 	case ev.Reconnect != nil:

@@ -59,8 +59,9 @@ var fedBy = map[string]feed{
 	"workers.malformed":         0,
 	"workers.crashes":           0,
 	"workers.refused":           feedCommands,
-	"workers.gateway_dropped":   0, // syncs and their replies are always sent
-	"workers.link_lost":         0, // syncs and heartbeats cross the link too
+	"workers.gateway_dropped":   0,            // syncs and their replies are always sent
+	"workers.link_lost":         0,            // syncs and heartbeats cross the link too
+	"gateways.*":                feedCommands, // wills and lost sessions too: 0 without gateways
 	"workers.sync_sent":         0,
 	"workers.sync_ok":           0,
 	"workers.sync_full":         0,

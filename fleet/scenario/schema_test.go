@@ -258,6 +258,10 @@ func baseFor(path string) (map[string]any, bool) {
 			return nil, false
 		}
 		base["fleet"].(map[string]any)["worker"] = map[string]any{"offline": map[string]any{"every": "10m", "for": "1m"}}
+	case first == "fleet" && strings.HasPrefix(rest, "gateway_downlink."):
+		f := base["fleet"].(map[string]any)
+		f["gateway_size"] = 5
+		f["gateway_downlink"] = map[string]any{"capacity": 8, "airtime": "20ms"}
 	case first == "timeline[0]":
 		action, _, _ := strings.Cut(rest, ".")
 		ev := map[string]any{"at": "1s"}

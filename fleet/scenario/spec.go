@@ -79,6 +79,11 @@ type Fleet struct {
 	// as devices. A group's own GatewaySize replaces it. nil (the default):
 	// every worker has a session of its own. 1 to Count.
 	GatewaySize *int `yaml:"gateway_size"`
+	// GatewayDownlink, if set, gives every gateway a radio towards its
+	// devices that forwards commands one at a time and answers "full" for
+	// a device when its queue is full. nil (the default): a gateway
+	// forwards every message at once. Needs gateways.
+	GatewayDownlink *DownlinkSpec `yaml:"gateway_downlink"`
 	// Worker is the profile every group starts from.
 	Worker WorkerProfile `yaml:"worker"`
 	// Groups carve out workers with their own profile, in order.
@@ -261,6 +266,13 @@ type Event struct {
 	Partition *Targets `yaml:"partition"`
 	// Heal ends a partition: the workers reconnect by their policy.
 	Heal *Targets `yaml:"heal"`
+	// PartitionGateways cuts off the gateways the selected workers sit
+	// behind, silently: the broker publishes each gateway's last will
+	// after its keepalive, which takes every device it carried offline.
+	PartitionGateways *Targets `yaml:"partition_gateways"`
+	// HealGateways ends a gateway partition: the gateways reconnect by
+	// their backoff, and their devices through them.
+	HealGateways *Targets `yaml:"heal_gateways"`
 	// Disconnect closes the workers' sessions cleanly (offline status).
 	Disconnect *Targets `yaml:"disconnect"`
 	// Reconnect brings disconnected workers back.
@@ -472,3 +484,13 @@ func (d *Duration) UnmarshalText(b []byte) error {
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 func (d Duration) String() string { return time.Duration(d).String() }
+
+// DownlinkSpec is a gateway's radio towards its devices (see
+// worker.Downlink).
+type DownlinkSpec struct {
+	// Capacity is the most commands waiting for the radio, the one on
+	// the air included. Required.
+	Capacity int `yaml:"capacity"`
+	// Airtime is the time one command takes to send. Required.
+	Airtime Duration `yaml:"airtime"`
+}

@@ -181,6 +181,9 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 	countOK := f.Count >= 1 && f.Count <= MaxWorkers
 	v.gatewaySize("fleet.gateway_size", f.GatewaySize, f.Count, countOK, "the fleet (fleet.count %d)",
 		"leave the key out to give every worker an MQTT session of its own")
+	if d := f.GatewayDownlink; d != nil {
+		v.downlink(s, d)
+	}
 	if !ok {
 		for i, g := range f.Groups {
 			v.gatewaySize(join(index("fleet.groups", i), "gateway_size"), g.GatewaySize, 0, false, "", groupInherits)
@@ -377,7 +380,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	for _, t := range []struct {
 		action string
 		t      *Targets
-	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}, {"reboot", ev.Reboot}} {
+	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"partition_gateways", ev.PartitionGateways}, {"heal_gateways", ev.HealGateways}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}, {"reboot", ev.Reboot}} {
 		if t.t != nil {
 			sel(t.action, &t.t.Workers)
 		}
@@ -433,5 +436,28 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	}
 	if ev.Speed != nil {
 		v.speed(join(path, "speed"), *ev.Speed)
+	}
+}
+
+// downlink checks fleet.gateway_downlink: both keys, in range, and
+// gateways for it to belong to.
+func (v *validator) downlink(s *Scenario, d *DownlinkSpec) {
+	const path = "fleet.gateway_downlink"
+	if !v.src.has(join(path, "capacity")) {
+		v.errorf(join(path, "capacity"), "capacity is required: the most commands a gateway holds for its radio, as in capacity: 8")
+	} else {
+		v.intIn(join(path, "capacity"), d.Capacity, 1, maxCapacity)
+	}
+	if !v.src.has(join(path, "airtime")) {
+		v.errorf(join(path, "airtime"), "airtime is required: the time one command takes on the air, as in airtime: 20ms")
+	} else {
+		v.positive(join(path, "airtime"), d.Airtime)
+	}
+	gateways := s.Fleet.GatewaySize != nil
+	for _, g := range s.Fleet.Groups {
+		gateways = gateways || g.GatewaySize != nil
+	}
+	if !gateways {
+		v.errorf(path, "no worker sits behind a gateway: set fleet.gateway_size (or a group's gateway_size, or sim run --gateway-size), or leave fleet.gateway_downlink out")
 	}
 }

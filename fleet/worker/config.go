@@ -42,6 +42,10 @@ type Config struct {
 	// default) gives the worker a session of its own. A Pool builds one
 	// gateway per id its workers name.
 	Gateway string
+	// GatewayDownlink, for a worker behind a gateway, is the gateway's
+	// radio towards its devices (a gateway takes its first device's):
+	// zero forwards every message at once.
+	GatewayDownlink Downlink
 	// Topics names the topics. Default prefix "fleet".
 	Topics wire.Topics
 	// Clock times everything. Default: wall.

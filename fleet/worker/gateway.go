@@ -35,6 +35,9 @@ type GatewayConfig struct {
 	KeepAlive time.Duration
 	// Logger for the gateway's logs. Default: discard.
 	Logger *slog.Logger
+	// Downlink is the radio towards its devices. Default: none, every
+	// message forwarded at once.
+	Downlink Downlink
 }
 
 // ErrGatewayOffline: a device dialed its gateway while the gateway's own
@@ -80,6 +83,7 @@ type Gateway struct {
 	epoch   string
 	devices map[string]*deviceSession // attached, by device id
 	routes  map[string]route          // by topic
+	dl      downlinkState
 	st      GatewayStats
 }
 
@@ -116,6 +120,12 @@ type GatewayStats struct {
 	// device's session as a crash would: the gateway publishes its will
 	// and the device reconnects.
 	SubscribesRefused uint64
+	// The downlink (GatewayConfig.Downlink): commands forwarded after
+	// their airtime, refused with "full" for their device, and dropped from
+	// the queue when the gateway's session went (the leader's asks time
+	// out); the longest the queue was.
+	DownlinkForwarded, DownlinkRefused, DownlinkDropped uint64
+	DownlinkMaxQueue                                    int
 }
 
 // NewGateway checks cfg and builds a gateway that connects through dial;
@@ -141,6 +151,9 @@ func NewGateway(cfg GatewayConfig, dial GatewayDialer) (*Gateway, error) {
 	}
 	if cfg.KeepAlive < time.Second {
 		return nil, fmt.Errorf("gateway %s: keepalive %v: want at least 1s", cfg.ID, cfg.KeepAlive)
+	}
+	if d := cfg.Downlink; d.Capacity < 0 || d.Capacity > 0 && d.Airtime <= 0 {
+		return nil, fmt.Errorf("gateway %s: downlink of %d commands at %v each: want a capacity of 0 (none) or more, and then an airtime above 0", cfg.ID, d.Capacity, d.Airtime)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -311,6 +324,7 @@ func (g *Gateway) detachAll() (GatewayLink, []*deviceSession) {
 	}
 	clear(g.devices)
 	clear(g.routes)
+	g.dropDownlink()
 	g.link, g.epoch = nil, ""
 	g.st.Online = false
 	return link, devs
@@ -359,6 +373,9 @@ func (g *Gateway) onControl(partition bool) {
 // share: the handler must not block (a worker's does not: see
 // Worker.offer), or one slow device would hold up every other.
 func (g *Gateway) route(topic string, payload []byte) {
+	if g.cfg.Downlink.Capacity > 0 && g.downlink(topic, payload) {
+		return
+	}
 	g.mu.Lock()
 	r, ok := g.routes[topic]
 	if !ok {

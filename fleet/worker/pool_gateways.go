@@ -68,6 +68,7 @@ func (p *Pool) buildGateways(cfgs []Config, dial Dialer, o PoolOptions) error {
 			ID: id, Range: g.rng, Topics: g.first.Topics, Clock: clk,
 			Seed: g.first.Seed, Index: g.first.Index | 1<<63,
 			Backoff: g.first.Reconnect.Backoff, KeepAlive: g.first.KeepAlive, Logger: g.first.Logger,
+			Downlink: g.first.GatewayDownlink,
 		}, gd)
 		if err != nil {
 			return fmt.Errorf("worker pool: %w", err)
