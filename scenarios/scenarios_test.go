@@ -199,6 +199,14 @@ var mechanisms = []struct {
 	off:   func(s *scenario.Scenario) { s.Leader.Relay.Limit.Strategy = "static" },
 	fails: []string{"AIMD deploys at least twice as fast as the cautious static limit"},
 }, {
+	file: "gateway-rollout.yaml", name: "AIMD", key: "leader.relay.limit.strategy: static", only: "aimd",
+	off:   func(s *scenario.Scenario) { s.Leader.Relay.Limit.Strategy = "static" },
+	fails: []string{"AIMD deploys at least 1.5 times as fast as the cautious static limit"},
+}, {
+	file: "gateway-rollout.yaml", name: "parking the commands of devices cut off", key: "leader.relay.try_offline: true",
+	off:   func(s *scenario.Scenario) { s.Leader.Relay.TryOffline = true },
+	fails: []string{"the devices cut off were parked, not tried"},
+}, {
 	file: "heartbeat-coalescing.yaml", name: "last-write-wins coalescing", key: "leader.heartbeat_policy: append",
 	off: func(s *scenario.Scenario) { s.Leader.HeartbeatPolicy = "append" },
 	fails: []string{"each round processed one heartbeat per worker, not six",
