@@ -33,12 +33,12 @@ type CommandLedger struct {
 //
 //  1. The outbox ledger. Sent (Outbox.Enqueued) is everything the leader
 //     handed the outbox (appended, replacing a queued version, or dropped
-//     at once as older than the queued one). What left the queue is
-//     Acked, Expired or DeadLettered, or was Overwritten or Stale (the
-//     replaced and the dropped version). The rest must be still queued:
-//     the depth in the file at the end, less what it held at the start.
-//     (The runner never replays or purges dead letters, the two other
-//     ways in and out.) The depth persists in the file while the counters
+//     at once as older than the queued one), and Replayed the dead
+//     letters put back in the queue. What left the queue is Acked,
+//     Expired or DeadLettered, or was Overwritten or Stale (the replaced
+//     and the dropped version). The rest must be still queued: the depth
+//     in the file at the end, less what it held at the start. (The runner
+//     never purges dead letters, the one other way out.) The depth persists in the file while the counters
 //     restart, so a message removed from the file behind the leader's
 //     back, lost across a restart, or settled without being counted
 //     breaks it. A negative remainder — more settled than sent — is a
@@ -57,7 +57,7 @@ type CommandLedger struct {
 func (l CommandLedger) Lost() int64 {
 	o := l.Outbox
 	left := int64(o.Acked+o.Overwritten+o.Stale+o.Expired+o.DeadLettered) + int64(o.Depth-l.DepthAtStart)
-	ledger := int64(o.Enqueued) - left
+	ledger := int64(o.Enqueued+o.Replayed) - left
 	if ledger < 0 {
 		return ledger
 	}

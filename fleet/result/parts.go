@@ -153,6 +153,7 @@ type OutboxResult struct {
 	Stale        uint64  `expr:"stale" json:"stale"`
 	Expired      uint64  `expr:"expired" json:"expired"`
 	DeadLettered uint64  `expr:"dead_lettered" json:"dead_lettered"`
+	Replayed     uint64  `expr:"replayed" json:"replayed"`         // dead letters put back in the queue
 	Depth        int     `expr:"depth" json:"depth"`               // at the end
 	DeadLetters  int     `expr:"dead_letters" json:"dead_letters"` // at the end
 	MaxDepth     int     `expr:"max_depth" json:"max_depth"`       // the stores' high-water mark

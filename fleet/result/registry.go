@@ -143,6 +143,7 @@ var registry = []Metric{
 	band(Count, "outbox.stale", Neither, "Commands refused because a newer one was already queued."),
 	band(Count, "outbox.expired", Lower, "Commands dropped at their TTL.").exports("fleetsim_outbox_expired_total"),
 	exact(Count, "outbox.dead_lettered", Neither, "Commands moved to the dead letters."),
+	band(Count, "outbox.replayed", Neither, "Dead letters put back in the queue (`replay_dead_letters`), each with a fresh attempt count: on the outbox's ledger they count as sent again."),
 	band(Count, "outbox.depth", Lower, "Commands still queued at the end.").exports("fleetsim_outbox_depth"),
 	exact(Count, "outbox.dead_letters", Neither, "Dead letters at the end.").exports("fleetsim_outbox_dead_letters"),
 	band(Count, "outbox.max_depth", Lower, "Most commands queued at once: the outbox's own high-water mark (per commit, for bbolt)."),

@@ -158,6 +158,7 @@ func (r *Runner) result(f *finalState) result.Result {
 		Stale:        lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Stale }),
 		Expired:      lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Expired }),
 		DeadLettered: lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.DeadLettered }),
+		Replayed:     lt.sum(func(l *leader.Stats) uint64 { return l.Outbox.Replayed }),
 		Depth:        f.outboxEnd.Depth,
 		DeadLetters:  f.outboxEnd.DeadLetters,
 		// Each store's own high-water mark: a deploy's waves are queued

@@ -33,7 +33,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		where := fmt.Sprintf("scenario %s: timeline[%d] (at %v)", r.sc.Name, i, ev.At)
 		sel, n := eventSelector(&ev)
 		if n != 1 {
-			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, partition_gateways, heal_gateways, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, speed), found %d", where, n)
+			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, partition_gateways, heal_gateways, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, replay_dead_letters, speed), found %d", where, n)
 		}
 		if sel != nil {
 			idx, err := sel.Select(r.specs)
@@ -76,7 +76,7 @@ func eventSelector(e *scenario.Event) (*scenario.Selector, int) {
 			sel = s
 		}
 	}
-	for _, t := range []*scenario.Targets{e.Partition, e.Heal, e.PartitionGateways, e.HealGateways, e.Disconnect, e.Reconnect, e.Crash, e.Reboot} {
+	for _, t := range []*scenario.Targets{e.Partition, e.Heal, e.PartitionGateways, e.HealGateways, e.Disconnect, e.Reconnect, e.Crash, e.Reboot, e.ReplayDeadLetters} {
 		if t != nil {
 			pick(true, &t.Workers)
 		}
@@ -121,6 +121,8 @@ func eventText(e *scenario.Event, workers int) string {
 		return "crash " + ws
 	case e.Reboot != nil:
 		return "reboot " + ws
+	case e.ReplayDeadLetters != nil:
+		return "replay the dead letters of " + ws
 	case e.LeaderCrash != nil:
 		return fmt.Sprintf("leader crash (restart after %v)", e.LeaderCrash.RestartAfter)
 	case e.Deploy != nil:
@@ -291,6 +293,8 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 		return each(func(i int) { r.workers[i].Crash() })
 	case ev.Reboot != nil:
 		return each(func(i int) { r.workers[i].Reboot() })
+	case ev.ReplayDeadLetters != nil:
+		return func(context.Context, func(*timelineAction)) { r.replayDeadLetters(te.targets) }
 	case ev.LeaderCrash != nil:
 		after := ev.LeaderCrash.RestartAfter.D()
 		return func(_ context.Context, push func(*timelineAction)) {
@@ -395,5 +399,43 @@ func (r *Runner) poison(targets []int, count int) {
 	})
 	if !ok {
 		r.warnf("poison: the run is ending; nothing enqueued")
+	}
+}
+
+// replayDeadLetters puts the dead letters addressed to the workers
+// targets back in the queue (outbox.Store.Replay), on the serving leader's
+// store, in the background as a deploy is enqueued.
+func (r *Runner) replayDeadLetters(targets []int) {
+	want := make(map[string]bool, len(targets))
+	for _, i := range targets {
+		want[r.specs[i].ID] = true
+	}
+	ok := r.goBackground(func(ctx context.Context) {
+		err := r.withLeader(ctx, func(lr *leaderRun) error {
+			dead, err := lr.st.DeadLetters(ctx, 0)
+			if err != nil {
+				return err
+			}
+			var ids []uint64
+			for _, m := range dead {
+				if want[m.Receiver] {
+					ids = append(ids, m.ID)
+				}
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			n, err := lr.st.Replay(ctx, ids...)
+			if err == nil {
+				r.record("event", fmt.Sprintf("replayed %d dead letters", n), 0)
+			}
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
+			r.warnf("replay_dead_letters: %v", err)
+		}
+	})
+	if !ok {
+		r.warnf("replay_dead_letters: the run is stopping; nothing replayed")
 	}
 }

@@ -135,7 +135,7 @@ func clampGateways(f *Fleet) {
 // selectors returns the event's selectors, to change them in place.
 func (ev *Event) selectors() []*Selector {
 	var out []*Selector
-	for _, t := range []*Targets{ev.Partition, ev.Heal, ev.PartitionGateways, ev.HealGateways, ev.Disconnect, ev.Reconnect, ev.Crash, ev.Reboot} {
+	for _, t := range []*Targets{ev.Partition, ev.Heal, ev.PartitionGateways, ev.HealGateways, ev.Disconnect, ev.Reconnect, ev.Crash, ev.Reboot, ev.ReplayDeadLetters} {
 		if t != nil {
 			out = append(out, &t.Workers)
 		}

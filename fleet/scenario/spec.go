@@ -301,6 +301,10 @@ type Event struct {
 	// Poison sends commands the workers refuse for good: they must reach
 	// the dead letters without holding up other messages.
 	Poison *Poison `yaml:"poison"`
+	// ReplayDeadLetters puts the dead letters of the selected workers back
+	// in the queue with a fresh attempt count, as an operator does with
+	// `leader dlq replay` once the cause is fixed.
+	ReplayDeadLetters *Targets `yaml:"replay_dead_letters"`
 	// Speed changes the run's speed from here on.
 	Speed *float64 `yaml:"speed"`
 

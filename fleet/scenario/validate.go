@@ -380,7 +380,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	for _, t := range []struct {
 		action string
 		t      *Targets
-	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"partition_gateways", ev.PartitionGateways}, {"heal_gateways", ev.HealGateways}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}, {"reboot", ev.Reboot}} {
+	}{{"partition", ev.Partition}, {"heal", ev.Heal}, {"partition_gateways", ev.PartitionGateways}, {"heal_gateways", ev.HealGateways}, {"disconnect", ev.Disconnect}, {"reconnect", ev.Reconnect}, {"crash", ev.Crash}, {"reboot", ev.Reboot}, {"replay_dead_letters", ev.ReplayDeadLetters}} {
 		if t.t != nil {
 			sel(t.action, &t.t.Workers)
 		}
