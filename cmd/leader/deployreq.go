@@ -29,7 +29,7 @@ type deployRequest struct {
 // requestFields is what a deploy request may hold, and what each field
 // takes, for the answer to a request that holds something else.
 var requestFields = []struct{ name, want string }{
-	{"id", "a request id string of 1 to 64 characters A-Z a-z 0-9 . _ -"},
+	{"id", "a request id string of 1 to 64 characters A-Z a-z 0-9 _ -"},
 	{"kind", `"firmware" or "config"`},
 	{"version", "a string of 1 to 64 letters, digits or . _ + -"},
 	{"workers", "an array of worker id strings"},

@@ -58,6 +58,7 @@ func TestFlags(t *testing.T) {
 		{"broker", []string{"--broker", "127.0.0.1:1883"}, `--broker "127.0.0.1:1883": want tcp://host:port`},
 		{"prefix", []string{"--prefix", "w/"}, `--prefix "w/"`},
 		{"prefix reserved", []string{"--prefix", "_w"}, "reserved"},
+		{"prefix with a dot", []string{"--prefix", "dev.site-a."}, `--prefix "dev.site-a.": worker id "dev.site-a.0000": character '.' not allowed`},
 		{"topic prefix", []string{"--topic-prefix", "$SYS"}, "--topic-prefix"},
 		{"secret missing", []string{"--secret-file", "/nonexistent"}, "--secret-file"},
 		{"secret", []string{"--secret-file", secret}, ""},

@@ -97,8 +97,8 @@ func ParseDeviceRange(s string) (DeviceRange, error) {
 	}
 	r := DeviceRange{Prefix: s[:open]}
 	for i := 0; i < len(r.Prefix); i++ {
-		if !idChar(r.Prefix[i]) {
-			return DeviceRange{}, fmt.Errorf("device range %s: prefix character %q not allowed (use A-Z a-z 0-9 . _ -)", clipQuote(s), r.Prefix[i])
+		if !topicIDChar(r.Prefix[i]) {
+			return DeviceRange{}, fmt.Errorf("device range %s: prefix character %q not allowed (%s)", clipQuote(s), r.Prefix[i], topicIDChars)
 		}
 	}
 	if strings.HasPrefix(r.Prefix, "_") {

@@ -127,6 +127,16 @@ func ValidEpoch(e string) error {
 	return nil
 }
 
+// topicIDChar reports whether c may appear in an id that becomes a topic
+// level (a worker, gateway or deploy request id): idChar's characters but
+// ".", which a broker that maps MQTT topics to AMQP routing keys (RabbitMQ)
+// turns into a level separator, so that fleet/dev.x.1/status arrives as
+// fleet/dev/x/1/status and the worker is never heard.
+func topicIDChar(c byte) bool { return c != '.' && idChar(c) }
+
+// topicIDChars says which characters topicIDChar allows, for errors.
+const topicIDChars = `use A-Z a-z 0-9 _ -; not ".", which brokers mapping MQTT to AMQP, as RabbitMQ does, turn into a topic level`
+
 func idChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }

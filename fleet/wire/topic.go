@@ -90,10 +90,10 @@ func (t Topics) Parse(topic string) (worker, channel string, err error) {
 // MaxIDLen bounds worker ids (and envelope ids).
 const MaxIDLen = 64
 
-// ValidWorkerID checks a worker id: 1 to 64 characters from A-Z a-z 0-9 . _ -,
+// ValidWorkerID checks a worker id: 1 to 64 characters from A-Z a-z 0-9 _ -,
 // not starting with "_" (reserved for the leader and control topics). The
 // id is the worker's MQTT client id and a topic level, so MQTT's wildcards
-// and separators cannot appear in it.
+// and separators cannot appear in it, nor a "." (see topicIDChar).
 func ValidWorkerID(id string) error {
 	if id == "" || len(id) > MaxIDLen {
 		return fmt.Errorf("worker id %s: must be 1 to %d characters", clipQuote(id), MaxIDLen)
@@ -102,8 +102,8 @@ func ValidWorkerID(id string) error {
 		return fmt.Errorf("worker id %q: must not start with \"_\" (reserved)", id)
 	}
 	for i := 0; i < len(id); i++ {
-		if !idChar(id[i]) {
-			return fmt.Errorf("worker id %q: character %q not allowed (use A-Z a-z 0-9 . _ -)", id, id[i])
+		if !topicIDChar(id[i]) {
+			return fmt.Errorf("worker id %q: character %q not allowed (%s)", id, id[i], topicIDChars)
 		}
 	}
 	return nil

@@ -137,12 +137,14 @@ func TestTopics(t *testing.T) {
 }
 
 func TestValidWorkerID(t *testing.T) {
-	for _, ok := range []string{"w-1", "sensor.17", "A_b-9"} {
+	for _, ok := range []string{"w-1", "sensor_17", "A_b-9"} {
 		if err := wire.ValidWorkerID(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
 	}
-	for _, bad := range []string{"", "_leader", "a/b", "a+b", "a#", strings.Repeat("x", 65), "ü"} {
+	// "sensor.17": a broker that maps MQTT topics to AMQP routing keys
+	// (RabbitMQ) turns the "." into a topic level.
+	for _, bad := range []string{"", "_leader", "a/b", "a+b", "a#", strings.Repeat("x", 65), "ü", "sensor.17", "dev.site-a.1"} {
 		if err := wire.ValidWorkerID(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
