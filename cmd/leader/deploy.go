@@ -35,7 +35,7 @@ type deployOptions struct {
 
 func (o *deployOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.broker, "broker", "tcp://"+broker.DefaultTCPAddr, "the broker the running leader is connected to")
+	f.StringVar(&o.broker, "broker", "tcp://"+broker.DefaultTCPAddr, "the broker the running leader is connected to: "+cli.BrokersHelp)
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "the leader's MQTT password (needed when the broker checks credentials)")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
 	f.StringVar(&o.version, "version", "", "version to deploy (required): 1 to 64 letters, digits or . _ + -, e.g. 2.1.0-rc.1")

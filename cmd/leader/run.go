@@ -58,7 +58,7 @@ type runOptions struct {
 func (o *runOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.listen, "listen", broker.DefaultTCPAddr, "host:port of the embedded broker's TCP listener (port 0: any free port, logged); a non-loopback address needs --secret-file and --leader-password-file, or --insecure-no-auth")
-	f.StringVar(&o.broker, "broker", "", "use this external broker instead of the embedded one: tcp://host:1883, ssl://host:8883")
+	f.StringVar(&o.broker, "broker", "", "use this external broker instead of the embedded one: "+cli.BrokersHelp)
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret (at least 16 bytes) that worker passwords derive from; turns on the broker's login and topic policy")
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
@@ -201,18 +201,7 @@ func isLoopback(host string) bool {
 }
 
 // validBrokerURL checks a broker URL flag.
-func validBrokerURL(flag, u string) error {
-	scheme, rest, ok := strings.Cut(u, "://")
-	switch {
-	case !ok:
-	case scheme != "tcp" && scheme != "mqtt" && scheme != "ssl" && scheme != "tls" && scheme != "mqtts":
-	default:
-		if _, _, err := net.SplitHostPort(rest); err == nil {
-			return nil
-		}
-	}
-	return cli.Usagef("--%s %q: want tcp://host:port (or mqtt://, ssl://, tls://, mqtts://), e.g. tcp://127.0.0.1:1883", flag, u)
-}
+func validBrokerURL(flag, u string) error { return cli.Brokers(flag, u) }
 
 // validPrefix checks --topic-prefix as the broker's policy would.
 func validPrefix(p string) error {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"time"
 
@@ -81,7 +80,7 @@ own client id, so the leader's session is not disturbed.
 			return runDash(ctx, o, f.refresh, log)
 		},
 	}
-	c.Flags().StringVar(&f.broker, "broker", "", "the leader's broker: tcp://host:port or ssl://host:port (required)")
+	c.Flags().StringVar(&f.broker, "broker", "", "the leader's broker (required): "+cli.BrokersHelp)
 	c.Flags().StringVar(&f.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of the fleet's topics (the leader's --topic-prefix)")
 	c.Flags().StringVar(&f.username, "username", "", "MQTT username (default with --password-file: \"leader\")")
 	c.Flags().StringVar(&f.passwordFile, "password-file", "", "file holding the MQTT password (the leader's --leader-password-file on a broker with logins)")
@@ -95,14 +94,8 @@ func (f *dashFlags) options() (dash.RemoteOptions, error) {
 	if f.broker == "" {
 		return o, cli.Usagef("--broker is required: the leader's broker, e.g. tcp://127.0.0.1:1883")
 	}
-	u, err := url.Parse(f.broker)
-	switch {
-	case err != nil:
-		return o, cli.Usagef("--broker %q: %v (want tcp://host:port or ssl://host:port)", f.broker, err)
-	case u.Scheme != "tcp" && u.Scheme != "ssl":
-		return o, cli.Usagef("--broker %q: scheme %q (want tcp://host:port or ssl://host:port)", f.broker, u.Scheme)
-	case u.Hostname() == "" || u.Port() == "":
-		return o, cli.Usagef("--broker %q: want %s://host:port", f.broker, u.Scheme)
+	if err := cli.Brokers("broker", f.broker); err != nil {
+		return o, err
 	}
 	if f.prefix == "" {
 		return o, cli.Usagef("--topic-prefix is empty: want the leader's prefix (default %q)", wire.DefaultPrefix)

@@ -15,7 +15,7 @@ func TestDashFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"dash"}, 2, "--broker is required"},
-		{[]string{"dash", "--broker", "mem://"}, 2, `scheme "mem"`},
+		{[]string{"dash", "--broker", "mem://"}, 2, `mem:// is the embedded broker`},
 		{[]string{"dash", "--broker", "tcp://nohost"}, 2, "want tcp://host:port"},
 		{[]string{"dash", "--broker", "tcp://127.0.0.1:1", "--refresh", "-1s"}, 2, "--refresh"},
 		{[]string{"dash", "--broker", "tcp://127.0.0.1:1", "--topic-prefix", ""}, 2, "--topic-prefix"},

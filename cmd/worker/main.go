@@ -97,7 +97,7 @@ func (f *sizeFlag) Type() string { return "int" }
 
 func (o *options) addFlags(c *cobra.Command) {
 	f := c.Flags()
-	f.StringVar(&o.broker, "broker", "tcp://127.0.0.1:1883", "broker URL: tcp://host:port (or mqtt://, ssl://, tls://, mqtts://)")
+	f.StringVar(&o.broker, "broker", "tcp://127.0.0.1:1883", "the broker: "+cli.BrokersHelp)
 	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret: each worker logs in with its id and a password derived from it (the leader's --secret-file)")
 	f.StringVar(&o.topicPrefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
 	f.IntVar(&o.count, "count", 1, "number of workers in this process")
@@ -211,15 +211,7 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 // gatewayPrefix starts a gateway's id; the first worker's id follows.
 const gatewayPrefix = "gw-"
 
-func validBroker(u string) error {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if ok && slices.Contains([]string{"tcp", "mqtt", "ssl", "tls", "mqtts"}, scheme) {
-		if i := strings.LastIndexByte(rest, ':'); i > 0 && i < len(rest)-1 {
-			return nil
-		}
-	}
-	return cli.Usagef("--broker %q: want tcp://host:port (or mqtt://, ssl://, tls://, mqtts://), e.g. tcp://127.0.0.1:1883", u)
-}
+func validBroker(u string) error { return cli.Brokers("broker", u) }
 
 func newRoot(ctx context.Context, stderr io.Writer) *cobra.Command {
 	var o options

@@ -55,7 +55,7 @@ func TestFlags(t *testing.T) {
 		{"backoff cap", []string{"--backoff-base", "2s", "--backoff-cap", "1s"}, "--backoff-cap 1s: want at least --backoff-base (2s)"},
 		{"keepalive", []string{"--keepalive", "500ms"}, "--keepalive 500ms: want at least 1s"},
 		{"ramp", []string{"--ramp", "-1ms"}, "--ramp"},
-		{"broker", []string{"--broker", "127.0.0.1:1883"}, `--broker "127.0.0.1:1883": want tcp://host:port`},
+		{"broker", []string{"--broker", "127.0.0.1:1883"}, `--broker "127.0.0.1:1883": broker "127.0.0.1:1883": no scheme: want tcp://host:port`},
 		{"prefix", []string{"--prefix", "w/"}, `--prefix "w/"`},
 		{"prefix reserved", []string{"--prefix", "_w"}, "reserved"},
 		{"prefix with a dot", []string{"--prefix", "dev.site-a."}, `--prefix "dev.site-a.": worker id "dev.site-a.0000": character '.' not allowed`},

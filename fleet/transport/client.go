@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -25,7 +26,10 @@ type ClientOptions struct {
 	// Broker says where to connect: "mem://" (the embedded broker's
 	// in-memory listener: pass the broker to NewClient as its MemDialer),
 	// "tcp://host:port" or "mqtt://host:port", and "ssl://", "tls://" or
-	// "mqtts://host:port" for TLS.
+	// "mqtts://host:port" for TLS. Several network URLs, separated by
+	// commas ("tcp://a:1883,tcp://b:1883"), are the nodes of a cluster:
+	// a connect, and every reconnect, tries them in turn (see
+	// ParseBrokers).
 	Broker string
 	// TLS configures ssl:// connections (nil: the system's roots).
 	TLS *tls.Config
@@ -124,10 +128,11 @@ func NewClient(opts ClientOptions, mem MemDialer) (paho.Client, error) {
 	if opts.ID == "" {
 		return nil, errors.New("transport: ClientOptions.ID is empty; want the client id (a worker's id)")
 	}
-	u, err := url.Parse(opts.Broker)
+	urls, err := ParseBrokers(opts.Broker)
 	if err != nil {
-		return nil, fmt.Errorf("transport: ClientOptions.Broker %q: %v (want mem://, tcp://host:port or ssl://host:port)", opts.Broker, err)
+		return nil, fmt.Errorf("transport: ClientOptions.Broker: %w", err)
 	}
+	u := urls[0]
 	o := paho.NewClientOptions()
 	keepAlive := 30 * time.Second
 	switch u.Scheme {
@@ -144,20 +149,17 @@ func NewClient(opts ClientOptions, mem MemDialer) (paho.Client, error) {
 			}
 			return opts.WrapConn(c), nil
 		})
-	case "tcp", "mqtt", "ssl", "tls", "mqtts":
-		if u.Hostname() == "" || u.Port() == "" {
-			return nil, fmt.Errorf("transport: ClientOptions.Broker %q: want %s://host:port", opts.Broker, u.Scheme)
-		}
+	default:
 		o.SetTLSConfig(opts.TLS)
 		if opts.WrapConn != nil {
 			o.SetCustomOpenConnectionFn(func(u *url.URL, co paho.ClientOptions) (net.Conn, error) {
 				return dialWrapped(u, co, opts.WrapConn)
 			})
 		}
-	default:
-		return nil, fmt.Errorf("transport: ClientOptions.Broker %q: scheme %q not supported (want mem, tcp, mqtt, ssl, tls or mqtts)", opts.Broker, u.Scheme)
 	}
-	o.AddBroker(opts.Broker)
+	for _, u := range urls {
+		o.AddBroker(u.String())
+	}
 	if opts.KeepAlive != 0 {
 		keepAlive = max(opts.KeepAlive, 0)
 	}
@@ -235,4 +237,39 @@ func dialWrapped(u *url.URL, co paho.ClientOptions, wrap func(net.Conn) net.Conn
 		return nil, err
 	}
 	return wrap(c), nil
+}
+
+// ParseBrokers reads a broker list: "mem://" alone, or one or more
+// network URLs separated by commas, each tcp:// or mqtt:// (ssl://, tls://
+// or mqtts:// for TLS) with a host and a port, the nodes of one broker or
+// cluster, tried in this order. The error names the entry at fault and
+// says what would be valid.
+func ParseBrokers(s string) ([]*url.URL, error) {
+	const want = "want tcp://host:port (or mqtt://, ssl://, tls://, mqtts://), several separated by commas, e.g. tcp://10.0.0.1:1883,tcp://10.0.0.2:1883"
+	parts := strings.Split(s, ",")
+	out := make([]*url.URL, 0, len(parts))
+	for i, p := range parts {
+		where := fmt.Sprintf("%q", p)
+		if len(parts) > 1 {
+			where = fmt.Sprintf("entry %d of %d (%q)", i+1, len(parts), p)
+		}
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case strings.TrimSpace(p) == "":
+			return nil, fmt.Errorf("broker %s: empty: %s", where, want)
+		case !strings.Contains(p, "://"):
+			return nil, fmt.Errorf("broker %s: no scheme: %s", where, want)
+		case err != nil:
+			return nil, fmt.Errorf("broker %s: %v: %s", where, err, want)
+		case u.Scheme == "mem" && len(parts) > 1:
+			return nil, fmt.Errorf("broker %s: the embedded broker's mem:// stands alone, in no list: %s", where, want)
+		case u.Scheme == "mem":
+		case u.Scheme != "tcp" && u.Scheme != "mqtt" && u.Scheme != "ssl" && u.Scheme != "tls" && u.Scheme != "mqtts":
+			return nil, fmt.Errorf("broker %s: scheme %q not supported: %s", where, u.Scheme, want)
+		case u.Hostname() == "" || u.Port() == "" || (u.Path != "" && u.Path != "/"):
+			return nil, fmt.Errorf("broker %s: not %s://host:port: %s", where, u.Scheme, want)
+		}
+		out = append(out, u)
+	}
+	return out, nil
 }

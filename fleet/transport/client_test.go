@@ -23,7 +23,10 @@ func TestNewClientRejectsBadOptions(t *testing.T) {
 		{"mem without broker", ClientOptions{ID: "a", Broker: "mem://"}, nil, "nil MemDialer"},
 		{"unknown scheme", ClientOptions{ID: "a", Broker: "ws://h:1"}, b, `scheme "ws"`},
 		{"no port", ClientOptions{ID: "a", Broker: "tcp://host"}, b, "tcp://host:port"},
-		{"empty broker", ClientOptions{ID: "a"}, b, "scheme"},
+		{"empty broker", ClientOptions{ID: "a"}, b, `broker "": empty`},
+		{"a bad entry in a list", ClientOptions{ID: "a", Broker: "tcp://h:1,tcp://h"}, b, `entry 2 of 2 ("tcp://h"): not tcp://host:port`},
+		{"an empty entry in a list", ClientOptions{ID: "a", Broker: "tcp://h:1,"}, b, `entry 2 of 2 (""): empty`},
+		{"mem in a list", ClientOptions{ID: "a", Broker: "mem://,tcp://h:1"}, b, "stands alone"},
 		{"will without payload", ClientOptions{ID: "a", Broker: "mem://", Will: &Will{Topic: "x"}}, b, "non-empty payload"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -90,3 +90,45 @@ func (m fakeMessage) Payload() []byte   { return m.payload }
 func (m fakeMessage) Ack()              {}
 
 var _ paho.Message = fakeMessage{}
+
+// TestFailoverToTheNextBroker: a session given two brokers, the nodes of
+// one cluster, connects to the first; when that one stops, Redial goes on
+// to the second, and the session's subscriptions are made there: a
+// message published on the second reaches the handler.
+func TestFailoverToTheNextBroker(t *testing.T) {
+	first, err := broker.StartBroker(broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := startBroker(t, broker.BrokerOptions{TCPAddr: "127.0.0.1:0"})
+	list := "tcp://" + first.Addr() + ",tcp://" + second.Addr()
+	s, err := Connect(ctxT(t), ClientOptions{ID: "failover", Broker: list, CleanSession: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(true)
+	got := make(inbox, 4)
+	if err := s.Subscribe(ctxT(t), "x/#", 1, func(topic string, payload []byte) { got <- fakeMessage{topic, payload} }); err != nil {
+		t.Fatal(err)
+	}
+	if n := second.Stats().ClientsConnected; n != 0 {
+		t.Fatalf("the second broker has %d clients before the first stopped, want 0: the list is tried in order", n)
+	}
+	lost := s.Lost()
+	if err := first.Close(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lost:
+	case <-ctxT(t).Done():
+		t.Fatal("Lost not closed after the first broker stopped")
+	}
+	if err := s.Redial(ctxT(t)); err != nil {
+		t.Fatalf("Redial with the second broker up: %v", err)
+	}
+	pub := connect(t, second, ClientOptions{ID: "publisher", CleanSession: true})
+	publish(t, pub, "x/1", 1, "on the second broker")
+	if m := got.next(t); m.Topic() != "x/1" || string(m.Payload()) != "on the second broker" {
+		t.Errorf("got %s %q, want x/1 \"on the second broker\"", m.Topic(), m.Payload())
+	}
+}

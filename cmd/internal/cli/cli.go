@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fleetsim/fleetsim/fleet/transport"
 )
 
 // Exit codes of every fleetsim binary.
@@ -182,4 +184,23 @@ func ReadSecret(flag, path string) ([]byte, error) {
 		return nil, Usagef("--%s %s: the file is empty", flag, path)
 	}
 	return []byte(s), nil
+}
+
+// BrokersHelp describes a --broker flag's value, for flag help.
+const BrokersHelp = "tcp://host:port (or mqtt://, ssl://, tls://, mqtts://); the nodes of a cluster separated by commas, tried in turn at every (re)connect"
+
+// Brokers checks a --broker flag (named flag): one network broker URL,
+// or several separated by commas (transport.ParseBrokers); the usage
+// error names the entry at fault.
+func Brokers(flag, value string) error {
+	urls, err := transport.ParseBrokers(value)
+	if err != nil {
+		return Usagef("--%s %q: %v", flag, value, err)
+	}
+	for _, u := range urls {
+		if u.Scheme == "mem" {
+			return Usagef("--%s %q: mem:// is the embedded broker inside one process; want a network broker: tcp://host:port", flag, value)
+		}
+	}
+	return nil
 }
