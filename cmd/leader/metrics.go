@@ -94,6 +94,9 @@ var (
 	// The fleet as the leader sees it.
 	dOnline    = fromResult("fleet.leader_online", "Workers whose last status is online.")
 	dOfflineW  = desc("workers_offline", "Workers whose last status is offline.")
+	dSuspect   = desc("workers_suspect", "Workers online by their last status but not heard from for --suspect-after: their commands wait until they are heard.")
+	dHeardBack = desc("leader_workers_heard_back_total", "Workers brought online by a message of theirs: the leader had them offline, had not heard of them (no retained status came) or suspected them.")
+	dSuspected = desc("leader_workers_suspected_total", "Workers found silent for --suspect-after.")
 	dByVersion = desc("workers_version", "Workers per version reported in their last processed heartbeat: the 32 versions with the most workers, the other valid ones summed as (other), versions that are not 1 to 64 letters, digits or . _ + - as (invalid).", "version")
 
 	// The deploys the leader keeps: its newest --deploy-history ones, and
@@ -122,7 +125,7 @@ var allDescs = []*prometheus.Desc{
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
 	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dRefused,
 	dForged, dDeployReqs,
-	dOnline, dOfflineW, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
+	dOnline, dOfflineW, dSuspect, dHeardBack, dSuspected, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
 	dStale, dGwOnline, dGwOfflines, dGwDevices,
 }
@@ -185,6 +188,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(dMalformed, s.Malformed)
 	counter(dReconnects, s.Reconnects)
 	counter(dStale, s.StatusStale)
+	counter(dHeardBack, s.HeardBack)
+	counter(dSuspected, s.Suspected)
 	gauge(dGwOnline, float64(s.GatewaysOnline))
 	counter(dGwOfflines, s.GatewayOfflines)
 	counter(dGwDevices, s.GatewayDevicesOffline)
@@ -204,6 +209,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))
 	gauge(dOfflineW, float64(f.Offline))
+	gauge(dSuspect, float64(f.Suspect))
 	for _, v := range versionSeries(f.ByVersion, maxVersionSeries) {
 		gauge(dByVersion, float64(v.n), v.label)
 	}

@@ -45,6 +45,7 @@ type runOptions struct {
 	relayIntv    time.Duration
 	relayBatch   int
 	askTimeout   time.Duration
+	suspectAfter time.Duration
 	mailbox      int
 	retryAfter   string
 	heartbeat    time.Duration
@@ -75,6 +76,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.IntVar(&o.limitMax, "limit-max", flow.DefaultLimiterOptions.Max, "AIMD: ceiling of the limit")
 	f.DurationVar(&o.relayIntv, "relay-interval", outbox.DefaultRelayOptions.Interval, "how often each partition polls the outbox for newly due commands")
 	f.IntVar(&o.relayBatch, "relay-batch", outbox.DefaultRelayOptions.Batch, "most commands one poll leases")
+	f.DurationVar(&o.suspectAfter, "suspect-after", 0, "a worker not heard from for this long (no message, no online status) is suspect: its commands wait, spending no attempt, until it is heard; a few of the workers' heartbeat intervals, e.g. 1m (0: never)")
 	f.DurationVar(&o.askTimeout, "ask-timeout", leader.DefaultAskTimeout, "how long a delivery waits for the worker's ack before it is retried")
 	f.IntVar(&o.mailbox, "mailbox", leader.DefaultMailboxCapacity, "capacity of the leader's mailbox for worker requests and telemetry (full: answered \"full, retry after\")")
 	f.StringVar(&o.retryAfter, "retry-after", "drain", "the hint of a \"full, retry after\" answer: drain (the time the mailbox takes to drain, the same for every worker refused meanwhile) or spread (each refused worker a slot of its own, one service time after the previous one's: a herd comes back at the pace the leader serves)")
@@ -125,6 +127,8 @@ func (o runOptions) validate() (runConfig, error) {
 		return rc, cli.Usagef("--relay-batch %d: want at least 1", o.relayBatch)
 	case o.askTimeout <= 0:
 		return rc, cli.Usagef("--ask-timeout %v: want a positive duration, e.g. 5s", o.askTimeout)
+	case o.suspectAfter < 0 || o.suspectAfter > 0 && o.suspectAfter < time.Second:
+		return rc, cli.Usagef("--suspect-after %v: want 0 (never) or at least 1s, e.g. 1m", o.suspectAfter)
 	case o.mailbox < 1:
 		return rc, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
 	case o.heartbeat <= 0:
@@ -380,6 +384,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		Mailbox:           mailbox.Options{Capacity: o.mailbox, Retry: rc.retry},
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
+		SuspectAfter:      o.suspectAfter,
 		DeployHistory:     o.deployHistory,
 		BrokerRefusals:    brokerRefusals(embedded),
 		Relay: outbox.RelayOptions{

@@ -61,6 +61,13 @@ type Config struct {
 	// doubling from Base to Cap, drawn from Seed. Zero fields take
 	// DefaultReconnect's.
 	Reconnect flow.Backoff
+	// SuspectAfter, if positive, makes a worker the leader has heard
+	// nothing from for this long (no message, no online status) suspect:
+	// its commands park as an offline worker's do, spending no attempt,
+	// until it is heard again. Set it to a few of the workers' heartbeat
+	// intervals: it catches a worker whose will a broker lost (a cluster
+	// node that died with its session). 0 (the default): never.
+	SuspectAfter time.Duration
 	// AskTimeout is how long a delivery waits for the worker's ack before
 	// it counts as a transient failure. Default 5 s.
 	AskTimeout time.Duration

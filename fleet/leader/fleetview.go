@@ -25,6 +25,14 @@ type workerState struct {
 	lastHeartbeat time.Time // when the leader processed it
 	lastSeq       uint64
 	seen          bool // any status or heartbeat at all
+	// lastHeard is when the leader last had a message from it, or its
+	// online status; suspect, that it has been silent for
+	// Config.SuspectAfter since (the relay parks its commands).
+	lastHeard time.Time
+	suspect   bool
+	// epochUnknown: brought online by its traffic, not by a status, so
+	// no offline can be told stale.
+	epochUnknown bool
 	// via is the gateway its last online applied came through; "" for a
 	// worker on its own session. It stays after an offline: the gateway
 	// the device was last seen behind.
@@ -57,7 +65,9 @@ func (f *fleetView) setOnline(id, epoch, via string, now time.Time) (reconnected
 	defer f.mu.Unlock()
 	w := f.get(id)
 	wasOnline = w.seen && w.online
-	reconnected = w.seen && (!w.online || epoch != "" && epoch != w.epoch)
+	// A worker brought online by its traffic had no known epoch: its
+	// status, come late, is no new connection.
+	reconnected = w.seen && (!w.online || epoch != "" && epoch != w.epoch && !w.epochUnknown)
 	if !wasOnline {
 		w.since = now
 	}
@@ -68,6 +78,7 @@ func (f *fleetView) setOnline(id, epoch, via string, now time.Time) (reconnected
 		f.gateway(via).devices[id] = struct{}{}
 	}
 	w.online, w.seen, w.epoch, w.via = true, true, epoch, via
+	w.lastHeard, w.suspect, w.epochUnknown = now, false, false
 	return reconnected, wasOnline
 }
 
@@ -79,7 +90,7 @@ func (f *fleetView) staleOffline(id, epoch string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w := f.workers[id]
-	return epoch != "" && w != nil && w.online && w.epoch != epoch
+	return epoch != "" && w != nil && w.online && !w.epochUnknown && w.epoch != epoch
 }
 
 // setOffline records an offline status.
@@ -93,7 +104,7 @@ func (f *fleetView) setOffline(id string, now time.Time) {
 	if w.online {
 		f.leaveGateway(id, w.via)
 	}
-	w.online, w.seen = false, true
+	w.online, w.seen, w.suspect = false, true, false
 }
 
 // heartbeat applies a processed heartbeat; false if it is stale (not newer
@@ -123,12 +134,17 @@ type WorkerView struct {
 	// <epoch> via <gateway>"), kept after it goes offline; "" for a
 	// worker on its own session.
 	Gateway string
+	// Suspect: online by its last status, but silent for
+	// Config.SuspectAfter; its commands wait until it is heard again.
+	// Online is false meanwhile.
+	Suspect bool
 }
 
 // FleetView is the leader's whole picture of the fleet.
 type FleetView struct {
 	Workers   []WorkerView   // sorted by id
-	Online    int            // workers whose last status is online
+	Online    int            // workers whose last status is online, or heard from since, and not suspect
+	Suspect   int            // workers online by their status but silent for Config.SuspectAfter
 	Offline   int            // workers whose last status is offline
 	ByVersion map[string]int // workers per reported version
 }
@@ -141,7 +157,7 @@ func (l *Leader) Online() int {
 	defer f.mu.Unlock()
 	n := 0
 	for _, w := range f.workers {
-		if w.online {
+		if w.online && !w.suspect {
 			n++
 		}
 	}
@@ -156,10 +172,13 @@ func (l *Leader) Fleet() FleetView {
 	defer f.mu.Unlock()
 	v := FleetView{Workers: make([]WorkerView, 0, len(f.workers)), ByVersion: map[string]int{}}
 	for id, w := range f.workers {
-		v.Workers = append(v.Workers, WorkerView{ID: id, Online: w.online, Since: w.since, Version: w.version, LastHeartbeat: w.lastHeartbeat, Gateway: w.via})
-		if w.online {
+		v.Workers = append(v.Workers, WorkerView{ID: id, Online: w.online && !w.suspect, Suspect: w.suspect, Since: w.since, Version: w.version, LastHeartbeat: w.lastHeartbeat, Gateway: w.via})
+		switch {
+		case w.suspect:
+			v.Suspect++
+		case w.online:
 			v.Online++
-		} else {
+		default:
 			v.Offline++
 		}
 		if w.version != "" {

@@ -111,6 +111,7 @@ func (l *Leader) onUp(topic string, payload []byte) {
 		}
 		return
 	}
+	l.onTraffic(worker, l.clk.Now())
 	if env.Kind == wire.KindAck {
 		switch l.asks.complete(env.Ref, worker, env) {
 		case ackLate:

@@ -170,6 +170,9 @@ func (l *Leader) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { l.serveRequests(runCtx) })
 	wg.Go(func() { l.processHeartbeats(runCtx) })
+	if l.cfg.SuspectAfter > 0 {
+		wg.Go(func() { l.watchSilence(runCtx) })
+	}
 	wg.Go(func() { l.publishReplies(runCtx) })
 	wg.Go(func() { l.keepProgress(runCtx) })
 	wg.Go(func() {

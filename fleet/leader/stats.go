@@ -11,6 +11,7 @@ import (
 type counters struct {
 	malformed, rejectedMalformed                   atomic.Uint64
 	reconnects, statusStale                        atomic.Uint64
+	heardBack, suspected                           atomic.Uint64
 	requestsReceived, requestsServed               atomic.Uint64
 	telemetryReceived, telemetryServed             atomic.Uint64
 	answeredFull                                   atomic.Uint64
@@ -50,6 +51,12 @@ type Stats struct {
 	// already replaced; and a device's online via a gateway the leader
 	// knows offline, retained from that gateway's dead session.
 	StatusStale uint64
+	// HeardBack counts workers brought online by a message of theirs: the
+	// leader had them offline (a will a broker lost would leave them
+	// online; one delivered late, offline), had not heard of them (no
+	// retained status came), or suspected them. Suspected counts workers
+	// found silent for Config.SuspectAfter: their commands parked.
+	HeardBack, Suspected uint64
 
 	// GatewaysOnline is the number of gateways whose last status is
 	// online.
@@ -113,6 +120,7 @@ func (l *Leader) Stats() Stats {
 		Relay: l.relay.Stats(), Outbox: l.cfg.Store.Stats(), Broker: l.link.stats(l.clk),
 		Malformed: c.malformed.Load(), RejectedMalformed: c.rejectedMalformed.Load(),
 		Reconnects: c.reconnects.Load(), StatusStale: c.statusStale.Load(),
+		HeardBack: c.heardBack.Load(), Suspected: c.suspected.Load(),
 		GatewaysOnline: l.fleet.gatewayCount(), GatewayOfflines: c.gatewayOfflines.Load(),
 		GatewayDevicesOffline: c.gatewayDevicesOffline.Load(),
 		RequestsReceived:      c.requestsReceived.Load(), RequestsServed: c.requestsServed.Load(),
