@@ -104,7 +104,8 @@ type Config struct {
 	// deploy updates that may have left it unseen (expired, superseded,
 	// dead-lettered) and saves its deploys' progress there, for a leader
 	// restarted on the same file. A leader killed without a clean stop
-	// loses at most this much of the progress (see Deploys). Default 1 s.
+	// loses at most this much of the progress (see Deploys); a deploy's
+	// record itself is saved before Deploy returns. Default 1 s.
 	ProgressEvery time.Duration
 
 	// HeartbeatWait receives the age of each heartbeat when the leader

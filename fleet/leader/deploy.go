@@ -94,7 +94,15 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("leader: deploy %s: %w", p.Version, err)
 	}
-	return l.deploys.add(p, size, receipts[:len(p.Workers)], now), nil
+	index := l.deploys.add(p, size, receipts[:len(p.Workers)], now)
+	// The deploy's record goes into the outbox before the caller hears
+	// its number: a leader killed a moment later must not hand the same
+	// number to the next deploy, nor lose the deploy's progress. Its
+	// updates are queued whatever happens here.
+	if err := l.deploys.save(ctx, l.cfg.Store); err != nil {
+		return index, fmt.Errorf("leader: deploy %d (%s) is queued, but its record was not saved: after a crash its number could be given again and its progress lost: %w", index, p.Version, err)
+	}
+	return index, nil
 }
 
 // Deploys returns the deploys the leader keeps, oldest first: the newest

@@ -52,6 +52,8 @@ const deployRecordVersion = 1
 // acked and before the next save finds it gone from the queue when it
 // starts, and counts it as delivered (see deployTracker).
 func (t *deployTracker) save(ctx context.Context, st outbox.Records) error {
+	t.saveMu.Lock()
+	defer t.saveMu.Unlock()
 	t.mu.Lock()
 	type put struct {
 		d   *deployState

@@ -32,6 +32,10 @@ import (
 type deployTracker struct {
 	history int // finished deploys kept beyond the newest
 
+	// saveMu makes saves one at a time, so that an older snapshot is
+	// never written over a newer one.
+	saveMu sync.Mutex
+
 	mu      sync.Mutex
 	deploys []*deployState // kept, by index
 	next    int            // the next deploy's index

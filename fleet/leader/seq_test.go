@@ -48,10 +48,17 @@ func TestDeployAfterRestartWithClockBehind(t *testing.T) {
 	clk2 := clock.NewFake(now.Add(-time.Hour))
 	l2, st2 := leaderOnFile(t, path, clk2)
 	plan.Version = "2.1.0"
-	if _, err := l2.Deploy(context.Background(), plan); err != nil {
+	i, err := l2.Deploy(context.Background(), plan)
+	if err != nil {
 		t.Fatal(err)
 	}
-	w := l2.Deploys()[0].Waves[0]
+	// The first leader saved its deploy's record before answering, so the
+	// second numbers its own after it.
+	d, ok := l2.Progress(i)
+	if i != 1 || !ok {
+		t.Fatalf("the second leader's deploy: index %d (kept: %v), want 1: deploy 0 is the first leader's", i, ok)
+	}
+	w := d.Waves[0]
 	if w.StaleDropped != 0 || w.Replaced != 2 {
 		t.Fatalf("second deploy: %d stale, %d replaced; want 0 and 2", w.StaleDropped, w.Replaced)
 	}
