@@ -20,6 +20,17 @@ func (r *rig) heartbeat(t *testing.T, w string, seq uint64) {
 	r.link.handler(r.tp.AllUp())(r.tp.Up(w), b)
 }
 
+// waitParked makes w's relay partition look at its queue and waits until
+// it has parked one command (of w's, the only one queued).
+func (r *rig) waitParked(t *testing.T, w, what string) {
+	t.Helper()
+	r.partitionPoker(w)()
+	fleettest.Eventually(t, 10*time.Second, what, func() error {
+		skips := r.l.Stats().Relay.Total().OfflineSkips
+		return fleettest.Unless(skips == 1, "%d offline skips; %s", skips, r.seen())
+	})
+}
+
 // TestTrafficBringsWorkerOnline: a worker whose retained status never
 // reached the leader (a broker that replays no retained message to a
 // wildcard subscription) is parked as unknown, until a message of its
@@ -32,11 +43,7 @@ func TestTrafficBringsWorkerOnline(t *testing.T) {
 	if _, err := r.l.Send(ctx, "w-1", wire.KindJob, nil); err != nil {
 		t.Fatal(err)
 	}
-	r.partitionPoker("w-1")()
-	fleettest.Eventually(t, 10*time.Second, "the relay parks the job of a worker never heard of", func() error {
-		skips := r.l.Stats().Relay.Total().OfflineSkips
-		return fleettest.Unless(skips == 1, "%d offline skips; %s", skips, r.seen())
-	})
+	r.waitParked(t, "w-1", "the relay parks the job of a worker never heard of")
 	r.heartbeat(t, "w-1", 1)
 	cmd := fleettest.Receive(t, 10*time.Second, "the job, once the worker is heard", r.link.out, r.seen)
 	r.ack(t, "w-1", cmd)
@@ -94,11 +101,7 @@ func TestSilentWorkerSuspect(t *testing.T) {
 	if _, err := r.l.Send(ctx, "w-1", wire.KindJob, nil); err != nil {
 		t.Fatal(err)
 	}
-	r.partitionPoker("w-1")()
-	fleettest.Eventually(t, 10*time.Second, "the relay parks the suspect worker's job", func() error {
-		skips := r.l.Stats().Relay.Total().OfflineSkips
-		return fleettest.Unless(skips == 1, "%d offline skips; %s", skips, r.seen())
-	})
+	r.waitParked(t, "w-1", "the relay parks the suspect worker's job")
 	select {
 	case cmd := <-r.link.out:
 		t.Fatalf("published %s to a suspect worker", cmd.ID)
