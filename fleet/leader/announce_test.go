@@ -23,9 +23,21 @@ type announceLink struct {
 	mu       sync.Mutex
 	statuses []string
 	atOnline string // the leader's state when it said online
+	// asked counts the leader's requests that the fleet announce itself
+	// again, early those made before it said online.
+	asked, early int
 }
 
 func (a *announceLink) Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error {
+	if topic == (wire.Topics{}).Announce() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.asked++
+		if a.atOnline == "" {
+			a.early++
+		}
+		return nil
+	}
 	if topic == (wire.Topics{}).LeaderStatus() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -50,7 +62,8 @@ func (a *announceLink) said() ([]string, string) {
 // has subscribed to the workers' messages and statuses, and its relay has
 // taken its first turn (a command queued before the start for a worker it
 // has not heard from yet is parked by then). Said earlier, a worker or an operator would take a leader for
-// ready that answers nobody yet. Stopping, it says offline.
+// ready that answers nobody yet. Then it asks the fleet to announce
+// itself again. Stopping, it says offline.
 func TestOnlineOnceServing(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	st, err := outbox.NewMemory(outbox.Options{Clock: clk})
@@ -76,6 +89,14 @@ func TestOnlineOnceServing(t *testing.T) {
 	if _, at := link.said(); at != "subscribed to up true, to statuses true; 1 commands leased, acked or parked" {
 		t.Errorf("said online while %s; want it subscribed to both and the command leased", at)
 	}
+	// Then it asks the fleet to announce itself again: a broker that
+	// replays no retained status to its wildcard subscription leaves it
+	// hearing of no one otherwise.
+	fleettest.Eventually(t, 10*time.Second, "the leader asking the fleet to announce itself", func() error {
+		link.mu.Lock()
+		defer link.mu.Unlock()
+		return fleettest.Unless(link.asked == 1 && link.early == 0, "asked %d times, %d before it said online", link.asked, link.early)
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -131,7 +131,9 @@ func (l *Leader) keepLink(ctx context.Context, rd Redialer) {
 		l.cfg.Logger.Info("reconnected to the broker: deliveries resume", "down", outage, "attempts", attempts)
 		if err := rd.Publish(ctx, l.cfg.Topics.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil && ctx.Err() == nil {
 			l.cfg.Logger.Debug("announce online after reconnecting", "err", err) // a new loss shows on Lost
+			continue
 		}
+		l.askAnnounce(ctx, rd)
 	}
 }
 

@@ -185,7 +185,9 @@ func (l *Leader) Run(ctx context.Context) error {
 		if err := l.cfg.Link.Publish(runCtx, tp.LeaderStatus(), 1, true, []byte(wire.StatusOnline)); err != nil && runCtx.Err() == nil && !l.sessionLost() {
 			errc <- fmt.Errorf("leader: announce online: %w", err)
 			stop()
+			return
 		}
+		l.askAnnounce(runCtx, l.cfg.Link)
 	})
 	wg.Go(func() { l.wakes.run(runCtx, l.unpark) })
 	wg.Wait()

@@ -17,7 +17,10 @@ import (
 //   - a worker it has heard nothing from for Config.SuspectAfter is
 //     suspect (watchSilence): its commands park as an offline worker's do,
 //     spending no attempt and so never reaching the dead letters for a
-//     will the broker lost, until it is heard again.
+//     will the broker lost, until it is heard again;
+//   - once subscribed, at its start and after dialing its broker again,
+//     it asks the fleet to announce itself again (askAnnounce): each
+//     worker and gateway republishes its status after a random wait.
 
 // reviveGrace is how long after a worker's offline a message from it
 // brings it back no more: a cluster may deliver a will and the messages
@@ -93,3 +96,19 @@ func (l *Leader) watchSilence(ctx context.Context) {
 		}
 	}
 }
+
+// askAnnounce asks the fleet, on wire.Topics.Announce, to say again that
+// it is online: a broker that replays no retained status to a wildcard
+// subscription (or lost some) leaves the leader hearing of the workers
+// only by their traffic otherwise. Workers answer after a random wait, so
+// a large fleet does not answer at once. A failure is logged: the
+// workers' traffic brings them online all the same.
+func (l *Leader) askAnnounce(ctx context.Context, link Link) {
+	if err := link.Publish(ctx, l.cfg.Topics.Announce(), 0, false, []byte(announcePayload)); err != nil && ctx.Err() == nil {
+		l.cfg.Logger.Debug("ask the fleet to announce itself", "err", err)
+	}
+}
+
+// announcePayload is what the leader publishes on the announce topic;
+// workers read the topic, not the payload.
+const announcePayload = "announce"

@@ -66,6 +66,13 @@ func (t Topics) LeaderDeployReply(id string) string { return t.LeaderDeploy() + 
 // Control carries scenario events for the worker pool named pool.
 func (t Topics) Control(pool string) string { return t.prefix() + "/" + controlLevel + "/" + pool }
 
+// Announce is the topic on which the leader, once subscribed (at its start
+// and after it dialed its broker again), asks the fleet to say again that
+// it is online: every worker and gateway subscribed republishes its
+// retained status after a random wait (see the protocol's Status). It is a
+// control topic, which every login may read.
+func (t Topics) Announce() string { return t.Control("announce") }
+
 // Parse splits a worker topic into the worker id and the channel (down, up
 // or status). It fails for leader and control topics and anything else.
 func (t Topics) Parse(topic string) (worker, channel string, err error) {

@@ -293,10 +293,42 @@ func (w *Worker) housekeeping() {
 		}
 	}
 	earliest(w.flush(now))
+	earliest(w.announceDue(now))
 	if w.sess != nil && !w.flushing && w.localLen() > 0 {
 		earliest(w.flushAfter)
 	}
 	earliest(w.sendDue(now))
 	w.timers.wakeBy(now, next)
 	w.asking.Store(int32(len(w.asks)))
+}
+
+// onAnnounce takes the leader's request that the fleet announce itself
+// again: the worker republishes its online status after a random wait in
+// [0, AnnounceWindow). Requests that come while one waits are one.
+func (w *Worker) onAnnounce() {
+	if w.sess == nil || !w.announceAt.IsZero() {
+		return
+	}
+	w.announceAt = w.clk.Now().Add(time.Duration(w.rnd.Int64N(int64(w.cfg.AnnounceWindow))))
+	w.housekeeping()
+}
+
+// announceDue republishes the worker's online status if its announce is
+// due at now, and returns when it is due otherwise (zero: none waits).
+func (w *Worker) announceDue(now time.Time) time.Time {
+	if w.announceAt.IsZero() || w.sess == nil {
+		w.announceAt = time.Time{}
+		return time.Time{}
+	}
+	if now.Before(w.announceAt) {
+		return w.announceAt
+	}
+	w.announceAt = time.Time{}
+	st := wire.Status{Online: true, Epoch: w.epoch, Via: w.cfg.Gateway}
+	if w.sess.SendRetained(w.cfg.Topics.Status(w.cfg.ID), 1, st.Payload()) != nil {
+		w.update(func(s *Stats) { s.SendErrors++ })
+		return time.Time{}
+	}
+	w.update(func(s *Stats) { s.Announced++ })
+	return time.Time{}
 }

@@ -16,6 +16,10 @@ func (w *Worker) onMessage(topic string, payload []byte) {
 	if w.linkLoses() {
 		return
 	}
+	if topic == w.cfg.Topics.Announce() {
+		w.onAnnounce()
+		return
+	}
 	env, err := wire.Decode(topic, payload, wire.Down, w.cfg.MaxPayload)
 	if err != nil {
 		w.update(func(s *Stats) { s.Malformed++ })

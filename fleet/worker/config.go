@@ -89,6 +89,11 @@ type Config struct {
 	// LocalOutbox bounds the messages kept while the leader cannot take
 	// them (telemetry, the latest heartbeat). Default 1,000.
 	LocalOutbox int
+	// AnnounceWindow spreads the worker's answer to the leader's request
+	// to announce itself (wire.Topics.Announce): it republishes its online
+	// status after a random wait in [0, AnnounceWindow), so a fleet does
+	// not answer at once. Default 10 s.
+	AnnounceWindow time.Duration
 	// NoSync turns off the "sync" request a worker sends on every
 	// (re)connect.
 	NoSync bool
@@ -116,6 +121,7 @@ const (
 	DefaultAskTimeout      = 5 * time.Second
 	DefaultVersion         = "1.0.0"
 	DefaultLocalOutbox     = 1000
+	DefaultAnnounceWindow  = 10 * time.Second
 )
 
 // DefaultReconnectBackoff is the reconnect backoff when none is given.
@@ -152,6 +158,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.LocalOutbox == 0 {
 		c.LocalOutbox = DefaultLocalOutbox
+	}
+	if c.AnnounceWindow <= 0 {
+		c.AnnounceWindow = DefaultAnnounceWindow
 	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = wire.DefaultMaxSize

@@ -466,3 +466,24 @@ func TestRTT(t *testing.T) {
 		}
 	})
 }
+
+// TestAnnounce: the leader's request on the announce topic makes the
+// worker say again that it is online, its status republished after a
+// random wait within AnnounceWindow (its own session hears the request;
+// behind a gateway, the gateway hears it for its devices).
+func TestAnnounce(t *testing.T) {
+	bothDrivers(t, func(t *testing.T, drv driver) {
+		r := startRig(t, drv, worker.Config{AnnounceWindow: time.Minute})
+		before := r.onlines.Load()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.lead.Publish(ctx, r.tp.Announce(), 0, false, []byte("announce")); err != nil {
+			t.Fatal(err)
+		}
+		fleettest.AdvanceToNext(t, r.clk, time.Minute, "the announce, within its window")
+		fleettest.Eventually(t, 10*time.Second, "the online status again", func() error {
+			n, s := r.onlines.Load(), r.w.Stats()
+			return fleettest.Unless(n == before+1 && s.Announced == 1, "%d onlines (%d before), announced %d", n, before, s.Announced)
+		})
+	})
+}

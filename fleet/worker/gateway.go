@@ -253,6 +253,10 @@ func (g *Gateway) connect(ctx context.Context) {
 	if err == nil {
 		if err = link.Publish(dctx, tp.GatewayStatus(id), 1, true, wire.Status{Online: true, Epoch: epoch}.Payload()); err != nil {
 			link.Close(false)
+		} else if err = link.SubscribeNoWait(tp.Announce(), 0, func(err error) {
+			g.cfg.Logger.Warn("the broker refused the gateway the leader's announce requests: the leader hears of its devices by their traffic", "gateway", id, "err", err)
+		}); err != nil {
+			link.Close(false)
 		}
 	}
 	if err != nil {
@@ -373,6 +377,10 @@ func (g *Gateway) onControl(partition bool) {
 // share: the handler must not block (a worker's does not: see
 // Worker.offer), or one slow device would hold up every other.
 func (g *Gateway) route(topic string, payload []byte) {
+	if topic == g.cfg.Topics.Announce() {
+		g.announce(topic, payload)
+		return
+	}
 	if g.cfg.Downlink.Capacity > 0 && g.downlink(topic, payload) {
 		return
 	}
@@ -404,4 +412,29 @@ func (g *Gateway) update(f func(*GatewayStats)) {
 	g.mu.Lock()
 	f(&g.st)
 	g.mu.Unlock()
+}
+
+// announce answers the leader's request that the fleet announce itself
+// again: the gateway republishes its own status at once (gateways are
+// few), and hands the request to each device it carries, which
+// republishes its own after a random wait (Worker.onAnnounce).
+func (g *Gateway) announce(topic string, payload []byte) {
+	g.mu.Lock()
+	link, epoch := g.link, g.epoch
+	hs := make([]func(string, []byte), 0, len(g.devices))
+	told := make(map[*deviceSession]bool, len(g.devices))
+	for _, r := range g.routes { // a device's handler, once (it takes every topic it subscribed)
+		if r.d != nil && !told[r.d] {
+			told[r.d] = true
+			hs = append(hs, r.h)
+		}
+	}
+	g.mu.Unlock()
+	if link == nil {
+		return
+	}
+	_ = link.SendRetained(g.cfg.Topics.GatewayStatus(g.cfg.ID), 1, wire.Status{Online: true, Epoch: epoch}.Payload())
+	for _, h := range hs {
+		h(topic, payload)
+	}
 }

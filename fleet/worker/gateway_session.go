@@ -148,6 +148,14 @@ func (d *deviceSession) Send(topic string, qos byte, payload []byte) error {
 	return d.link.Send(topic, qos, payload)
 }
 
+// SendRetained goes out on the gateway's session without waiting.
+func (d *deviceSession) SendRetained(topic string, qos byte, payload []byte) error {
+	if d.isLost() {
+		return fmt.Errorf("gateway %s: device %s: %w", d.g.cfg.ID, d.id, errDeviceLost)
+	}
+	return d.link.SendRetained(topic, qos, payload)
+}
+
 // Close detaches the device. Unclean, the gateway publishes the device's
 // will for it. Neither waits for the broker.
 func (d *deviceSession) Close(clean bool) { d.leave(!clean) }

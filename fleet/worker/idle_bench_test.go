@@ -23,6 +23,7 @@ type quietSession struct{ lost chan struct{} }
 
 func (s *quietSession) Publish(context.Context, string, byte, bool, []byte) error { return nil }
 func (s *quietSession) Send(string, byte, []byte) error                           { return nil }
+func (s *quietSession) SendRetained(string, byte, []byte) error                   { return nil }
 func (s *quietSession) Subscribe(context.Context, string, byte, func(string, []byte)) error {
 	return nil
 }

@@ -81,7 +81,13 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		case shared:
 			h = w.offer(sess)
 		}
-		if err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, h); err == nil {
+		err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, h)
+		if _, shared := sess.(sharedSession); err == nil && !shared {
+			// A device's gateway hears the leader's announce request for
+			// all its devices.
+			err = sess.Subscribe(dctx, tp.Announce(), 0, h)
+		}
+		if err == nil {
 			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch, Via: w.cfg.Gateway}.Payload())
 		}
 		if err != nil {

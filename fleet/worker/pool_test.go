@@ -84,6 +84,7 @@ type idleSession struct{ lost chan struct{} }
 
 func (idleSession) Publish(context.Context, string, byte, bool, []byte) error { return nil }
 func (idleSession) Send(string, byte, []byte) error                           { return nil }
+func (idleSession) SendRetained(string, byte, []byte) error                   { return nil }
 func (idleSession) Subscribe(context.Context, string, byte, func(string, []byte)) error {
 	return nil
 }

@@ -17,6 +17,9 @@ type Session interface {
 	// be waiting on the loop). A failure it cannot report is covered by the
 	// leader's ask timeout.
 	Send(topic string, qos byte, payload []byte) error
+	// SendRetained is Send of a retained message (the worker's status,
+	// announced again from its loop).
+	SendRetained(topic string, qos byte, payload []byte) error
 	// Subscribe routes messages matching filter to h, called on the
 	// client's delivery goroutine.
 	Subscribe(ctx context.Context, filter string, qos byte, h func(topic string, payload []byte)) error

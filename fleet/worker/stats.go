@@ -76,6 +76,9 @@ type Stats struct {
 	// LinkLost counts messages the worker's lossy link lost (Config.Loss),
 	// both ways.
 	LinkLost uint64
+	// Announced counts the times the worker republished its online status
+	// at the leader's request (wire.Topics.Announce).
+	Announced uint64
 
 	// MailboxDepth is the commands queued now. The mailbox's wait times go
 	// to the histogram in Config.Mailbox.Wait (a pool shares one per group).

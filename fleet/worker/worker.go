@@ -67,6 +67,7 @@ type Worker struct {
 	flushAfter time.Time
 	epoch      string          // of sess, in its "online" and its will's "offline"
 	answers    []delayedAnswer // acks on their way back, by due time (Config.RTT)
+	announceAt time.Time       // when to announce the worker online again; zero: not asked
 
 	// Flash, owned by the loop: kept across a Reboot.
 	applied map[string]uint64 // idempotency key -> highest seq applied
