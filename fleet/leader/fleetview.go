@@ -64,7 +64,9 @@ func (f *fleetView) setOnline(id, epoch, via string, now time.Time) (reconnected
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	w := f.get(id)
-	wasOnline = w.seen && w.online
+	// A suspect worker is online by its last status but not to the
+	// relay (watchSilence parked it): its online brings it back.
+	wasOnline = w.seen && w.online && !w.suspect
 	// A worker brought online by its traffic had no known epoch: its
 	// status, come late, is no new connection.
 	reconnected = w.seen && (!w.online || epoch != "" && epoch != w.epoch && !w.epochUnknown)

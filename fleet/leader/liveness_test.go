@@ -114,4 +114,28 @@ func TestSilentWorkerSuspect(t *testing.T) {
 	if f := r.l.Fleet(); f.Suspect != 0 || !r.online(t, "w-1") {
 		t.Errorf("suspect %d, w-1 online %v after it was heard; want 0, true", f.Suspect, r.online(t, "w-1"))
 	}
+
+	// Silent again, then back on a new connection: its online status
+	// brings it back as its traffic did (a broker node that died took its
+	// session, and the worker reconnected).
+	for i := range 5 {
+		fleettest.Advance(t, r.clk, 5*time.Second, "the silence watch")
+		r.heartbeat(t, "w-2", uint64(10+i))
+	}
+	fleettest.Eventually(t, 10*time.Second, "w-1 suspect again", func() error {
+		v, _ := r.view("w-1")
+		return fleettest.Unless(v.Suspect, "%+v", v)
+	})
+	if _, err := r.l.Send(ctx, "w-1", wire.KindJob, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.partitionPoker("w-1")()
+	fleettest.Eventually(t, 10*time.Second, "the relay parks its second job", func() error {
+		skips := r.l.Stats().Relay.Total().OfflineSkips
+		return fleettest.Unless(skips == 2, "%d offline skips; %s", skips, r.seen())
+	})
+	r.status("w-1", "online e2")
+	cmd = fleettest.Receive(t, 10*time.Second, "the second job, once the worker says online on a new connection", r.link.out, r.seen)
+	r.ack(t, "w-1", cmd)
+	fleettest.Eventually(t, 10*time.Second, "the second job acked", r.acked(2))
 }
