@@ -92,7 +92,7 @@ func commandID(m outbox.Message) string { return "m" + strconv.FormatUint(m.ID, 
 // command is published again at once, and the ask timeout starts over.
 func (l *Leader) deliver(ctx context.Context, m outbox.Message) error {
 	err := l.ask(ctx, m)
-	l.deploys.outcome(m.ID, err, l.clk.Now())
+	l.deploys.outcome(m, err, l.clk.Now())
 	return err
 }
 

@@ -94,7 +94,7 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("leader: deploy %s: %w", p.Version, err)
 	}
-	index := l.deploys.add(p, size, receipts[:len(p.Workers)], now)
+	index := l.deploys.add(p, seq, size, receipts[:len(p.Workers)], now)
 	// The deploy's record goes into the outbox before the caller hears
 	// its number: a leader killed a moment later must not hand the same
 	// number to the next deploy, nor lose the deploy's progress. Its

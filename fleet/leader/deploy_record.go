@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,6 +34,12 @@ type deployRecord struct {
 	Targets int          `json:"targets"`
 	TTL     int64        `json:"ttl_ns,omitempty"`
 	Waves   []waveRecord `json:"waves"`
+	// Seq is the sequence number of the deploy's updates, and Dead the
+	// wave of each worker whose update is counted as a dead letter: a
+	// replayed one delivered later counts as delivered (records saved
+	// before they were kept have neither).
+	Seq  uint64         `json:"seq,omitempty"`
+	Dead map[string]int `json:"dead,omitempty"`
 }
 
 // waveRecord is a wave's counts and the ids it still tracks.
@@ -86,7 +93,8 @@ func (t *deployTracker) save(ctx context.Context, st outbox.Records) error {
 	}
 	recs := make([]outbox.Record, 0, len(puts)+len(dropped))
 	for _, p := range puts {
-		r := deployRecord{V: deployRecordVersion, Index: p.d.Index, Version: p.d.Version, Kind: p.d.Kind, Targets: p.d.Targets, TTL: int64(p.d.ttl)}
+		r := deployRecord{V: deployRecordVersion, Index: p.d.Index, Version: p.d.Version, Kind: p.d.Kind, Targets: p.d.Targets, TTL: int64(p.d.ttl),
+			Seq: p.d.seq, Dead: maps.Clone(p.d.dead)}
 		for i, w := range p.d.Waves {
 			r.Waves = append(r.Waves, waveRecord{WaveProgress: w, IDs: encodeIDs(ids[p.d][i]), Overtaken: encodeIDs(over[p.d][i])})
 		}
@@ -154,7 +162,13 @@ func (t *deployTracker) decodeLocked(b []byte) (*deployState, error) {
 	if r.V != deployRecordVersion {
 		return nil, fmt.Errorf("record version %d, this build reads %d", r.V, deployRecordVersion)
 	}
-	d := &deployState{DeployProgress: DeployProgress{Index: r.Index, Version: r.Version, Kind: r.Kind, Targets: r.Targets}, ttl: time.Duration(r.TTL)}
+	d := &deployState{DeployProgress: DeployProgress{Index: r.Index, Version: r.Version, Kind: r.Kind, Targets: r.Targets}, ttl: time.Duration(r.TTL),
+		seq: r.Seq, dead: r.Dead}
+	for w, wave := range d.dead {
+		if wave < 0 || wave >= len(r.Waves) {
+			return nil, fmt.Errorf("dead letter of %q in wave %d, of %d waves", w, wave, len(r.Waves))
+		}
+	}
 	type entry struct {
 		id   uint64
 		wave int

@@ -46,6 +46,12 @@ type deployTracker struct {
 
 type deployState struct {
 	DeployProgress
+	// seq is the sequence number every update of the deploy carries (0
+	// for a record saved before it was kept); dead, the wave of each
+	// worker whose update went to the dead letters: a replayed one that
+	// is delivered counts as delivered in that wave, no longer as dead.
+	seq     uint64
+	dead    map[string]int
 	ttl     time.Duration
 	pending int    // tracked updates
 	ver     uint64 // changes; saved is the ver the outbox has
@@ -89,10 +95,10 @@ func (t *deployTracker) init(history int) {
 
 // add records a deploy whose first len(receipts) messages are the
 // updates, in plan order, and returns its index.
-func (t *deployTracker) add(p DeployPlan, size int, receipts []outbox.Receipt, now time.Time) int {
+func (t *deployTracker) add(p DeployPlan, seq uint64, size int, receipts []outbox.Receipt, now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d := &deployState{DeployProgress: DeployProgress{Index: t.next, Version: p.Version, Kind: p.Kind, Targets: len(p.Workers)}, ttl: p.TTL, ver: 1}
+	d := &deployState{DeployProgress: DeployProgress{Index: t.next, Version: p.Version, Kind: p.Kind, Targets: len(p.Workers)}, seq: seq, ttl: p.TTL, ver: 1}
 	t.next++
 	for i, r := range receipts {
 		wave := i / size
@@ -130,13 +136,17 @@ func (t *deployTracker) add(p DeployPlan, size int, receipts []outbox.Receipt, n
 	return d.Index
 }
 
-// outcome counts one delivery attempt's result for the update it
-// delivered, if that is tracked.
-func (t *deployTracker) outcome(id uint64, err error, now time.Time) {
+// outcome counts one delivery attempt's result for the update msg it
+// delivered, if that is tracked, or a replayed dead letter of a deploy.
+func (t *deployTracker) outcome(msg outbox.Message, err error, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	id := msg.ID
 	m := t.byMsg[id]
 	if m == nil {
+		if err == nil {
+			t.replayedLocked(msg, now)
+		}
 		return
 	}
 	m.gen++
@@ -168,6 +178,12 @@ func (t *deployTracker) resolveLocked(id uint64, m *tracked, f fate, now time.Ti
 		w.Expired++
 	case fateDeadLettered:
 		w.DeadLettered++
+		if m.key.receiver != "" {
+			if m.d.dead == nil {
+				m.d.dead = map[string]int{}
+			}
+			m.d.dead[m.key.receiver] = m.wave
+		}
 	}
 	w.Pending--
 	m.d.pending--
@@ -294,4 +310,32 @@ func (t *deployTracker) tracking() (updates, workers int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.byMsg), len(t.byRecv)
+}
+
+// replayedLocked counts msg, delivered and not tracked, as delivered in
+// its deploy if it is the update of a worker whose update that deploy
+// counted as a dead letter: a dead letter replayed (leader dlq replay, or
+// a scenario's replay_dead_letters) and delivered.
+func (t *deployTracker) replayedLocked(msg outbox.Message, now time.Time) {
+	if msg.Seq == 0 {
+		return
+	}
+	for _, d := range t.deploys {
+		if d.seq != msg.Seq || string(d.Kind) != msg.Kind {
+			continue
+		}
+		wave, ok := d.dead[msg.Receiver]
+		if !ok {
+			return
+		}
+		delete(d.dead, msg.Receiver)
+		w := &d.Waves[wave]
+		w.DeadLettered--
+		w.Delivered++
+		d.ver++
+		if w.Done.IsZero() && w.Delivered+w.Rejected+w.StaleDropped == w.Targets {
+			w.Done, w.Duration = now, now.Sub(w.Start)
+		}
+		return
+	}
 }

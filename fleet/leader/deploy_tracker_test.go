@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/clock"
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
@@ -263,5 +264,64 @@ func TestDeployHistory(t *testing.T) {
 			keys = append(keys, rec.Key)
 		}
 		return fleettest.Unless(len(keys) == 4, "records %v", keys)
+	})
+}
+
+// TestReplayedDeadLetterCountsDelivered: an update that went to the dead
+// letters and, replayed, is delivered counts as delivered in its deploy's
+// wave, no longer as a dead letter: by the leader that saw it dead, and by
+// a leader started on the outbox after the replay (an operator replays
+// with leader dlq replay while the leader is stopped).
+func TestReplayedDeadLetterCountsDelivered(t *testing.T) {
+	const dead = "targets 2: delivered 1, full 1, rejected 0, superseded 0, expired 0, dead-lettered 1, pending 0"
+	const replayed = "targets 2: delivered 2, full 1, rejected 0, superseded 0, expired 0, dead-lettered 0, pending 0"
+	deploy := func(t *testing.T, r *rig, cmds chan sent) {
+		t.Helper()
+		// Away while the deploy is queued; back, each wakes its update.
+		r.status("w-1", "offline a")
+		r.status("w-2", "offline b")
+		if _, err := r.l.Deploy(context.Background(), leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2"}}); err != nil {
+			t.Fatal(err)
+		}
+		r.status("w-1", "online a2")
+		r.status("w-2", "online b2")
+		r.answerEach(t, cmds, map[string]wire.Envelope{
+			"w-1": {Result: wire.ResultOK},
+			"w-2": {Result: wire.ResultFull, RetryAfterMs: 1000}, // its one attempt: a dead letter
+		})
+		fleettest.Eventually(t, 10*time.Second, "w-2's update in the dead letters", func() error {
+			s := r.st.Stats()
+			return fleettest.Unless(s.DeadLetters == 1 && s.Leased == 0, "outbox %+v", s)
+		})
+		fleettest.Advance(t, r.clk, time.Minute, "the progress tick")
+		fleettest.Eventually(t, 10*time.Second, "w-2's update counted a dead letter", r.progress(0, dead))
+	}
+	t.Run("same leader", func(t *testing.T) {
+		r, cmds := startTracked(t, leader.Config{}, outbox.Options{MaxAttempts: 1})
+		deploy(t, r, cmds)
+		if n, err := r.st.Replay(context.Background()); err != nil || n != 1 {
+			t.Fatalf("replay: %d, %v; want 1", n, err)
+		}
+		r.partitionPoker("w-2")()
+		r.answer(t, cmds, "w-2", wire.Envelope{Result: wire.ResultOK})
+		fleettest.Eventually(t, 10*time.Second, "the replayed update counted delivered", r.progress(0, replayed))
+	})
+	t.Run("after a restart", func(t *testing.T) {
+		clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+		mem, err := outbox.NewMemory(outbox.Options{Clock: clk, MaxAttempts: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := startOnStore(t, clk, mem)
+		first.st = mem
+		deploy(t, first.rig, first.sent)
+		first.stop(t) // a clean stop saves the progress
+		if n, err := mem.Replay(context.Background()); err != nil || n != 1 {
+			t.Fatalf("replay: %d, %v; want 1", n, err)
+		}
+		second := startOnStore(t, clk, mem)
+		second.status("w-2", "online b3")
+		second.answer(t, second.sent, "w-2", wire.Envelope{Result: wire.ResultOK})
+		fleettest.Eventually(t, 10*time.Second, "the replayed update counted delivered by the next leader", second.progress(0, replayed))
 	})
 }
