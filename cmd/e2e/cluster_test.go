@@ -263,4 +263,3 @@ func startMosquittoBridge(t *testing.T) *mosquittoBridge {
 func (m *mosquittoBridge) killB(t *testing.T) { m.b.stop(t, syscall.SIGKILL) }
 
 func (m *mosquittoBridge) startB(t *testing.T) { m.b = startMosquitto(t, m.bConf, m.bAddr) }
-

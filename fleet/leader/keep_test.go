@@ -29,6 +29,7 @@ type redialLink struct {
 	redials   int
 	refused   int      // publishes while down
 	announced []string // the leader's own statuses
+	asked     int      // its requests that the fleet announce itself
 }
 
 func newRedialLink(f *fakeLink) *redialLink {
@@ -44,8 +45,11 @@ func (r *redialLink) Publish(ctx context.Context, topic string, qos byte, retain
 		r.mu.Unlock()
 		return errNotConnected
 	}
-	if topic == (wire.Topics{}).LeaderStatus() {
+	switch topic {
+	case (wire.Topics{}).LeaderStatus():
 		r.announced = append(r.announced, string(payload))
+	case (wire.Topics{}).Announce():
+		r.asked++
 	}
 	r.mu.Unlock()
 	return r.fakeLink.Publish(ctx, topic, qos, retained, payload)
@@ -119,7 +123,16 @@ func startRedialLeader(t *testing.T, w string) (*rig, *redialLink, wire.Envelope
 		t.Fatal(err)
 	}
 	r.status(w, "online e1") // its wake polls the relay
-	return r, link, fleettest.Receive(t, 10*time.Second, "the job", r.link.out, r.seen)
+	cmd := fleettest.Receive(t, 10*time.Second, "the job", r.link.out, r.seen)
+	// Started: it has said online and asked the fleet to announce itself,
+	// so that nothing of its start-up is published into a session the
+	// test drops.
+	fleettest.Eventually(t, 10*time.Second, "the leader's start-up publishes", func() error {
+		link.mu.Lock()
+		defer link.mu.Unlock()
+		return fleettest.Unless(len(link.announced) == 1 && link.asked == 1, "said %q, asked %d", link.announced, link.asked)
+	})
+	return r, link, cmd
 }
 
 // redialThrough advances the fake clock through the leader's attempts to
