@@ -110,6 +110,7 @@ type remoteConn interface {
 	Close(clean bool)
 	Redial(ctx context.Context) error
 	Closed() bool
+	Publish(ctx context.Context, topic string, qos byte, retained bool, payload []byte) error
 }
 
 // DialRemote connects to o.Broker and subscribes to the leader's status
@@ -143,6 +144,7 @@ func DialRemote(ctx context.Context, o RemoteOptions) (*Remote, error) {
 			return nil, fmt.Errorf("dash: %s: %w", o.Broker, err)
 		}
 	}
+	r.askAnnounce(ctx)
 	r.o.Logger.Info("dashboard attached", "broker", o.Broker, "client", id)
 	return r, nil
 }
@@ -217,6 +219,7 @@ func (r *Remote) Keep(ctx context.Context) {
 		r.ids = r.ids[:0]
 		r.recordLocked(now, "event", "reconnected to the broker")
 		r.mu.Unlock()
+		r.askAnnounce(ctx)
 		r.o.Logger.Info("dashboard reconnected", "broker", r.o.Broker)
 	}
 }
@@ -506,3 +509,16 @@ func (r *Remote) Malformed() uint64 {
 }
 
 func simSec(d time.Duration) result.Seconds { return result.Seconds(d.Seconds()) }
+
+// askAnnounce asks the fleet to say again that it is online, as the
+// leader does when it subscribes (wire.Topics.Announce): a broker that
+// replays no retained status to a wildcard subscription (RabbitMQ) would
+// otherwise show the dashboard no worker until each reconnects. Workers
+// answer within their announce window (10 s by default). A broker that
+// refuses the dashboard's login the publish loses nothing: the grid fills
+// as workers come and go.
+func (r *Remote) askAnnounce(ctx context.Context) {
+	if err := r.sess.Publish(ctx, r.o.Topics.Announce(), 0, false, []byte("announce")); err != nil && ctx.Err() == nil {
+		r.o.Logger.Debug("dashboard: ask the fleet to announce itself", "err", err)
+	}
+}

@@ -25,6 +25,7 @@ type lossConn struct {
 	fails   int
 	redials int
 	closed  bool
+	asked   int // the dashboard's requests that the fleet announce itself
 }
 
 func (c *lossConn) Lost() <-chan struct{} {
@@ -45,6 +46,13 @@ func (c *lossConn) Closed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.closed
+}
+
+func (c *lossConn) Publish(context.Context, string, byte, bool, []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked++
+	return nil
 }
 
 func (c *lossConn) Redial(context.Context) error {
@@ -124,6 +132,13 @@ func TestRemoteKeepReconnects(t *testing.T) {
 	if l := r.Snapshot(); len(l.Workers) != 0 {
 		t.Errorf("after the reconnect, before the retained statuses arrive again: %d workers shown, want none (what was known before the outage is not known now)", len(l.Workers))
 	}
+	// Back, it asks the fleet to announce itself: a broker that replays no
+	// retained status to its wildcard subscription would show it no one.
+	fleettest.Eventually(t, 10*time.Second, "the dashboard asking the fleet to announce itself", func() error {
+		conn.mu.Lock()
+		defer conn.mu.Unlock()
+		return fleettest.Unless(conn.asked == 1, "asked %d times", conn.asked)
+	})
 	r.onStats("fleet/_leader/stats", report)
 	l = r.Snapshot()
 	if !l.Latest.LeaderUp || strings.Contains(l.Scenario, "reconnecting") {

@@ -131,6 +131,9 @@ func (fakeConn) Err() error                   { return nil }
 func (fakeConn) Close(bool)                   {}
 func (fakeConn) Redial(context.Context) error { return nil }
 func (fakeConn) Closed() bool                 { return false }
+func (fakeConn) Publish(context.Context, string, byte, bool, []byte) error {
+	return nil
+}
 
 // remoteFixture is a Remote fed by hand, on a fake clock: 60 workers (a
 // tenth offline), the leader online, a report every 2 s for a minute with
