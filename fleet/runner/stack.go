@@ -58,8 +58,11 @@ var defaultReconnect = worker.DefaultReconnectBackoff
 func (r *Runner) buildPool() error {
 	cfgs := make([]worker.Config, len(r.specs))
 	// Each worker owns its timers; a gateway's devices share its loop,
-	// whose timers their gateway's first device owns.
+	// whose timers their gateway's first device owns. A gateway's own
+	// timers (reconnects, its downlink) have an owner of their own, keyed
+	// after every worker.
 	gateways := map[string]uint64{}
+	gwClock := map[string]clock.Clock{}
 	for i, ws := range r.specs {
 		key := keyWorkers + uint64(i)
 		if g := ws.Gateway; g != "" {
@@ -67,9 +70,11 @@ func (r *Runner) buildPool() error {
 				key = k
 			} else {
 				gateways[g] = key
+				gwClock[g] = clock.Keyed(r.clk, keyWorkers+uint64(len(r.specs)+len(gwClock)))
 			}
 		}
 		cfgs[i] = r.workerConfig(ws, clock.Keyed(r.clk, key))
+		cfgs[i].GatewayClock = gwClock[ws.Gateway]
 	}
 	dial := worker.DialerFunc(func(ctx context.Context, o worker.DialOptions) (worker.Session, error) {
 		return r.dialer().Dial(ctx, o)

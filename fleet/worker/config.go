@@ -42,6 +42,11 @@ type Config struct {
 	// default) gives the worker a session of its own. A Pool builds one
 	// gateway per id its workers name.
 	Gateway string
+	// GatewayClock, for a worker behind a gateway, is the clock its
+	// gateway's own timers (reconnects, the downlink) run on, if not
+	// Clock: on a simulation's virtual clock, an owner of its own (see
+	// clock.Keyed). A gateway takes its first device's.
+	GatewayClock clock.Clock
 	// GatewayDownlink, for a worker behind a gateway, is the gateway's
 	// radio towards its devices (a gateway takes its first device's):
 	// zero forwards every message at once.

@@ -1,6 +1,8 @@
 package worker
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
@@ -35,44 +37,88 @@ type downlinkState struct {
 	queue []downMsg
 	timer clock.Timer // fires when the head has been sent; nil when idle
 	due   time.Time   // when the head will have been sent
+	// arrived holds the commands come at this instant, admitted (or
+	// refused) together by admit, in their devices' order: several
+	// deliveries of the leader's reach the gateway at one instant in
+	// whatever order their goroutines ran, and which of them find the
+	// queue full must not depend on that.
+	arrived []arrival
+	admit   clock.Timer // due at once: the process settles first
 }
 
-// downlink queues a command for the radio, or answers "full" for its
-// device if the queue is full; it reports false for a message that is not
-// a command (or cannot be read), which the caller routes at once.
+// arrival is a command come for the radio, with what answering it takes.
+type arrival struct {
+	downMsg
+	device string
+	env    wire.Envelope
+}
+
+// downlink takes a command for the radio: it is admitted to the queue, or
+// answered "full" for its device, together with the others that arrive at
+// this instant (see downlinkState.arrived). It reports false for a message
+// that is not a command (or cannot be read), which the caller routes at
+// once.
 func (g *Gateway) downlink(topic string, payload []byte) bool {
 	env, err := wire.Decode(topic, payload, wire.Down, wire.DefaultMaxSize)
 	if err != nil || env.Kind == wire.KindReply {
 		return false
 	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.routes[topic]
+	if !ok {
+		g.st.Unrouted++
+		return true
+	}
+	g.dl.arrived = append(g.dl.arrived, arrival{downMsg: downMsg{topic: topic, payload: payload}, device: r.d.id, env: env})
+	if g.dl.admit == nil {
+		g.dl.admit = g.cfg.Clock.AfterFunc(0, g.admitArrived)
+	}
+	return true
+}
+
+// admitArrived admits the commands arrived at this instant in their
+// devices' order (then their ids'), each to the queue while it has room,
+// answering the others "full" with the time the queue takes to drain.
+func (g *Gateway) admitArrived() {
 	c := g.cfg.Downlink
 	g.mu.Lock()
-	r, ok := g.routes[topic]
-	switch {
-	case !ok:
-		g.st.Unrouted++
-		g.mu.Unlock()
-		return true
-	case len(g.dl.queue) >= c.Capacity:
-		g.st.DownlinkRefused++
-		wait := g.dl.due.Sub(g.cfg.Clock.Now()) + time.Duration(len(g.dl.queue)-1)*c.Airtime
-		link := g.link
-		g.mu.Unlock()
-		ack := wire.Ack(&env, wire.ResultFull)
-		ack.RetryAfterMs = max(wait.Milliseconds(), 1)
-		if b, err := wire.Encode(ack); err == nil && link != nil {
-			_ = link.Send(g.cfg.Topics.Up(r.d.id), 1, b)
-		}
-		return true
+	in := g.dl.arrived
+	g.dl.arrived, g.dl.admit = nil, nil
+	slices.SortStableFunc(in, func(a, b arrival) int {
+		return cmp.Or(cmp.Compare(a.device, b.device), cmp.Compare(a.env.ID, b.env.ID))
+	})
+	link := g.link
+	type refusal struct {
+		device string
+		ack    wire.Envelope
 	}
-	g.dl.queue = append(g.dl.queue, downMsg{topic: topic, payload: payload})
-	g.st.DownlinkMaxQueue = max(g.st.DownlinkMaxQueue, len(g.dl.queue))
-	if g.dl.timer == nil {
-		g.dl.due = g.cfg.Clock.Now().Add(c.Airtime)
-		g.dl.timer = g.cfg.Clock.AfterFunc(c.Airtime, g.transmitted)
+	var refusals []refusal
+	for _, a := range in {
+		if len(g.dl.queue) >= c.Capacity {
+			g.st.DownlinkRefused++
+			wait := g.dl.due.Sub(g.cfg.Clock.Now()) + time.Duration(len(g.dl.queue)-1)*c.Airtime
+			ack := wire.Ack(&a.env, wire.ResultFull)
+			ack.RetryAfterMs = max(wait.Milliseconds(), 1)
+			refusals = append(refusals, refusal{a.device, ack})
+			continue
+		}
+		g.dl.queue = append(g.dl.queue, a.downMsg)
+		g.st.DownlinkMaxQueue = max(g.st.DownlinkMaxQueue, len(g.dl.queue))
+		if g.dl.timer == nil {
+			g.dl.due = g.cfg.Clock.Now().Add(c.Airtime)
+			g.dl.timer = g.cfg.Clock.AfterFunc(c.Airtime, g.transmitted)
+		}
 	}
 	g.mu.Unlock()
-	return true
+	if link == nil {
+		return
+	}
+	for _, r := range refusals {
+		if b, err := wire.Encode(r.ack); err == nil {
+			_ = link.Send(g.cfg.Topics.Up(r.device), 1, b)
+		}
+	}
 }
 
 // transmitted hands the command at the head of the queue to its device
@@ -113,7 +159,12 @@ func (g *Gateway) dropDownlink() {
 		g.dl.timer.Stop()
 		g.dl.timer = nil
 	}
-	g.st.DownlinkDropped += uint64(len(g.dl.queue))
+	if g.dl.admit != nil {
+		g.dl.admit.Stop()
+		g.dl.admit = nil
+	}
+	g.st.DownlinkDropped += uint64(len(g.dl.queue) + len(g.dl.arrived))
 	clear(g.dl.queue)
 	g.dl.queue = g.dl.queue[:0]
+	g.dl.arrived = nil
 }

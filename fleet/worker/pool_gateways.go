@@ -58,7 +58,10 @@ func (p *Pool) buildGateways(cfgs []Config, dial Dialer, o PoolOptions) error {
 	}
 	for _, id := range order {
 		g := groups[id]
-		clk := g.first.Clock
+		clk := g.first.GatewayClock
+		if clk == nil {
+			clk = g.first.Clock
+		}
 		if clk == nil {
 			clk = o.Clock
 		}
