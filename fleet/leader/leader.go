@@ -262,14 +262,7 @@ func (l *Leader) serveRequests(ctx context.Context) {
 // coalesced away in the mailbox. One that arrives during the round waits
 // for the next, so a round takes at most one heartbeat per worker.
 func (l *Leader) processHeartbeats(ctx context.Context) {
-	t := l.clk.NewTicker(l.cfg.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	l.every(ctx, l.cfg.HeartbeatInterval, func() {
 		now := l.clk.Now()
 		for range l.heartbeats.Len() {
 			hb, ok := l.heartbeats.TryTake()
@@ -283,7 +276,7 @@ func (l *Leader) processHeartbeats(ctx context.Context) {
 			l.c.heartbeatsProcessed.Add(1)
 		}
 		l.c.heartbeatRounds.Add(1)
-	}
+	})
 }
 
 // SetMailboxCapacity changes the capacity of the mailbox for worker

@@ -81,20 +81,12 @@ func (l *Leader) onTraffic(worker string, now time.Time) {
 // workers not heard from for SuspectAfter: the relay parks their commands
 // until they are heard again.
 func (l *Leader) watchSilence(ctx context.Context) {
-	every := l.cfg.SuspectAfter / 4
-	t := l.clk.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	l.every(ctx, l.cfg.SuspectAfter/4, func() {
 		for _, w := range l.fleet.silent(l.clk.Now().Add(-l.cfg.SuspectAfter)) {
 			l.c.suspected.Add(1)
 			l.relay.SetOffline(w)
 		}
-	}
+	})
 }
 
 // askAnnounce asks the fleet, on wire.Topics.Announce, to say again that

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 )
@@ -25,14 +26,19 @@ func (l *Leader) loadDeploys() error {
 // keepProgress reconciles the deploys' progress with the outbox and saves
 // it there every Config.ProgressEvery until ctx ends.
 func (l *Leader) keepProgress(ctx context.Context) {
-	t := l.clk.NewTicker(l.cfg.ProgressEvery)
+	l.every(ctx, l.cfg.ProgressEvery, func() { l.saveProgress(ctx) })
+}
+
+// every calls f every d on the leader's clock until ctx ends.
+func (l *Leader) every(ctx context.Context, d time.Duration, f func()) {
+	t := l.clk.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			l.saveProgress(ctx)
+			f()
 		}
 	}
 }
