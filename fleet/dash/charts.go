@@ -16,11 +16,15 @@ import (
 // span of time, and its first and last value there (to join columns).
 type col struct {
 	agg
-	ok bool
+	ok   bool // the series has a value in the column
+	seen bool // some sample falls in the column, with the series' value or not
 }
 
 // columns spreads the buckets of [from, to] over n columns and merges
 // each column's buckets with get (ok false: the bucket has no value).
+// Samples sparser than the columns (a remote leader's, every 2 s) leave
+// columns with no sample at all (seen false), which a chart bridges: a
+// column that has samples but no value of the series is a real gap.
 func columns(h *history, from, to result.Seconds, n int, get func(b *bucket) (agg, bool)) []col {
 	out := make([]col, n)
 	if n <= 0 || to <= from {
@@ -33,18 +37,42 @@ func columns(h *history, from, to result.Seconds, n int, get func(b *bucket) (ag
 	bs := h.in(from, to)
 	for i := range bs {
 		a, ok := get(&bs[i])
-		if !ok {
-			continue
-		}
 		for c := at(bs[i].t0); c <= at(bs[i].t1); c++ {
-			if !out[c].ok {
-				out[c] = col{a, true}
-			} else {
+			switch {
+			case !ok:
+				out[c].seen = true
+			case !out[c].ok:
+				out[c] = col{a, true, true}
+			default:
 				out[c].merge(a)
 			}
 		}
 	}
 	return out
+}
+
+// hold fills the columns between two samples with the value before
+// them (sample and hold), so a series sampled more sparsely than the
+// columns draws without holes; a gap the samples show (no value where
+// there are samples) stays, and nothing is drawn before the first
+// sample or after the last.
+func hold(cs []col) []col {
+	last := -1
+	for i := range cs {
+		switch {
+		case cs[i].ok:
+			if last >= 0 {
+				v := cs[last].last
+				for j := last + 1; j < i; j++ {
+					cs[j] = col{agg{v, v, v, v}, true, false}
+				}
+			}
+			last = i
+		case cs[i].seen:
+			last = -1
+		}
+	}
+	return cs
 }
 
 func metricOf(m metric) func(b *bucket) (agg, bool) {
@@ -115,7 +143,7 @@ func stripLines(hist *history, s strip, from, to result.Seconds, w, h int) []str
 	if bw < 4 || h < 1 {
 		return nil
 	}
-	cs := columns(hist, from, to, bw, metricOf(s.m))
+	cs := hold(columns(hist, from, to, bw, metricOf(s.m)))
 	p := peak(cs)
 	body := stripView(cs, h, p, s.style)
 	out := make([]string, h)
@@ -223,7 +251,8 @@ func limitLines(n int) []limitLine {
 // sawtooth: the slow additive climb and the sharp multiplicative drop),
 // with the scale on the left and simulated time below. A column that
 // spans several samples draws their whole range, so a tooth narrower
-// than a dot is not lost. Nil when there is no room or no data.
+// than a dot is not lost; samples sparser than the dots are joined by
+// lines. Nil when there is no room or no data.
 func limitChart(hist *history, lines []limitLine, from, to result.Seconds, w, h int) []string {
 	if w < 12 || h < 3 || len(hist.buckets) == 0 || len(lines) == 0 {
 		return nil
@@ -253,9 +282,12 @@ func limitChart(hist *history, lines []limitLine, from, to result.Seconds, w, h 
 		var prev canvas.Point
 		have := false
 		for x, d := range dots[i] {
-			if !d.ok {
-				have = false
+			switch {
+			case d.seen && !d.ok:
+				have = false // the series has a gap here: not bridged
 				continue
+			case !d.ok:
+				continue // no sample here: the line joins the ones either side
 			}
 			p := func(v float64) canvas.Point { return g.GridPoint(canvas.Float64Point{X: float64(x), Y: v}) }
 			first := p(d.first)
