@@ -26,6 +26,8 @@ type entry struct {
 	text string
 	// status is set on verdicts.
 	status result.Status
+	// level is a log line's ("warn"), when it has one.
+	level string
 }
 
 // eventLog is the event pane's content: the run's records as they
@@ -39,6 +41,9 @@ type eventLog struct {
 	reported bool
 	reportAt int // index of the report's first entry, once reported
 	dropped  int // entries dropped to stay within maxEntries
+	// warned holds the warnings the run recorded: a run logs each one
+	// too, and the pane shows it once.
+	warned map[string]bool
 }
 
 // insert adds en in time order among the entries after the report's
@@ -70,6 +75,12 @@ func (e *eventLog) addRecords(recs []result.Record) {
 			text += fmt.Sprintf(" (%s late)", fmtSec(r.LagSec))
 		}
 		en := entry{t: r.T, kind: r.Kind, text: text}
+		if r.Kind == "warning" {
+			if e.warned == nil {
+				e.warned = map[string]bool{}
+			}
+			e.warned[r.Text] = true
+		}
 		if r.Kind == "control" && e.pending > 0 {
 			e.replacePending(en)
 			continue
@@ -104,8 +115,12 @@ func (e *eventLog) addLogs(t result.Seconds, lines []string, skipped uint64) {
 	if skipped > 0 {
 		e.addNote(t, fmt.Sprintf("%d log lines skipped (logged faster than shown)", skipped))
 	}
-	for _, l := range lines {
-		e.add(entry{t: t, kind: kindLog, text: l})
+	for _, line := range lines {
+		l := parseLog(line)
+		if l.level == "warn" && e.warned[l.msg] {
+			continue // the run's own warning, shown as its record
+		}
+		e.add(entry{t: t, kind: kindLog, text: l.text, level: l.level})
 	}
 }
 
@@ -222,7 +237,15 @@ func (en entry) plain() string {
 	case kindKey:
 		return fmt.Sprintf("%7s %-7s %s …", fmtSec(en.t), "control", en.text)
 	}
-	return fmt.Sprintf("%7s %-7s %s", fmtSec(en.t), en.kind, en.text)
+	return fmt.Sprintf("%7s %-7s %s", fmtSec(en.t), en.label(), en.text)
+}
+
+// label is the kind column: a log line's level when it has one.
+func (en entry) label() string {
+	if en.kind == kindLog && en.level != "" {
+		return en.level
+	}
+	return en.kind
 }
 
 func verdictTag(s result.Status) string {

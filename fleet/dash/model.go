@@ -124,14 +124,20 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // pull takes a snapshot and derives what the panes show from it.
 func (m *Model) pull() {
+	// The logs first: a run records a warning before it logs it, so the
+	// snapshot after holds the record of every warning logged here, and
+	// the pane shows it once.
+	var lines []string
+	var skipped uint64
+	if m.opts.Logs != nil {
+		lines, m.logSeq, skipped = m.opts.Logs.Since(m.logSeq)
+	}
 	l := m.src.Snapshot()
 	m.live, m.have = l, true
 	m.rates = ratesOf(l)
 	m.events.addRecords(l.Records)
 	m.addSamples(l)
 	if m.opts.Logs != nil {
-		lines, next, skipped := m.opts.Logs.Since(m.logSeq)
-		m.logSeq = next
 		m.events.addLogs(l.Now, lines, skipped)
 	}
 	if l.Report != nil && !m.events.reported {

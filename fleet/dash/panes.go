@@ -334,8 +334,14 @@ func (en entry) styled() string {
 		}
 		return tag + " " + en.text
 	}
-	kind := fmt.Sprintf("%-7s", en.kind)
+	kind := fmt.Sprintf("%-7s", en.label())
 	text := en.text
+	switch {
+	case en.kind == kindLog && en.level == "error":
+		kind, text = stBad.Render(kind), stBad.Render(text)
+	case en.kind == kindLog && en.level == "warn":
+		kind = stWarn.Render(kind)
+	}
 	switch en.kind {
 	case "warning":
 		kind, text = stWarn.Render(kind), stWarn.Render(text)
@@ -344,8 +350,12 @@ func (en entry) styled() string {
 		if en.kind == kindKey {
 			text += stDim.Render(" …")
 		}
-	case kindLog, kindNote:
+	case kindNote:
 		kind, text = stDim.Render(kind), stDim.Render(text)
+	case kindLog:
+		if en.level != "warn" && en.level != "error" {
+			kind, text = stDim.Render(kind), stDim.Render(text)
+		}
 	}
 	return stDim.Render(fmt.Sprintf("%7s", fmtSec(en.t))) + " " + kind + " " + text
 }
