@@ -51,10 +51,11 @@ workers' heartbeats) and the deploy's acked deliveries, both from the
 newest stats report.
 
 If the connection to the broker is lost (the broker restarts, the network
-drops), the dashboard stays: it shows the leader down, says so in the
-header and the event log, and dials again with exponential backoff and
-full jitter (windows from 100 ms doubling to 5 s) until the broker takes
-it back.
+drops, a leader with its embedded broker is killed), the dashboard stays:
+it shows the leader down and the workers as last known (dim, with the time
+they were), says so in the header and the event log, and dials again with
+exponential backoff and full jitter (windows from 100 ms doubling to 5 s)
+until the broker takes it back.
 
 On a broker with fleetsim's login policy (the leader's --secret-file), only
 the leader's login may read these topics: pass --password-file with the

@@ -34,6 +34,10 @@ type fleetGrid struct {
 	rows   int
 	cells  []result.WorkerState
 	head   []string // the count lines over the grid
+	// stale: the states are the last known, as of asOf, not live (a
+	// remote source that lost its broker); the grid is drawn dim.
+	stale bool
+	asOf  result.Seconds
 }
 
 // aggregate counts the states and fills the grid for a w×h pane interior.
@@ -124,6 +128,9 @@ func fleetHead(g *fleetGrid, l result.Live, w int) []string {
 	// Counts as wide as the fleet's size, so they keep their places.
 	nw := len(fmt.Sprint(g.total))
 	items := make([]string, 0, 8)
+	if g.stale {
+		items = append(items, stWarn.Render("last known at "+fmtSec(g.asOf)+":"))
+	}
 	for _, s := range states {
 		if s == result.StatePartitioned && g.counts[s] == 0 {
 			continue // a state of its own only while there is one
@@ -136,10 +143,17 @@ func fleetHead(g *fleetGrid, l result.Live, w int) []string {
 	if l.Target != "" {
 		more = append(more, fmt.Sprintf("target %s: %*d of %d run it", l.Target, nw, l.AtTarget, g.total))
 	}
-	if l.Phase == PhaseRemote {
+	switch {
+	case l.Phase == PhaseRemote && g.stale:
+		more = append(more, stDim.Render("no statuses while the broker is lost"))
+	case l.Phase == PhaseRemote && hasSample(l) && !l.Latest.LeaderUp:
+		// The workers' statuses come from the broker, not the leader:
+		// they are live while the leader is down.
+		more = append(more, stDim.Render("from statuses (live): online/offline"))
+	case l.Phase == PhaseRemote:
 		// The statuses say online or offline; the queues are not on the wire.
 		more = append(more, stDim.Render("from statuses: online/offline only"))
-	} else {
+	default:
 		more = append(more,
 			"queued "+pad(fmtNum(float64(l.Latest.WorkerDepth)), numWidth),
 			"answered full "+pad(fmtNum(float64(l.Latest.WorkerFull)), numWidth))
@@ -149,7 +163,8 @@ func fleetHead(g *fleetGrid, l result.Live, w int) []string {
 
 // view draws the pane's interior; the cell at cursor (-1 for none) is
 // drawn as cursorGlyph in reverse video, so it shows without colour too
-// (the event pane lists its workers and their states).
+// (the event pane lists its workers and their states). Stale states are
+// drawn dim.
 func (g *fleetGrid) view(cursor int) []string {
 	lines := append([]string(nil), g.head...)
 	var sb strings.Builder
@@ -172,7 +187,11 @@ func (g *fleetGrid) view(cursor int) []string {
 				j++
 			}
 			lk := stateLooks[row[i]]
-			sb.WriteString(lk.style.Render(strings.Repeat(lk.glyph, j-i)))
+			st := lk.style
+			if g.stale {
+				st = stDim
+			}
+			sb.WriteString(st.Render(strings.Repeat(lk.glyph, j-i)))
 			i = j
 		}
 		lines = append(lines, sb.String())

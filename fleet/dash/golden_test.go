@@ -13,7 +13,13 @@ import (
 // screen runs the model through a resize and one tick and returns it.
 func screen(t *testing.T, l result.Live, ctl Controls, w, h int) Model {
 	t.Helper()
-	var m tea.Model = New(fixedSource{l}, ctl, Options{})
+	return screenOf(t, fixedSource{l}, ctl, Options{}, w, h)
+}
+
+// screenOf is screen with any source and options.
+func screenOf(t *testing.T, src Source, ctl Controls, o Options, w, h int) Model {
+	t.Helper()
+	var m tea.Model = New(src, ctl, o)
 	m, _ = m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	m, _ = m.Update(tickMsg{})
 	return m.(Model)

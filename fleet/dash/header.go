@@ -52,7 +52,13 @@ func (m *Model) headerView(w int) string {
 		}
 	}
 	if l.Phase == PhaseRemote {
-		return fit(stTitle.Render(name)+"  "+phase+"  attached "+fmtSec(l.Now), w) + "\n" + fit(remoteLine(l), w)
+		// The name says it is remote, and where: no phase word repeats it.
+		// How long attached keeps its place; a long name gives way.
+		at := "  attached " + fmtSec(l.Now)
+		if room := w - ansi.StringWidth(at); ansi.StringWidth(name) > room {
+			name = ansi.Truncate(name, max(0, room), "…")
+		}
+		return fit(stTitle.Render(name)+at, w) + "\n" + fit(remoteLine(l), w)
 	}
 	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", pad(fmtSec(l.Now), 5), fmtSec(l.Duration))
 	right := fmt.Sprintf("speed %-5s  seed %d", speedText(l), l.Seed)
@@ -104,7 +110,9 @@ func (m *Model) headerView(w int) string {
 func remoteLine(l *result.Live) string {
 	items := []string{"no stats yet"}
 	if hasSample(*l) {
-		items[0] = "stats " + fmtSec(max(0, l.Now-l.Latest.T)) + " old"
+		if t, ok := lastReport(l); ok {
+			items[0] = "stats " + fmtSec(max(0, l.Now-t)) + " old"
+		}
 		if !l.Latest.LeaderUp {
 			items = append(items, stBad.Render("leader DOWN"))
 		}
@@ -114,6 +122,21 @@ func remoteLine(l *result.Live) string {
 	}
 	items = append(items, stDim.Render("no timeline"))
 	return strings.Join(items, "  ·  ")
+}
+
+// lastReport is when the newest report of a remote leader came: while
+// the leader is down, the latest sample is the dashboard's own, a marker
+// of the outage, not a report.
+func lastReport(l *result.Live) (result.Seconds, bool) {
+	if l.Latest.LeaderUp {
+		return l.Latest.T, true
+	}
+	for i := len(l.History) - 1; i >= 0; i-- {
+		if l.History[i].LeaderUp {
+			return l.History[i].T, true
+		}
+	}
+	return 0, false
 }
 
 // footerView is the short help, or why the run keys are off, with

@@ -69,6 +69,14 @@ type Model struct {
 	details   []result.WorkerDetail
 }
 
+// staleSource is a Source whose workers' states can be out of date (a
+// Remote that lost its broker).
+type staleSource interface {
+	// fleetAsOf reports whether the workers' states are current and,
+	// when not, the time they last were.
+	fleetAsOf() (current bool, at result.Seconds)
+}
+
 // WorkerSource is a Source that can list some of its workers in detail,
 // for the fleet grid's drill-down ([runner.Runner] and [Remote] are).
 type WorkerSource interface {
@@ -134,6 +142,11 @@ func (m *Model) pull() {
 	}
 	l := m.src.Snapshot()
 	m.live, m.have = l, true
+	m.fleet.stale = false
+	if ss, ok := m.src.(staleSource); ok {
+		current, at := ss.fleetAsOf()
+		m.fleet.stale, m.fleet.asOf = !current, at
+	}
 	m.rates = ratesOf(l)
 	m.events.addRecords(l.Records)
 	m.addSamples(l)

@@ -19,11 +19,16 @@ func (m *Model) leaderPane(w, h int) []string {
 		return []string{stDim.Render("waiting for the first sample…")}
 	}
 	var lines []string
-	switch {
-	case !s.LeaderUp && l.Phase == PhaseRemote:
-		lines = append(lines, stBad.Render("LEADER DOWN (offline, or no stats)"))
-	case !s.LeaderUp:
-		lines = append(lines, stBad.Render("LEADER DOWN (restarting from bbolt)"))
+	if !s.LeaderUp {
+		// Why, when it fits: the header and the event log say it too.
+		why := " (restarting from bbolt)"
+		if l.Phase == PhaseRemote {
+			why = " (offline, or no stats)"
+		}
+		if len("LEADER DOWN"+why) > w {
+			why = ""
+		}
+		lines = append(lines, stBad.Render("LEADER DOWN"+why))
 	}
 	// Mailbox depth against capacity.
 	nw := len(fmtNum(float64(s.LeaderCapacity)))
@@ -137,13 +142,16 @@ func (m *Model) relayPane(w, h int) []string {
 	}
 	lines := limitLines(len(s.Limits))
 	limit := fmt.Sprintf("limit Σ%d", sum)
-	if len(s.Limits) <= maxLines {
+	switch {
+	case len(s.Limits) == 0:
+		limit = "limit –" // no relay to report one (the leader is down)
+	case len(s.Limits) <= maxLines:
 		parts := make([]string, len(s.Limits))
 		for i, v := range s.Limits {
 			parts[i] = lines[i].style.Render(fmt.Sprint(v))
 		}
 		limit += " = " + strings.Join(parts, "+")
-	} else {
+	default:
 		limit += fmt.Sprintf(" over %d partitions, %s–%s",
 			len(s.Limits), lines[1].style.Render(fmt.Sprint(lo)), lines[0].style.Render(fmt.Sprint(hi)))
 	}
@@ -174,7 +182,7 @@ func (m *Model) outboxPane(w, h int) []string {
 		return nil
 	}
 	oldest := "oldest " + pad(fmtSec(s.OutboxOldest), 6)
-	if s.OutboxDepth == 0 {
+	if s.OutboxDepth == 0 || !s.LeaderUp { // a leader that is down reports no age
 		oldest = "oldest –"
 	}
 	lines := flow([]string{"depth " + pad(fmtNum(float64(s.OutboxDepth)), numWidth), oldest}, " · ", w)

@@ -99,6 +99,7 @@ type Remote struct {
 	malformed uint64
 	badWarned bool
 	lostSeen  bool
+	lostAt    time.Duration           // since t0: the statuses were current until then
 	prevWait  stats.HistogramSnapshot // the last report's mailbox wait
 }
 
@@ -233,6 +234,12 @@ func (r *Remote) noteLost() {
 		return
 	}
 	r.lostSeen = true
+	r.lostAt = now
+	if r.stale {
+		// Silent before the loss was noticed: its broker may have been
+		// gone since the last report.
+		r.lostAt = r.lastAt
+	}
 	msg := "lost the connection to the broker"
 	if err := r.sess.Err(); err != nil {
 		msg += ": " + err.Error()
@@ -481,6 +488,19 @@ func (r *Remote) Snapshot() result.Live {
 		}
 	}
 	return lv
+}
+
+// fleetAsOf reports whether the workers' states Snapshot shows are
+// current and, when not, the time they last were: while the connection
+// to the broker is lost (a leader's embedded broker goes with its
+// process), no status can arrive, and the grid shows the last ones.
+func (r *Remote) fleetAsOf() (current bool, at result.Seconds) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lostSeen {
+		return false, simSec(r.lostAt)
+	}
+	return true, 0
 }
 
 // WorkerDetails lists workers lo to hi-1 in id order, as the grid shows

@@ -65,9 +65,12 @@ func (m *Model) paneView(p pane) string {
 		title = "Outbox" + span
 		body = m.outboxPane(iw, ih)
 	case paneFleet:
-		if m.live.Phase == result.PhaseDone {
+		switch {
+		case m.live.Phase == result.PhaseDone:
 			title = "At the end · " + m.fleet.title(w-5-len("At the end · "))
-		} else {
+		case m.fleet.stale:
+			title = "Last known · " + m.fleet.title(w-5-len("Last known · "))
+		default:
 			title = m.fleet.title(w - 5)
 		}
 		body = m.fleetPane()
