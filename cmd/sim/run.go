@@ -160,10 +160,11 @@ and writes the reports.
 
 On a terminal a single scenario opens the live dashboard (press ? for its
 keys); the summary stays on screen until you press q. A sweep shows each
-variant in turn: q once a variant has ended starts the next, q before it
-ends stops the run. A run's reports are written as soon as it is judged,
-and the end summary and the verdicts are printed once the dashboard is
-closed.
+variant in turn ("variant 2 of 3" in the header): q once a variant has
+ended starts the next, and ctrl+c there stops the sweep; q before a
+variant ends stops it (not judged) and runs no more. A run's reports are
+written as soon as it is judged, and the end summary and the verdicts are
+printed once the dashboard is closed.
 
 Elsewhere, or with --headless, it prints a progress line of at most 100
 columns at every phase change, every tenth of the run's simulated time and
@@ -286,7 +287,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 	for i, sc := range scs {
 		vs := all[i]
 		var mine []*result.Report
-		for _, v := range vs {
+		for vi, v := range vs {
 			if ctx.Err() != nil {
 				out.left = total - len(out.reps)
 				return out, nil
@@ -299,8 +300,10 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 				}
 			}
 			// A sweep shows each variant on the dashboard in turn: q once
-			// a variant has ended goes on to the next, q before stops.
-			rep, stopped, quit, err := runOne(ctx, v, f, log, interactive, stdout, save)
+			// a variant has ended goes on to the next, ctrl+c then or q
+			// before stops.
+			sweep := dash.Sweep{Variant: vi + 1, Variants: len(vs), Label: v.Label}
+			rep, stopped, quit, err := runOne(ctx, v, sweep, f, log, interactive, stdout, save)
 			if err != nil {
 				return outcome{}, err
 			}
@@ -319,12 +322,13 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 	return out, nil
 }
 
-// runOne runs one variant and calls save with its report once it is
-// judged (not for a run that was stopped or failed part-way). stopped
-// reports that the run was stopped before it was judged (the dashboard's
-// q, or ctx: SIGINT, SIGTERM, SIGHUP); its report is then partial, its
-// Err says so. quit reports that the user left the dashboard with q.
-func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*result.Report)) (rep *result.Report, stopped, quit bool, err error) {
+// runOne runs one variant, sweep says which, and calls save with its
+// report once it is judged (not for a run that was stopped or failed
+// part-way). stopped reports that the run was stopped before it was
+// judged (the dashboard's q, or ctx: SIGINT, SIGTERM, SIGHUP); its report
+// is then partial, its Err says so. quit reports that the user left the
+// dashboard with q before the end, or stopped the sweep after it.
+func runOne(ctx context.Context, v scenario.Variant, sweep dash.Sweep, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer, save func(*result.Report)) (rep *result.Report, stopped, quit bool, err error) {
 	o := runner.RunOptions{Logger: log, Variant: v.Name, Speed: f.ceiling(v.Scenario, interactive)}
 	var logFile *os.File
 	logs := dash.NewLogBuffer(500)
@@ -374,7 +378,11 @@ func runOne(ctx context.Context, v scenario.Variant, f *runFlags, log *slog.Logg
 		done <- outcome{rep, err}
 	}()
 	if interactive {
-		if err := dash.Run(runCtx, r, r, dash.Options{Logs: logs}); err != nil && ctx.Err() == nil {
+		err := dash.Run(runCtx, r, r, dash.Options{Logs: logs, Sweep: sweep})
+		switch {
+		case errors.Is(err, dash.ErrStopSweep):
+			quit = true // no more variants
+		case err != nil && ctx.Err() == nil:
 			log.Warn("dashboard", "err", err)
 		}
 		select {

@@ -32,6 +32,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	logW, _ := m.lay.size(paneLog, &m)
 	inFleet := m.focus == paneFleet && !m.showHelp
 	switch {
+	case key.Matches(msg, k.StopSweep):
+		m.quitting, m.stopSweep = true, true
+		return m, tea.Quit
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
 		return m, tea.Quit
@@ -143,6 +146,7 @@ func (m Model) filterKey(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyCtrlC:
 		m.quitting = true
+		m.stopSweep = m.keys.StopSweep.Enabled()
 		return m, tea.Quit
 	}
 	m.filter.update(msg)

@@ -1,8 +1,9 @@
 // Package dash is the live terminal dashboard of a scenario run: a
 // bubbletea program that shows the header (scenario, simulated time,
-// speed, lag, next event), the leader's mailbox, the relay's AIMD limits,
-// the outbox, every worker of the fleet as a cell, and an event log, and
-// lets a person steer the run with the keyboard.
+// speed, lag, next event; in a sweep, which variant of how many), the
+// leader's mailbox, the relay's limits (AIMD or static), the outbox,
+// every worker of the fleet as a cell, and an event log, and lets a
+// person steer the run with the keyboard.
 //
 // The charts keep the whole run: every sample is folded into a history
 // of at most a few hundred buckets (two merge into one as the run

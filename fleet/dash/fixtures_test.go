@@ -3,6 +3,7 @@ package dash
 import (
 	"sync"
 
+	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -10,6 +11,24 @@ import (
 type fixedSource struct{ live result.Live }
 
 func (s fixedSource) Snapshot() result.Live { return s.live }
+
+// runSource is a fixedSource that knows its relay's limiter, as a
+// runner does.
+type runSource struct {
+	fixedSource
+	lim flowctl.LimiterOptions
+}
+
+func (s runSource) Limiter() flowctl.LimiterOptions { return s.lim }
+
+// sourceOf is the source a snapshot comes from: a run's knows its
+// limiter (AIMD, the default); a remote leader's does not.
+func sourceOf(l result.Live) Source {
+	if l.Phase == PhaseRemote {
+		return fixedSource{l}
+	}
+	return runSource{fixedSource{l}, flowctl.DefaultLimiterOptions}
+}
 
 // fakeControls records the calls, in order.
 type fakeControls struct {

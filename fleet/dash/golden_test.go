@@ -13,7 +13,7 @@ import (
 // screen runs the model through a resize and one tick and returns it.
 func screen(t *testing.T, l result.Live, ctl Controls, w, h int) Model {
 	t.Helper()
-	return screenOf(t, fixedSource{l}, ctl, Options{}, w, h)
+	return screenOf(t, sourceOf(l), ctl, Options{}, w, h)
 }
 
 // screenOf is screen with any source and options.

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
@@ -37,8 +36,14 @@ func (m *Model) headerView(w int) string {
 	if name == "" {
 		name = "(scenario)"
 	}
-	if l.Variant != "" {
-		name += " [" + l.Variant + "]"
+	if l.Phase == PhaseRemote {
+		// The name says it is remote, and where: no phase word repeats it.
+		// How long attached keeps its place; a long name gives way.
+		at := "  attached " + fmtSec(l.Now)
+		if room := w - ansi.StringWidth(at); ansi.StringWidth(name) > room {
+			name = ansi.Truncate(name, max(0, room), "…")
+		}
+		return fit(stTitle.Render(name)+at, w) + "\n" + fit(remoteLine(l), w)
 	}
 	phase := l.Phase
 	if phase == "" {
@@ -51,17 +56,12 @@ func (m *Model) headerView(w int) string {
 			phase = stBad.Render("done: FAILED")
 		}
 	}
-	if l.Phase == PhaseRemote {
-		// The name says it is remote, and where: no phase word repeats it.
-		// How long attached keeps its place; a long name gives way.
-		at := "  attached " + fmtSec(l.Now)
-		if room := w - ansi.StringWidth(at); ansi.StringWidth(name) > room {
-			name = ansi.Truncate(name, max(0, room), "…")
-		}
-		return fit(stTitle.Render(name)+at, w) + "\n" + fit(remoteLine(l), w)
-	}
-	left := stTitle.Render(name) + "  " + phase + "  " + fmt.Sprintf("%s / %s", pad(fmtSec(l.Now), 5), fmtSec(l.Duration))
+	at := "  " + phase + "  " + fmt.Sprintf("%s / %s", pad(fmtSec(l.Now), 5), fmtSec(l.Duration))
 	right := fmt.Sprintf("speed %-5s  seed %d", speedText(l), l.Seed)
+	left := stTitle.Render(name) + m.variantText(w-ansi.StringWidth(name+at+right)-4) + at
+	if ansi.StringWidth(left+right)+2 > w {
+		right = "speed " + speedText(l) // the seed gives way first
+	}
 	frac := 0.0
 	if l.Duration > 0 {
 		frac = min(1, max(0, float64(l.Now/l.Duration)))
@@ -105,6 +105,26 @@ func (m *Model) headerView(w int) string {
 	return fit(line1, w) + "\n" + fit(line2, w)
 }
 
+// variantText names the variant after the scenario's name: in a sweep
+// "variant 2 of 3" and its values, as fully as room allows (the
+// count always shows); a variant outside a sweep in brackets.
+func (m *Model) variantText(room int) string {
+	sw, name := m.opts.Sweep, m.live.Variant
+	if !sw.on() {
+		if name == "" {
+			return ""
+		}
+		return " [" + name + "]"
+	}
+	pos := fmt.Sprintf("variant %d of %d", sw.Variant, sw.Variants)
+	for _, s := range []string{name, sw.Label} {
+		if s != "" && ansi.StringWidth(pos+": "+s)+2 <= room {
+			return "  " + stTitle.Render(pos) + ": " + s
+		}
+	}
+	return "  " + stTitle.Render(pos)
+}
+
 // remoteLine is the second header line of a remote leader: how fresh its
 // stats are instead of lag and the next event, which it has not.
 func remoteLine(l *result.Live) string {
@@ -140,11 +160,12 @@ func lastReport(l *result.Live) (result.Seconds, bool) {
 }
 
 // footerView is the short help, or why the run keys are off, with
-// "? help" and "q quit" always at its right end: the other keys give
-// way on a narrow terminal, never those two.
+// "? help" and what q does (in a sweep, "q next variant" and "ctrl+c stop
+// sweep") always at its right end: the other keys give way on a narrow
+// terminal, never those.
 func (m *Model) footerView(w int) string {
 	h := m.help
-	tail := h.ShortHelpView([]key.Binding{m.keys.Help, m.keys.Quit})
+	tail := h.ShortHelpView(m.keys.tail())
 	prefix := ""
 	switch {
 	case m.ctl == nil:

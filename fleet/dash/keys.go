@@ -10,7 +10,7 @@ type keyMap struct {
 	Focus, FocusBack, Zoom, Up, Down key.Binding
 	Top, Bottom, Help, Close, Quit   key.Binding
 	Left, Right, ZoomIn, ZoomOut     key.Binding
-	Filter                           key.Binding
+	Filter, StopSweep                key.Binding
 }
 
 func newKeyMap() keyMap {
@@ -37,7 +37,34 @@ func newKeyMap() keyMap {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Close:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close help/zoom/filter/selection")),
 		Quit:      key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		StopSweep: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop sweep"), key.WithDisabled()),
 	}
+}
+
+// setQuit says what q does now. On its own a run has one q: quit (before
+// the end, that stops the run unjudged). In a sweep, q before the end
+// stops the run and the variants after it; on the end screen of a
+// variant with more after it, q goes on to the next and ctrl+c stops
+// the sweep.
+func (k *keyMap) setQuit(sw Sweep, done bool) {
+	switch {
+	case sw.next() && done:
+		k.Quit.SetKeys("q")
+		k.Quit.SetHelp("q", "next variant")
+		k.StopSweep.SetEnabled(true)
+		return
+	case sw.on() && !done:
+		k.Quit.SetHelp("q", "stop sweep")
+	default:
+		k.Quit.SetHelp("q", "quit")
+	}
+	k.Quit.SetKeys("q", "ctrl+c")
+	k.StopSweep.SetEnabled(false)
+}
+
+// tail is the keys the footer always shows at its right end.
+func (k *keyMap) tail() []key.Binding {
+	return []key.Binding{k.Help, k.Quit, k.StopSweep}
 }
 
 // runKeys are the bindings that change the run: they need Controls and
@@ -65,6 +92,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Partition, k.Heal, k.Kill, k.Deploy},
 		{k.Focus, k.FocusBack, k.Zoom, k.Up, k.Down, k.Top, k.Bottom},
 		{k.Left, k.Right, k.ZoomIn, k.ZoomOut, k.Filter},
-		{k.Help, k.Close, k.Quit},
+		{k.Help, k.Close, k.Quit, k.StopSweep},
 	}
 }

@@ -51,7 +51,7 @@ func TestLogEventLine(t *testing.T) {
 	lg.Error("outbox write failed", "err", "disk full")
 	log.New(logs, "", 0).Print("a plain line")
 
-	var tm = New(fixedSource{l}, &fakeControls{}, Options{Logs: logs})
+	var tm = New(sourceOf(l), &fakeControls{}, Options{Logs: logs})
 	m, _ := tm.Update(tickMsg{})
 	ev := m.(Model).Events()
 	for _, want := range []string{

@@ -52,6 +52,9 @@ type Model struct {
 	zoom     bool // the focused pane fills the body
 	showHelp bool
 	quitting bool
+	// stopSweep: the user quit with the key that stops the rest of a
+	// sweep, not only this variant.
+	stopSweep bool
 
 	events eventLog
 	fleet  fleetGrid
@@ -100,6 +103,7 @@ func New(src Source, ctl Controls, o Options) Model {
 			progress.WithColorProfile(lipgloss.ColorProfile())),
 	}
 	m.keys.setRunEnabled(ctl != nil)
+	m.keys.setQuit(m.opts.Sweep, false)
 	return m
 }
 
@@ -158,6 +162,7 @@ func (m *Model) pull() {
 		m.showReport()
 	}
 	m.keys.setRunEnabled(m.ctl != nil && l.Phase != result.PhaseDone)
+	m.keys.setQuit(m.opts.Sweep, l.Phase == result.PhaseDone)
 	m.refitFleet()
 	m.readDetails()
 }
@@ -225,6 +230,10 @@ func (m Model) Events() []string { return m.events.lines() }
 
 // Quitting reports whether the user asked to quit.
 func (m Model) Quitting() bool { return m.quitting }
+
+// StoppedSweep reports whether the user quit with the key that stops the
+// rest of the sweep (Options.Sweep), not only this variant.
+func (m Model) StoppedSweep() bool { return m.stopSweep }
 
 // Focused names the focused pane ("leader", "relay", "outbox", "fleet",
 // "events").

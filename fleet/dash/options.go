@@ -18,7 +18,29 @@ type Options struct {
 	// terminal (os.Stdin and os.Stdout).
 	Input  io.Reader
 	Output io.Writer
+	// Sweep places the run among the variants of its scenario's sweep;
+	// the zero value is a run on its own.
+	Sweep Sweep
 }
+
+// Sweep is where a run stands in a sweep that shows its variants on the
+// dashboard in turn. The header says "variant 2 of 3", and on a
+// variant's end screen with variants after it, q goes on to the next
+// and ctrl+c stops the sweep (Run then returns ErrStopSweep).
+type Sweep struct {
+	// Variant counts from 1; Variants is how many the sweep has (0: not
+	// a sweep).
+	Variant, Variants int
+	// Label is the variant's values alone ("static-floor"), for the
+	// header.
+	Label string
+}
+
+// next reports whether variants follow this one.
+func (s Sweep) next() bool { return s.Variants > 1 && s.Variant < s.Variants }
+
+// on reports whether the run is one variant of a sweep.
+func (s Sweep) on() bool { return s.Variants > 1 }
 
 // DefaultRefresh and MinRefresh bound Options.Refresh.
 const (

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -34,6 +35,9 @@ func newRunningSource() *runningSource {
 	l.Latest = l.History[0]
 	return &runningSource{live: l, polled: make(chan struct{})}
 }
+
+// Limiter is the relay's limiter: AIMD, as a runner's by default.
+func (s *runningSource) Limiter() flowctl.LimiterOptions { return flowctl.DefaultLimiterOptions }
 
 func (s *runningSource) Snapshot() result.Live {
 	s.mu.Lock()

@@ -9,8 +9,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
+// ErrStopSweep is what Run returns when the user stopped the rest of a
+// sweep (ctrl+c on the end screen of a variant with variants after it;
+// see Options.Sweep): the caller starts no more variants. q there
+// returns nil, and the caller goes on to the next.
+var ErrStopSweep = errors.New("dash: the user stopped the sweep")
+
 // Run shows the dashboard on the terminal (the alternate screen) until
-// the user quits (nil) or ctx ends (ctx.Err()). The terminal is restored
+// the user quits (nil, or ErrStopSweep) or ctx ends (ctx.Err()). The terminal is restored
 // either way. Run catches no signals itself: to stop on SIGINT, SIGTERM or
 // SIGHUP, give it a ctx that ends on them (signal.NotifyContext).
 //
@@ -45,9 +51,12 @@ func Run(ctx context.Context, src Source, ctl Controls, o Options) error {
 	if o.Output != nil {
 		opts = append(opts, tea.WithOutput(o.Output))
 	}
-	_, err := tea.NewProgram(New(src, ctl, o), opts...).Run()
+	fm, err := tea.NewProgram(New(src, ctl, o), opts...).Run()
 	switch {
 	case err == nil:
+		if m, ok := fm.(Model); ok && m.stopSweep {
+			return ErrStopSweep
+		}
 		return nil
 	case ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled):
 		return ctx.Err()

@@ -7,7 +7,9 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	flowctl "github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 )
 
 // View draws the screen: exactly the terminal's size at most, no line
@@ -59,7 +61,7 @@ func (m *Model) paneView(p pane) string {
 		title = "Leader" + span
 		body = m.leaderPane(iw, ih)
 	case paneRelay:
-		title = "Relay: AIMD limit per partition" + span
+		title = m.relayTitle() + span
 		body = m.relayPane(iw, ih)
 	case paneOutbox:
 		title = "Outbox" + span
@@ -93,6 +95,30 @@ func (m *Model) paneView(p pane) string {
 		body = m.logPane(iw, ih)
 	}
 	return box(title, p == m.focus, w, h, body)
+}
+
+// LimiterSource is a Source that knows its relay's limiter
+// ([runner.Runner] does): the relay pane then says whether its limits
+// adapt (AIMD) or stay where they are set (static). Without it the pane
+// names neither.
+type LimiterSource interface {
+	Limiter() flowctl.LimiterOptions
+}
+
+var _ LimiterSource = (*runner.Runner)(nil)
+
+// relayTitle names the relay pane by what its limits are.
+func (m *Model) relayTitle() string {
+	ls, ok := m.src.(LimiterSource)
+	if !ok {
+		return "Relay: limit per partition"
+	}
+	switch lim := ls.Limiter(); lim.Strategy {
+	case flowctl.Static:
+		return fmt.Sprintf("Relay: static limit %d per partition", lim.Initial)
+	default:
+		return "Relay: AIMD limit per partition"
+	}
 }
 
 // clampScreen cuts s to h lines of at most w cells: the last guard that

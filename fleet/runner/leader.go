@@ -67,6 +67,23 @@ func (r *Runner) limitInitial() int {
 	return flow.DefaultLimiterOptions.Initial
 }
 
+// Limiter is the relay's limiter as the scenario sets it, defaults
+// filled: its strategy and bounds (the dashboard names the relay by it).
+func (r *Runner) Limiter() flow.LimiterOptions {
+	spec, o := r.sc.Leader.Relay.Limit, flow.DefaultLimiterOptions
+	o.Initial = r.limitInitial()
+	if spec.Min > 0 {
+		o.Min = spec.Min
+	}
+	if spec.Max > 0 {
+		o.Max = spec.Max
+	}
+	if s, err := flow.ParseStrategy(spec.Strategy); err == nil {
+		o.Strategy = s
+	}
+	return o
+}
+
 func (r *Runner) outboxOptions() (outbox.Options, error) {
 	o := r.sc.Leader.Outbox
 	oo := outbox.Options{
