@@ -39,7 +39,20 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.quitting = true
 		return m, tea.Quit
 	case key.Matches(msg, k.Help):
-		m.showHelp = !m.showHelp
+		m.showHelp, m.helpTop = !m.showHelp, 0
+	case m.showHelp && key.Matches(msg, k.Up, k.Down, k.Top, k.Bottom):
+		// The help is on top: these keys scroll it.
+		step := m.scrollStep(msg)
+		switch {
+		case key.Matches(msg, k.Up):
+			m.scrollHelp(-step)
+		case key.Matches(msg, k.Down):
+			m.scrollHelp(step)
+		case key.Matches(msg, k.Top):
+			m.scrollHelp(-1 << 30)
+		default:
+			m.scrollHelp(1 << 30)
+		}
 	case key.Matches(msg, k.Close):
 		switch {
 		case m.showHelp || m.zoom:

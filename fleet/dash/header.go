@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
@@ -185,47 +183,4 @@ func (m *Model) footerView(w int) string {
 	left = prefix + left
 	gap := max(1, w-ansi.StringWidth(left)-ansi.StringWidth(tail))
 	return fit(left+strings.Repeat(" ", gap)+tail, w)
-}
-
-// helpView is the help overlay, centred in the body.
-func (m *Model) helpView(w, h int) string {
-	hm := help.New()
-	hm.ShowAll = true
-	var lines []string
-	lines = append(lines, strings.Split(hm.FullHelpView(m.keys.FullHelp()), "\n")...)
-	lines = append(lines, "")
-	switch {
-	case m.ctl == nil:
-		lines = append(lines, stWarn.Render("space + - p h k d are disabled: this is a read-only"),
-			stWarn.Render("view (no in-process runner to steer)."))
-	case m.live.Phase == result.PhaseDone:
-		lines = append(lines, stDim.Render("The run has finished: space + - p h k d do nothing."))
-	default:
-		lines = append(lines, stDim.Render("Keys that change the run are logged in the event pane"),
-			stDim.Render("and recorded in the run's report. + and - step the speed"),
-			stDim.Render(fmt.Sprintf("from %s to %s.", fmtSpeed(MinKeySpeed), fmtSpeed(MaxKeySpeed))))
-	}
-	lines = append(lines, "",
-		stDim.Render("The charts show the whole run in simulated seconds;"),
-		stDim.Render("[ ] zoom and ← → pan over it (on the fleet pane the"),
-		stDim.Render("arrows select a cell and list its workers)."))
-	var legend []string
-	for _, s := range stateOrder {
-		lk := stateLooks[s]
-		legend = append(legend, lk.style.Render(lk.glyph)+" "+s.String())
-	}
-	lines = append(lines, "", "fleet: "+strings.Join(legend, "  "),
-		stDim.Render("A cell standing for several workers shows their majority"),
-		stDim.Render("state (a tie shows the worse one)."))
-	bw := 2
-	for _, l := range lines {
-		bw = max(bw, ansi.StringWidth(l)+4)
-	}
-	bw = min(bw, w)
-	bh := min(len(lines)+2, h)
-	padded := make([]string, len(lines))
-	for i, l := range lines {
-		padded[i] = " " + l
-	}
-	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, box("Help (? or esc to close)", true, bw, bh, padded))
 }

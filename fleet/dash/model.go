@@ -51,6 +51,7 @@ type Model struct {
 	focus    pane
 	zoom     bool // the focused pane fills the body
 	showHelp bool
+	helpTop  int // the help overlay's first line shown, when it scrolls
 	quitting bool
 	// stopSweep: the user quit with the key that stops the rest of a
 	// sweep, not only this variant.
