@@ -43,7 +43,8 @@ func UnmarshalStrict(data []byte, v any) error {
 	// encoding/json has accepted data: it is one valid JSON value nested
 	// at most 10,000 deep, which bounds the walk below.
 	s := strictScan{b: data}
-	return s.value(reflect.TypeOf(v), "")
+	s.path = s.buf[:0]
+	return s.value(reflect.TypeOf(v))
 }
 
 // strictUnmarshal is the package's name for UnmarshalStrict.
@@ -61,8 +62,10 @@ func cleanJSONError(err error) error {
 // strictScan walks JSON that encoding/json has already accepted, beside
 // the Go type it was decoded into.
 type strictScan struct {
-	b []byte
-	i int
+	b    []byte
+	i    int
+	path []where // from the top to the value being checked, for errors
+	buf  [8]where
 }
 
 var (
@@ -82,9 +85,46 @@ func (s *strictScan) space() {
 	}
 }
 
+// where is one step of the path to a value: a field's name (raw, as in
+// the payload), or an array element's index when name is nil. The path is
+// made into text only for an error, so that a walk allocates little.
+type where struct {
+	name  []byte
+	index int
+}
+
+// at returns the path as text: `field "body": field "metrics"`, `field
+// "a"[0]`, "value[2]" (an array at the top), or "" at the top.
+func (s *strictScan) at() string {
+	var b strings.Builder
+	for i, w := range s.path {
+		if w.name == nil {
+			if i == 0 {
+				b.WriteString("value")
+			}
+			fmt.Fprintf(&b, "[%d]", w.index)
+			continue
+		}
+		if i > 0 {
+			b.WriteString(": ")
+		}
+		name, _ := decodeJSONString(w.name)
+		fmt.Fprintf(&b, "field %q", name)
+	}
+	return b.String()
+}
+
+// errorf is an error at the current path.
+func (s *strictScan) errorf(format string, a ...any) error {
+	if p := s.at(); p != "" {
+		return fmt.Errorf("%s: %s", p, fmt.Sprintf(format, a...))
+	}
+	return fmt.Errorf(format, a...)
+}
+
 // value checks the value at s.i, decoded into t (nil: no type known, as
-// for an any), at path (for errors: "" at the top, else "field \"x\"").
-func (s *strictScan) value(t reflect.Type, path string) error {
+// for an any).
+func (s *strictScan) value(t reflect.Type) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -99,7 +139,7 @@ func (s *strictScan) value(t reflect.Type, path string) error {
 	s.space()
 	switch s.b[s.i] {
 	case '{':
-		return s.object(t, path)
+		return s.object(t)
 	case '[':
 		var elem reflect.Type
 		if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
@@ -115,12 +155,14 @@ func (s *strictScan) value(t reflect.Type, path string) error {
 			if s.b[s.i] == ',' {
 				s.i++
 			}
-			if err := s.value(elem, fmt.Sprintf("%s[%d]", pathOr(path), n)); err != nil {
+			s.path = append(s.path, where{index: n})
+			if err := s.value(elem); err != nil {
 				return err
 			}
+			s.path = s.path[:len(s.path)-1]
 		}
 	case '"':
-		_, err := s.str(path)
+		_, _, err := s.str()
 		return err
 	default: // a number, true, false or null
 		for s.i < len(s.b) && !strings.ContainsRune(",]} \t\n\r", rune(s.b[s.i])) {
@@ -130,16 +172,9 @@ func (s *strictScan) value(t reflect.Type, path string) error {
 	}
 }
 
-func pathOr(path string) string {
-	if path == "" {
-		return "value"
-	}
-	return path
-}
-
 // object checks an object decoded into t (a struct, a map or nothing
 // known).
-func (s *strictScan) object(t reflect.Type, path string) error {
+func (s *strictScan) object(t reflect.Type) error {
 	var fields []strictField
 	var elem reflect.Type
 	isStruct := t != nil && t.Kind() == reflect.Struct
@@ -151,10 +186,9 @@ func (s *strictScan) object(t reflect.Type, path string) error {
 	}
 	var seenField []bool
 	var seenName map[string]struct{}
-	if isStruct {
+	var seenSmall uint64 // seenField for a struct of at most 64 fields
+	if isStruct && len(fields) > 64 {
 		seenField = make([]bool, len(fields))
-	} else {
-		seenName = make(map[string]struct{})
 	}
 	s.i++ // {
 	for {
@@ -167,45 +201,64 @@ func (s *strictScan) object(t reflect.Type, path string) error {
 			s.i++
 			s.space()
 		}
-		name, err := s.str(path)
+		raw, escaped, err := s.str()
 		if err != nil {
 			return err
 		}
 		s.space()
 		s.i++ // :
-		where := fmt.Sprintf("field %q", name)
-		if path != "" {
-			where = fmt.Sprintf("%s: %s", path, where)
+		s.path = append(s.path, where{name: raw})
+		var name string // decoded, only when it must be
+		if escaped {
+			name, _ = decodeJSONString(raw)
 		}
+		content := raw[1 : len(raw)-1]
 		var vt reflect.Type
 		if isStruct {
-			f := matchField(fields, name)
+			var f int
+			if escaped {
+				f = matchField(fields, name)
+			} else {
+				f = matchFieldBytes(fields, content)
+			}
 			if f >= 0 {
-				if seenField[f] {
-					return fmt.Errorf("%s given twice (field names match ignoring case; say each once)", where)
+				var dup bool
+				if seenField != nil {
+					dup, seenField[f] = seenField[f], true
+				} else {
+					dup = seenSmall&(1<<f) != 0
+					seenSmall |= 1 << f
 				}
-				seenField[f] = true
+				if dup {
+					return fmt.Errorf("%s given twice (field names match ignoring case; say each once)", s.at())
+				}
 				vt = fields[f].typ
 			}
 		} else {
+			if !escaped {
+				name = string(content)
+			}
+			if seenName == nil {
+				seenName = make(map[string]struct{})
+			}
 			if _, dup := seenName[name]; dup {
-				return fmt.Errorf("%s given twice in one object (say each name once)", where)
+				return fmt.Errorf("%s given twice in one object (say each name once)", s.at())
 			}
 			seenName[name] = struct{}{}
 			vt = elem
 		}
-		if err := s.value(vt, where); err != nil {
+		if err := s.value(vt); err != nil {
 			return err
 		}
+		s.path = s.path[:len(s.path)-1]
 	}
 }
 
-// str reads a string at s.i and returns its value; an error if it would
-// not read back as sent.
-func (s *strictScan) str(path string) (string, error) {
+// str reads a string token at s.i and returns it, quotes included, and
+// whether it has an escape; an error if it would not read back as sent.
+func (s *strictScan) str() (raw []byte, escaped bool, err error) {
 	start := s.i
 	s.i++ // "
-	escaped := false
 	for s.b[s.i] != '"' {
 		if s.b[s.i] == '\\' {
 			escaped = true
@@ -214,21 +267,11 @@ func (s *strictScan) str(path string) (string, error) {
 		s.i++
 	}
 	s.i++
-	raw := s.b[start:s.i]
+	raw = s.b[start:s.i]
 	if err := checkJSONString(raw); err != nil {
-		if path == "" {
-			return "", err
-		}
-		return "", fmt.Errorf("%s: %v", path, err)
+		return nil, false, s.errorf("%v", err)
 	}
-	if !escaped {
-		return string(raw[1 : len(raw)-1]), nil
-	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", err // cannot happen: encoding/json read it already
-	}
-	return v, nil
+	return raw, escaped, nil
 }
 
 // checkJSONString checks a JSON string token (quotes included) that
@@ -378,6 +421,17 @@ func matchField(fields []strictField, name string) int {
 		}
 	}
 	return -1
+}
+
+// matchFieldBytes is matchField for a name without escapes, as it is in
+// the payload: no copy for an exact match, the usual case.
+func matchFieldBytes(fields []strictField, name []byte) int {
+	for i, f := range fields {
+		if f.name == string(name) {
+			return i
+		}
+	}
+	return matchField(fields, string(name))
 }
 
 // PeekID returns the "id" of a payload Decode refused, so that the leader
