@@ -52,6 +52,22 @@ func TestCredentialsDerivation(t *testing.T) {
 	}
 }
 
+// TestCredentialsDocumentedExample: the key and the password that
+// docs/PROTOCOL.md shows for w-{0..999} under the fleet secret
+// "0123456789abcdef-secret".
+func TestCredentialsDocumentedExample(t *testing.T) {
+	c, err := wire.IssueCredentials([]byte("0123456789abcdef-secret"), wire.DeviceRange{Prefix: "w-", First: 0, Last: 999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(c.Key[:]); got != "6322e0e09bb328b4850813a06190b48183ed328e947cdf99d9cc9feb2dc66bba" {
+		t.Errorf("key %s", got)
+	}
+	if got := c.Password("w-0042"); got != "w-{0..999}:f8de753342cff8294c8ae74a41a0decfaf772ac4789b95895236b8e7ee2e4d22" {
+		t.Errorf("password %s", got)
+	}
+}
+
 // TestCredentialsFileRoundTrip: File writes what ParseCredentials reads.
 func TestCredentialsFileRoundTrip(t *testing.T) {
 	c := issue(t, "w-{0..999}")
