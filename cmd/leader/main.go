@@ -1,11 +1,13 @@
 // Command leader runs a fleetsim leader: an embedded MQTT broker (or a
 // connection to an external one), the durable bbolt outbox with its AIMD
 // relay, Prometheus /metrics, and the tools that act on a running leader
-// (deploy) or on its outbox file (dlq).
+// (deploy) or on its outbox file (dlq), and the credentials of worker
+// hosts (credentials).
 //
 //	leader run --listen 127.0.0.1:1883 --outbox ./leader.db --metrics-addr 127.0.0.1:9464
 //	leader deploy --version 2.0.0 --all --wave-size 100 --wave-interval 10s
 //	leader dlq list
+//	leader credentials --secret-file fleet.secret --range w-0000..w-0999 --out hostA.cred
 package main
 
 import (
@@ -61,6 +63,6 @@ Without a subcommand, leader behaves as 'leader run'.
 	root.SetErr(stderr)
 	root.Flags().AddFlagSet(run.Flags())
 	logs.AddFlags(root)
-	root.AddCommand(run, newDeployCmd(ctx, &logs, stdout, stderr), newDLQCmd(ctx, stdout))
+	root.AddCommand(run, newDeployCmd(ctx, &logs, stdout, stderr), newDLQCmd(ctx, stdout), newCredentialsCmd(stdout, stderr))
 	return root
 }

@@ -60,7 +60,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.listen, "listen", broker.DefaultTCPAddr, "host:port of the embedded broker's TCP listener (port 0: any free port, logged); a non-loopback address needs --secret-file and --leader-password-file, or --insecure-no-auth")
 	f.StringVar(&o.broker, "broker", "", "use this external broker instead of the embedded one: "+cli.BrokersHelp)
-	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret (at least 16 bytes) that worker passwords derive from; turns on the broker's login and topic policy")
+	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret (at least 16 bytes) that worker hosts' credentials derive from ('leader credentials'); turns on the broker's login and topic policy")
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "file holding the leader's MQTT password (with --secret-file; with --broker: the password to log in with)")
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
@@ -253,10 +253,12 @@ JSON: auth, topic, packet_too_large, payload_too_large, malformed, forged_ack) a
 logged at warn with its size, never its payload, at most once per client
 and reason every 10 s.
 
-A gateway (one MQTT session carrying many devices) logs in to the
-embedded broker as gateway/<id>/<device range>, e.g.
-gateway/gw-0/w-{0..999}, with the hex HMAC-SHA256 of that whole username
-under the fleet secret, and may act only for the devices in its range.
+With --secret-file, worker hosts log in with credentials for their own
+range of ids, issued with 'leader credentials' (the fleet secret never
+leaves this machine). A gateway (one MQTT session carrying many devices)
+logs in to the embedded broker as gateway/<id>/<device range>, e.g.
+gateway/gw-w-0000/w-{0..999}, that username its client id too, and may
+act only for the devices in its range.
 When a gateway's session dies, its last will takes every device it
 announced offline at once (docs/PROTOCOL.md, Gateways;
 fleetsim_leader_gateway* on /metrics).
@@ -286,6 +288,8 @@ the broker, and exits 0.
   head -c 32 /dev/urandom | base64 > fleet.secret
   head -c 16 /dev/urandom | base64 > leader.password
   leader run --listen 0.0.0.0:1883 --secret-file fleet.secret --leader-password-file leader.password
+  # and the credentials of a worker host running w-0000 to w-0999
+  leader credentials --secret-file fleet.secret --range w-0000..w-0999 --out hostA.cred
 
   # against Mosquitto instead of the embedded broker
   leader run --broker tcp://127.0.0.1:1883 --durability batch`,

@@ -46,7 +46,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) int {
 
 type options struct {
 	broker      string
-	secretFile  string
+	credentials string
+	secretFile  string // no longer taken: a usage error that says what to do
 	topicPrefix string
 	count       int
 	prefix      string
@@ -98,7 +99,9 @@ func (f *sizeFlag) Type() string { return "int" }
 func (o *options) addFlags(c *cobra.Command) {
 	f := c.Flags()
 	f.StringVar(&o.broker, "broker", "tcp://127.0.0.1:1883", "the broker: "+cli.BrokersHelp)
-	f.StringVar(&o.secretFile, "secret-file", "", "file holding the fleet secret: each worker logs in with its id and a password derived from it (the leader's --secret-file)")
+	f.StringVar(&o.credentials, "credentials-file", "", "file of credentials for a range of ids, issued by 'leader credentials': each worker (and gateway) logs in with a password derived from them; every id of this process must be in their range")
+	f.StringVar(&o.secretFile, "secret-file", "", "no longer taken: a worker host holds credentials for its range (--credentials-file), never the fleet secret")
+	_ = f.MarkHidden("secret-file")
 	f.StringVar(&o.topicPrefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
 	f.IntVar(&o.count, "count", 1, "number of workers in this process")
 	f.StringVar(&o.prefix, "prefix", "w-", "worker id prefix; ids are prefix + zero-padded index")
@@ -170,12 +173,13 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 		return nil, dial, cli.Usagef("--topic-prefix %q: want one topic level without / + # and not starting with $, e.g. fleet", p)
 	}
 	dial.Broker = o.broker
-	if o.secretFile != "" {
-		if dial.Secret, err = cli.ReadSecret("secret-file", o.secretFile); err != nil {
-			return nil, dial, err
-		}
-	}
 	width := max(o.width, len(fmt.Sprint(o.start+uint64(o.count)-1)))
+	idOf := func(i int) string { return fmt.Sprintf("%s%0*d", o.prefix, width, o.start+uint64(i)) }
+	if o.secretFile != "" {
+		return nil, dial, cli.Usagef("--secret-file: a worker no longer takes the fleet secret, which would let this host log in as any worker; "+
+			"on the leader's machine run 'leader credentials --secret-file %s --range %s..%s --out host.cred' and give this worker --credentials-file host.cred",
+			o.secretFile, idOf(0), idOf(o.count-1))
+	}
 	if g := o.gatewaySize; g.set && (g.n < 1 || g.n > o.count) {
 		return nil, dial, cli.Usagef("--gateway-size %d: want 1 to --count (%d), the workers each gateway carries", g.n, o.count)
 	}
@@ -183,7 +187,7 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 	var gateway string
 	for i := range cfgs {
 		idx := o.start + uint64(i)
-		id := fmt.Sprintf("%s%0*d", o.prefix, width, idx)
+		id := idOf(i)
 		if i == 0 || i == len(cfgs)-1 { // the prefix is the only part that can be bad
 			if err := wire.ValidWorkerID(id); err != nil {
 				return nil, dial, cli.Usagef("--prefix %q: %v", o.prefix, err)
@@ -192,9 +196,9 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 		if o.gatewaySize.set && i%o.gatewaySize.n == 0 {
 			// Named after its first device, so that processes with
 			// disjoint worker ranges never share a gateway id.
-			gateway = gatewayPrefix + id
+			gateway = wire.GatewayIDPrefix + id
 			if err := wire.ValidGatewayID(gateway); err != nil {
-				return nil, dial, cli.Usagef("--gateway-size: gateway %q (%s + its first worker's id): %v; use a shorter --prefix", gateway, gatewayPrefix, err)
+				return nil, dial, cli.Usagef("--gateway-size: gateway %q (%s + its first worker's id): %v; use a shorter --prefix", gateway, wire.GatewayIDPrefix, err)
 			}
 		}
 		cfgs[i] = worker.Config{
@@ -205,11 +209,59 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 			KeepAlive: o.keepalive, AskTimeout: o.askTimeout, Version: o.version, Logger: log,
 		}
 	}
+	if o.credentials != "" {
+		creds, err := readCredentials(o.credentials)
+		if err != nil {
+			return nil, dial, err
+		}
+		// The ids have one width, so all of them lie between the first
+		// and the last, in the range if these two are.
+		for _, id := range []string{idOf(0), idOf(o.count - 1)} {
+			if err := creds.Range.Admits(id); err != nil {
+				return nil, dial, cli.Usagef("--credentials-file %s: %v (this process runs %s to %s; issue credentials that cover them, or change --prefix, --start, --count)",
+					o.credentials, err, idOf(0), idOf(o.count-1))
+			}
+		}
+		dial.Credentials = &creds
+	}
 	return cfgs, dial, nil
 }
 
-// gatewayPrefix starts a gateway's id; the first worker's id follows.
-const gatewayPrefix = "gw-"
+// readCredentials reads a --credentials-file (at most
+// wire.MaxCredentialsSize bytes read, so a wrong path to a large file
+// fails fast).
+func readCredentials(path string) (wire.Credentials, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return wire.Credentials{}, cli.Usagef("--credentials-file: %v", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, wire.MaxCredentialsSize+1))
+	if err != nil {
+		return wire.Credentials{}, cli.Usagef("--credentials-file %s: %v", path, err)
+	}
+	c, err := wire.ParseCredentials(data)
+	if err != nil {
+		return wire.Credentials{}, cli.Usagef("--credentials-file %s: %v", path, err)
+	}
+	return c, nil
+}
+
+// checkGateways checks that the credentials admit each gateway's login:
+// its devices' range, whose prefix is their ids without the trailing
+// digits, must have the credentials' prefix.
+func checkGateways(path string, c *wire.Credentials, gws []*worker.Gateway) error {
+	if c == nil {
+		return nil
+	}
+	for _, g := range gws {
+		if err := c.Range.Admits(wire.GatewayUsername(g.ID(), g.Range())); err != nil {
+			return cli.Usagef("--credentials-file %s: gateway %s: %v (a gateway's range has its devices' prefix before their trailing digits: issue the credentials for %s)",
+				path, g.ID(), err, wire.DeviceRange{Prefix: g.Range().Prefix, First: c.Range.First, Last: c.Range.Last})
+		}
+	}
+	return nil
+}
 
 func validBroker(u string) error { return cli.Brokers("broker", u) }
 
@@ -238,13 +290,23 @@ With --gateway-size N the workers sit behind gateways of N, as devices
 behind edge gateways: each gateway is one MQTT session, named gw- plus
 its first worker's id (gw-w-0000 carries w-0000 to w-0009 at N = 10,
 so processes with disjoint ranges never share one), logged in as
-gateway/<id>/<prefix>{<first>..<last>} (with --secret-file, a password
-derived from that username). It says "online <epoch>" on
+gateway/<id>/<prefix>{<first>..<last>}, its client id too (with
+--credentials-file, a password derived from that username). It says
+"online <epoch>" on
 <topic-prefix>/_gateway/<id>/status, with "offline <epoch>" as its last
 will, and announces each of its workers "online <epoch> via <id>"; a
 worker that drops off it gets "offline <epoch> via <id>" from the
 gateway. When the gateway's session is lost, so are its workers'; it
 reconnects with the --backoff-* policy and they follow.
+
+Against a broker that checks logins (a leader's embedded broker run with
+--secret-file), give --credentials-file: credentials for a range of ids,
+issued on the leader's machine by 'leader credentials --range'. Each
+worker and gateway of this process logs in with a password derived from
+them, and the broker takes only ids of that range: this host can act for
+its own workers and for no other. Every id of the process must be in the
+range, or worker exits 2 before connecting. (worker never takes the fleet
+secret itself.)
 
 It logs a summary every --report and at exit: workers online, applied
 updates, duplicates, versions. With --state FILE it also writes, at exit,
@@ -266,9 +328,11 @@ cleanly, and worker exits 0.
 		Example: `  # 1,000 workers against a leader on this machine
   worker --broker tcp://127.0.0.1:1883 --count 1000
 
-  # the second half of a 2,000-worker fleet, from another machine,
-  # with credentials, slow commands and a gentle connect ramp
-  worker --broker tcp://leader.lan:1883 --secret-file fleet.secret \
+  # the second half of a 2,000-worker fleet, from another machine, with
+  # credentials for its range (on the leader's machine: leader credentials
+  # --secret-file fleet.secret --range w-1000..w-1999 --out hostB.cred),
+  # slow commands and a gentle connect ramp
+  worker --broker tcp://leader.lan:1883 --credentials-file hostB.cred \
     --count 1000 --start 1000 --service 'uniform(1ms,9ms)' --ramp 2ms
 
   # the thundering herd: no backoff after the broker restarts
@@ -309,11 +373,16 @@ cleanly, and worker exits 0.
 // workers' state there at exit.
 func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o options, log *slog.Logger, state *os.File) error {
 	pool, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Ramp: o.ramp})
+	if err == nil {
+		err = checkGateways(o.credentials, dial.Credentials, pool.Gateways())
+	} else {
+		err = cli.Usagef("%v", err)
+	}
 	if err != nil {
 		if state != nil {
 			state.Close()
 		}
-		return cli.Usagef("%v", err)
+		return err
 	}
 	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker,
 		"gateways", len(pool.Gateways()))

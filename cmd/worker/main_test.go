@@ -16,6 +16,7 @@ import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
@@ -30,9 +31,33 @@ func build(t *testing.T, args ...string) ([]worker.Config, worker.MQTTDialer, er
 	return o.build(slog.New(slog.DiscardHandler))
 }
 
+// writeCred writes credentials for range r (e.g. "w-0000..w-0009") to a
+// file and returns its path.
+func writeCred(t *testing.T, r string) string {
+	t.Helper()
+	rng, err := wire.ParseIDRange(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := wire.IssueCredentials([]byte("0123456789abcdef-fleet"), rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "host.cred")
+	if err := os.WriteFile(path, c.File(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestFlags(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret")
 	if err := os.WriteFile(secret, []byte("0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cred := writeCred(t, "w-0000..w-0009")
+	bad := filepath.Join(t.TempDir(), "bad.cred")
+	if err := os.WriteFile(bad, []byte("fleetsim-credentials 1\nrange w-{0..9}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -60,8 +85,16 @@ func TestFlags(t *testing.T) {
 		{"prefix reserved", []string{"--prefix", "_w"}, "reserved"},
 		{"prefix with a dot", []string{"--prefix", "dev.site-a."}, `--prefix "dev.site-a.": worker id "dev.site-a.0000": character '.' not allowed`},
 		{"topic prefix", []string{"--topic-prefix", "$SYS"}, "--topic-prefix"},
-		{"secret missing", []string{"--secret-file", "/nonexistent"}, "--secret-file"},
-		{"secret", []string{"--secret-file", secret}, ""},
+		// A worker host never holds the fleet secret: the error says what
+		// to do instead.
+		{"secret", []string{"--secret-file", secret, "--count", "10"}, "--secret-file: a worker no longer takes the fleet secret, which would let this host log in as any worker; on the leader's machine run 'leader credentials --secret-file " + secret + " --range w-0000..w-0009 --out host.cred'"},
+		{"credentials", []string{"--credentials-file", cred, "--count", "10"}, ""},
+		{"credentials, gateways", []string{"--credentials-file", cred, "--count", "10", "--gateway-size", "5"}, ""},
+		{"credentials missing", []string{"--credentials-file", "/nonexistent"}, "--credentials-file: open /nonexistent"},
+		{"credentials malformed", []string{"--credentials-file", bad}, "--credentials-file " + bad + ": no key line"},
+		{"credentials not a file of them", []string{"--credentials-file", secret}, `line 1: "0123456789abcdef": want "fleetsim-credentials 1" first`},
+		{"ids past the credentials", []string{"--credentials-file", cred, "--count", "11"}, `worker id "w-0010" is outside the credential's range w-{0..9} (this process runs w-0000 to w-0010`},
+		{"ids before the credentials", []string{"--credentials-file", cred, "--start", "5", "--count", "2", "--prefix", "v-"}, `worker id "v-0005" is outside`},
 		{"not a number", []string{"--count", "lots"}, `invalid argument "lots" for "--count"`},
 		{"gateway size", []string{"--count", "10", "--gateway-size", "10"}, ""},
 		{"gateway size zero", []string{"--gateway-size", "0"}, "--gateway-size 0: want 1 to --count (1)"},
@@ -104,7 +137,7 @@ func TestConfigs(t *testing.T) {
 		c.Service.Kind != dist.Uniform || c.Service.Max != 9*time.Millisecond || !c.Reconnect.Immediate {
 		t.Errorf("config %+v", c)
 	}
-	if dial.Broker != "tcp://10.0.0.1:1883" || dial.Secret != nil {
+	if dial.Broker != "tcp://10.0.0.1:1883" || dial.Secret != nil || dial.Credentials != nil {
 		t.Errorf("dialer %+v", dial)
 	}
 }
@@ -154,5 +187,22 @@ func TestExitCodes(t *testing.T) {
 				t.Fatalf("exit %d, output:\n%s\nwant exit %d and %q", code, errb.String(), tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// TestCredentialsCoverGateways: a gateway's range has its devices' prefix
+// before their trailing digits; credentials that admit every worker id but
+// name another prefix do not admit the gateway, and worker says so before
+// it connects.
+func TestCredentialsCoverGateways(t *testing.T) {
+	cred := writeCred(t, "w-1{0..99}")
+	args := []string{"--credentials-file", cred, "--prefix", "w-1", "--width", "2", "--count", "10", "--broker", "tcp://127.0.0.1:1"}
+	if _, _, err := build(t, args...); err != nil {
+		t.Fatalf("every worker id is in the range, yet: %v", err)
+	}
+	var errb bytes.Buffer
+	code := Main(context.Background(), append(args, "--gateway-size", "5"), &errb)
+	if want := `gateway gw-w-100: gateway devices w-{100..104} are not all in the credential's range w-1{0..99}`; code != cli.ExitUsage || !strings.Contains(errb.String(), want) {
+		t.Fatalf("exit %d, output:\n%s\nwant exit 2 and %q", code, errb.String(), want)
 	}
 }

@@ -21,29 +21,40 @@ const MinSecretLen = 16
 // one per process, starting with "_", which no worker id does).
 //
 // A worker logs in with its id as both MQTT client id and username (the id
-// must pass wire.ValidWorkerID) and wire.WorkerPassword(Secret, id) as
-// password, so a worker process on another machine derives its password
-// from the shared secret instead of looking it up. A worker may publish
-// only to its own up and status topics, subscribe only to its own down
-// topic and the read-only control topics (<prefix>/_control/#), and its
-// last will, if any, must be on its own status topic.
+// must pass wire.ValidWorkerID). Its password is one of two:
+//
+//   - a range credential's, wire.Credentials.Password: "<range>:<mac>".
+//     The broker recomputes the range key from the range the password
+//     names (wire.RangeKey) and checks the MAC, and that the range admits
+//     the login (wire.DeviceRange.Admits). This is what a worker host
+//     holds ('leader credentials' issues it): it logs in as the ids of its
+//     range and no other;
+//   - wire.WorkerPassword(Secret, id), for a process that holds the fleet
+//     secret itself (the leader's own, sim): it can log in as anyone.
+//
+// A worker may publish only to its own up and status topics, subscribe
+// only to its own down topic and the read-only control topics
+// (<prefix>/_control/#), and its last will, if any, must be on its own
+// status topic.
 //
 // A gateway (one session carrying many devices, see wire.GatewayUsername)
-// logs in with the username "gateway/<gateway id>/<device range>", the
-// gateway id as client id, and wire.WorkerPassword(Secret, username) as
-// password: the HMAC covers the whole username, so the password vouches
-// for the range as much as for the id. A gateway may publish to the up and
-// status topics of the devices in its range and to its own gateway status
-// topic (wire.Topics.GatewayStatus), subscribe to its devices' down topics
-// and the control topics, and its last will, if any, must be on its own
-// gateway status topic.
+// logs in with the username "gateway/<gateway id>/<device range>" as both
+// username and client id, with either password above made for that whole
+// username: the password vouches for the range as much as for the id. A
+// range credential must cover the gateway's devices and name the gateway
+// after one of them (wire.DeviceRange.Admits). Since no worker id has a
+// "/", a gateway's session and a worker's can never take each other over.
+// A gateway may publish to the up and status topics of the devices in its
+// range and to its own gateway status topic (wire.Topics.GatewayStatus),
+// subscribe to its devices' down topics and the control topics, and its
+// last will, if any, must be on its own gateway status topic.
 //
-// Nothing else logs in: not other usernames, not a worker whose username
-// differs from its client id, not a gateway whose client id is not the id
-// in its username. Topics outside the prefix (including $SYS)
-// are closed to everyone. A login is decided before the broker looks at
-// the session already connected with the same client id: a refused one
-// leaves it alone, an accepted one takes it over (MQTT's rule).
+// Nothing else logs in: not other usernames, not a worker or a gateway
+// whose client id differs from its username. Topics outside the prefix
+// (including $SYS) are closed to everyone. A login is decided before the
+// broker looks at the session already connected with the same client id:
+// a refused one leaves it alone, an accepted one takes it over (MQTT's
+// rule).
 type Auth struct {
 	// LeaderPassword is the leader's password; required.
 	LeaderPassword string
@@ -117,12 +128,35 @@ func (p *policy) check(l loginReq) (reason string) {
 	if l.clientID != l.username {
 		return fmt.Sprintf("client id %q differs from username %q; a worker uses its id for both", l.clientID, l.username)
 	}
-	if !hmac.Equal(l.password, []byte(wire.WorkerPassword(p.secret, l.username))) {
-		return "wrong worker password (want the hex HMAC-SHA256 of the id under the fleet secret)"
+	if reason := p.checkPassword(l.username, l.password, "worker"); reason != "" {
+		return reason
 	}
 	if l.willTopic != "" && !p.isWorkerTopic(l.willTopic, l.username, wire.ChanStatus) {
 		return fmt.Sprintf("will topic %q: a worker's will must be on its own status topic %q",
 			l.willTopic, p.topics.Status(l.username))
+	}
+	return ""
+}
+
+// checkPassword checks the password of a worker's or a gateway's login
+// (what: "worker" or "gateway"); reason is empty when it is right.
+func (p *policy) checkPassword(username string, password []byte, what string) (reason string) {
+	r, isRange, err := wire.ParseRangePassword(string(password))
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s %v", what, err)
+	case !isRange:
+		if !hmac.Equal(password, []byte(wire.WorkerPassword(p.secret, username))) {
+			return fmt.Sprintf("wrong %s password (want a range credential's \"<range>:<mac>\", or the hex HMAC-SHA256 of the username under the fleet secret)", what)
+		}
+		return ""
+	}
+	if err := r.Admits(username); err != nil {
+		return fmt.Sprintf("%s password of a credential for %s: %v", what, r, err)
+	}
+	cred := wire.Credentials{Range: r, Key: wire.RangeKey(p.secret, r)}
+	if !hmac.Equal(password, []byte(cred.Password(username))) {
+		return fmt.Sprintf("wrong %s password for a credential of range %s (not issued under this fleet's secret)", what, r)
 	}
 	return ""
 }

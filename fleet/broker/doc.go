@@ -7,8 +7,8 @@
 // buffered, with deadlines, no goroutine per connection), dialled with
 // Broker.DialMem; fleet/transport's clients use a *Broker as their
 // MemDialer for "mem://". Workers on other machines reach the same broker
-// over TCP with the same credentials (fleet/wire: LeaderUsername,
-// WorkerPassword).
+// over TCP, logged in with the credentials of their host's range
+// (fleet/wire: Credentials, LeaderUsername).
 //
 // fleet/transport's ExampleConnect starts one with Auth and connects a
 // worker and the leader to it. BrokerOptions.TCPAddr adds a TCP listener:

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"crypto/hmac"
 	"fmt"
 	"strings"
 
@@ -15,11 +14,14 @@ func (p *policy) checkGateway(l loginReq) (reason string) {
 	if err != nil {
 		return err.Error()
 	}
-	if l.clientID != gw {
-		return fmt.Sprintf("client id %q differs from the gateway id %q in the username; a gateway uses its id as client id", l.clientID, gw)
+	if l.clientID != l.username {
+		// Its own namespace of client ids: no worker id has a "/", so a
+		// gateway can never take a worker's session over, nor a worker a
+		// gateway's.
+		return fmt.Sprintf("client id %q differs from the username %q; a gateway uses its whole username as client id", l.clientID, l.username)
 	}
-	if !hmac.Equal(l.password, []byte(wire.WorkerPassword(p.secret, l.username))) {
-		return "wrong gateway password (want the hex HMAC-SHA256 of the whole username, range included, under the fleet secret)"
+	if reason := p.checkPassword(l.username, l.password, "gateway"); reason != "" {
+		return reason
 	}
 	if l.willTopic != "" && l.willTopic != p.topics.GatewayStatus(gw) {
 		return fmt.Sprintf("will topic %q: a gateway's will must be on its own status topic %q", l.willTopic, p.topics.GatewayStatus(gw))
@@ -31,8 +33,11 @@ func (p *policy) checkGateway(l loginReq) (reason string) {
 // checkGateway at login, so it parses; it is parsed again on each check
 // rather than kept per client, which costs no allocation.
 func (p *policy) gatewayAllowed(username, clientID, topic string, write bool) bool {
+	if clientID != username {
+		return false
+	}
 	gw, devices, err := wire.ParseGatewayUsername(username)
-	if err != nil || gw != clientID {
+	if err != nil {
 		return false
 	}
 	device, channel, ok := p.deviceTopic(topic)

@@ -16,7 +16,7 @@ var gwRange = wire.DeviceRange{Prefix: "w-", First: 0, Last: 9}
 // gatewayOpts logs in as gateway gw carrying devices r.
 func gatewayOpts(gw string, r wire.DeviceRange) transport.ClientOptions {
 	user := wire.GatewayUsername(gw, r)
-	return transport.ClientOptions{ID: gw, Username: user, Password: wire.WorkerPassword(testSecret, user), CleanSession: true}
+	return transport.ClientOptions{ID: user, Username: user, Password: wire.WorkerPassword(testSecret, user), CleanSession: true}
 }
 
 func TestPolicyGatewayTopics(t *testing.T) {
@@ -53,7 +53,7 @@ func TestPolicyGatewayTopics(t *testing.T) {
 		{"fleet/#", false, false},
 		{"#", false, false},
 	} {
-		if got := p.allowed(user, "gw-1", tc.topic, tc.write); got != tc.want {
+		if got := p.allowed(user, user, tc.topic, tc.write); got != tc.want {
 			t.Errorf("gw-1 write=%v %q: allowed %v, want %v", tc.write, tc.topic, got, tc.want)
 		}
 	}
@@ -62,8 +62,10 @@ func TestPolicyGatewayTopics(t *testing.T) {
 	if p.allowed("w-1", "w-1", "fleet/_gateway/w-1/status", true) {
 		t.Error("worker w-1 may publish on a gateway status topic")
 	}
-	if p.allowed(user, "gw-2", "fleet/w-3/up", true) {
-		t.Error("gw-1's rights hold for client id gw-2")
+	for _, id := range []string{"gw-1", "gw-2", wire.GatewayUsername("gw-2", gwRange)} {
+		if p.allowed(user, id, "fleet/w-3/up", true) {
+			t.Errorf("gw-1's rights hold for client id %q", id)
+		}
 	}
 }
 
@@ -71,9 +73,9 @@ func TestPolicyGatewayAllocatesNothing(t *testing.T) {
 	p := newPolicy(testAuth())
 	user := wire.GatewayUsername("gw-1", gwRange)
 	allocs := testing.AllocsPerRun(100, func() {
-		p.allowed(user, "gw-1", "fleet/w-3/up", true)
-		p.allowed(user, "gw-1", "fleet/_gateway/gw-1/status", true)
-		p.allowed(user, "gw-1", "fleet/w-3/down", false)
+		p.allowed(user, user, "fleet/w-3/up", true)
+		p.allowed(user, user, "fleet/_gateway/gw-1/status", true)
+		p.allowed(user, user, "fleet/w-3/down", false)
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per check, want 0", allocs)
@@ -91,18 +93,20 @@ func TestGatewayLoginRefused(t *testing.T) {
 		edit func(*transport.ClientOptions)
 	}{
 		{"a wider range than its password was made for", func(o *transport.ClientOptions) {
-			o.Username = wire.GatewayUsername("gw-1", wider)
+			o.ID, o.Username = wire.GatewayUsername("gw-1", wider), wire.GatewayUsername("gw-1", wider)
 		}},
 		{"another prefix than its password was made for", func(o *transport.ClientOptions) {
 			o.Username = wire.GatewayUsername("gw-1", wire.DeviceRange{Prefix: "v-", Last: 9})
+			o.ID = o.Username
 		}},
-		{"another gateway's client id", func(o *transport.ClientOptions) { o.ID = "gw-2" }},
+		{"another gateway's client id", func(o *transport.ClientOptions) { o.ID = wire.GatewayUsername("gw-2", gwRange) }},
+		{"the gateway id alone as client id", func(o *transport.ClientOptions) { o.ID = "gw-1" }},
 		{"another gateway's username with its own password", func(o *transport.ClientOptions) {
-			o.ID, o.Username = "gw-2", wire.GatewayUsername("gw-2", gwRange)
+			o.ID, o.Username = wire.GatewayUsername("gw-2", gwRange), wire.GatewayUsername("gw-2", gwRange)
 		}},
 		{"the password of its id alone", func(o *transport.ClientOptions) { o.Password = wire.WorkerPassword(testSecret, "gw-1") }},
 		{"a username that does not parse", func(o *transport.ClientOptions) {
-			o.Username = "gateway/gw-1/w-9..0"
+			o.ID, o.Username = "gateway/gw-1/w-9..0", "gateway/gw-1/w-9..0"
 			o.Password = wire.WorkerPassword(testSecret, o.Username)
 		}},
 		{"will on another gateway's status", func(o *transport.ClientOptions) {
@@ -128,8 +132,8 @@ func TestGatewayLoginRefused(t *testing.T) {
 	o := good
 	o.Will = &transport.Will{Topic: testTopics.GatewayStatus("gw-1"), Payload: []byte("offline e1"), Retained: true}
 	connect(t, b, o)
-	if s := b.Stats(); s.AuthDenied != 8 || s.ACLDenied != 0 {
-		t.Errorf("AuthDenied = %d, ACLDenied = %d after the right login; want 8 and 0", s.AuthDenied, s.ACLDenied)
+	if s := b.Stats(); s.AuthDenied != 9 || s.ACLDenied != 0 {
+		t.Errorf("AuthDenied = %d, ACLDenied = %d after the right login; want 9 and 0", s.AuthDenied, s.ACLDenied)
 	}
 }
 
@@ -240,7 +244,7 @@ func BenchmarkPolicyPublish(b *testing.B) {
 	b.Run("gateway", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !p.allowed(user, "gw-00001", "fleet/w-01500/up", true) {
+			if !p.allowed(user, user, "fleet/w-01500/up", true) {
 				b.Fatal("refused")
 			}
 		}

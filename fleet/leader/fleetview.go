@@ -86,8 +86,8 @@ func (f *fleetView) setOnline(id, epoch, via string, now time.Time) (reconnected
 
 // staleOffline reports whether an offline status of the connection epoch
 // speaks for a connection the worker has replaced: the worker is online on
-// another epoch (or on none: an epoch-less online came later). An offline
-// without an epoch is never stale, nor one for a worker not seen online.
+// another epoch. One for a worker not seen online, or brought online by
+// its traffic (no epoch known), is not stale.
 func (f *fleetView) staleOffline(id, epoch string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -68,7 +68,8 @@ func (f *fleetView) gatewayOnline(gw, epoch string) (replaced []string) {
 // the devices online via gw, sorted, for the caller to take offline. An
 // offline whose epoch is not that of the online last applied for gw is
 // stale (the late will of a replaced session): it changes nothing. One
-// without an epoch, or for a gateway not seen online, applies.
+// for a gateway not seen online applies. (onGatewayStatus refuses an
+// offline without an epoch before it gets here.)
 func (f *fleetView) gatewayOffline(gw, epoch string) (devices []string, stale bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -9,7 +9,7 @@ import (
 // their own status topics; what the gateway's status adds is its death:
 //
 //   - "offline <epoch>" whose epoch is that of the gateway's last online
-//     applied, or without an epoch, or for a gateway not seen online:
+//     applied, or for a gateway not seen online:
 //     every device whose last online came via the gateway goes offline,
 //     as if its own offline had come (the relay parks its commands);
 //   - an offline of another epoch is the late will of a session the
@@ -17,7 +17,9 @@ import (
 //   - "online <epoch>": the gateway is online; it announces its devices
 //     after it. If it was online on another epoch, that session is gone
 //     and so are the devices it carried: they go offline until the new
-//     session announces them again.
+//     session announces them again;
+//   - a status without an epoch is refused (as a worker's is, see
+//     onStatus) and changes nothing.
 //
 // It runs on the delivery goroutine, with onStatus, in the broker's order.
 func (l *Leader) onGatewayStatus(topic string, payload []byte) {
@@ -29,7 +31,7 @@ func (l *Leader) onGatewayStatus(topic string, payload []byte) {
 	if len(payload) == 0 {
 		return // a cleared retained message
 	}
-	st, err := wire.ParseStatus(topic, payload)
+	st, err := wire.ParseEpochStatus(topic, payload)
 	if err == nil && st.Via != "" {
 		err = &wire.DecodeError{Topic: topic, Kind: wire.ErrBadStatus, Detail: `a gateway's own status has no "via"`}
 	}

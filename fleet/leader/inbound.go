@@ -24,9 +24,12 @@ import (
 // late will of a connection the worker has since replaced (the broker
 // publishes it when it drops that connection, which may be after the new
 // one said online): it is counted as stale and changes nothing. A status
-// without an epoch keeps its plain meaning. Statuses arrive on the one
-// delivery goroutine, in the broker's order, so deciding and applying need
-// no lock between them.
+// without an epoch ("offline", retained or not) names no connection: it is
+// refused (counted as malformed, logged as a status without an epoch) and
+// changes nothing, or anyone who may publish on a worker's status topic
+// could take it offline for good. Statuses arrive on the one delivery
+// goroutine, in the broker's order, so deciding and applying need no lock
+// between them.
 func (l *Leader) onStatus(topic string, payload []byte) {
 	if topic == l.cfg.Topics.LeaderStatus() {
 		return // our own (or a predecessor's) retained status
@@ -39,7 +42,7 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 	if len(payload) == 0 {
 		return // a cleared retained message: nothing to learn
 	}
-	st, err := wire.ParseStatus(topic, payload)
+	st, err := wire.ParseEpochStatus(topic, payload)
 	if err != nil {
 		l.refuse(worker, len(payload), err)
 		return

@@ -14,7 +14,7 @@ import (
 func TestStatsReportJSON(t *testing.T) {
 	r := startLeader(t, leader.Config{Mailbox: mailbox.Options{Capacity: 7}})
 	r.status("w-1", "online e1")
-	r.status("w-2", "offline")
+	r.status("w-2", "offline e9")
 	rep := r.l.StatsReport()
 	if !rep.At.Equal(r.clk.Now()) {
 		t.Errorf("At = %v, want the leader's clock %v", rep.At, r.clk.Now())

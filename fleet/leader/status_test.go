@@ -38,8 +38,8 @@ func (r *rig) online(t *testing.T, worker string) bool {
 // TestStatusOrdering feeds the leader statuses in the orders a broker can
 // deliver them. An offline whose epoch is not that of the online last
 // applied is the late will of a replaced connection: ignored and counted.
-// A matching offline applies; statuses without an epoch keep their plain
-// meaning; garbage is counted and changes nothing.
+// A matching offline applies; statuses without an epoch name no
+// connection and, as garbage, are counted and change nothing.
 func TestStatusOrdering(t *testing.T) {
 	r := startLeader(t, leader.Config{})
 	steps := []struct {
@@ -55,19 +55,20 @@ func TestStatusOrdering(t *testing.T) {
 		{"w-1", "offline e2", false, 1, 1, 0},   // again (a retained replay): no change
 		{"w-1", "online e3", true, 1, 2, 0},     //
 		{"w-1", "online e3", true, 1, 2, 0},     // a retained replay of the same connection
-		{"w-1", "offline", false, 1, 2, 0},      // no epoch (an older worker, by hand): applies
-		{"w-1", "online", true, 1, 3, 0},        // no epoch: applies
-		{"w-1", "offline e3", true, 2, 3, 0},    // not the epoch of the last online (none)
-		{"w-1", "offline", false, 2, 3, 0},      //
-		{"w-1", "online\n", false, 2, 3, 1},     // malformed: refused, counted
-		{"w-1", "", false, 2, 3, 1},             // a cleared retained message
-		{"w-2", "offline e9", false, 2, 3, 1},   // first news of w-2 (a retained will at start)
-		{"w-2", "online e10", true, 2, 4, 1},    // back after being seen offline
-		{"w-2", "offline e9", true, 3, 4, 1},    // a will older still
-		{"w-2", "offline e10 x", true, 3, 4, 2}, // malformed
-		{"w-2", "Offline e10", true, 3, 4, 3},   // malformed
-		{"w-2", "offline e10", false, 3, 4, 3},  //
-		{"w-2", "online e10", true, 3, 5, 3},    // an online of a closed epoch: a replay, applied
+		{"w-1", "offline", true, 1, 2, 1},       // no epoch: names no connection, refused
+		{"w-1", "offline e3", false, 1, 2, 1},   //
+		{"w-1", "online", false, 1, 2, 2},       // no epoch: refused, the worker stays offline
+		{"w-1", "online e4", true, 1, 3, 2},     //
+		{"w-1", "offline e3", true, 2, 3, 2},    // not the epoch of the last online
+		{"w-1", "online\n", true, 2, 3, 3},      // malformed: refused, counted
+		{"w-1", "", true, 2, 3, 3},              // a cleared retained message
+		{"w-2", "offline e9", false, 2, 3, 3},   // first news of w-2 (a retained will at start)
+		{"w-2", "online e10", true, 2, 4, 3},    // back after being seen offline
+		{"w-2", "offline e9", true, 3, 4, 3},    // a will older still
+		{"w-2", "offline e10 x", true, 3, 4, 4}, // malformed
+		{"w-2", "Offline e10", true, 3, 4, 5},   // malformed
+		{"w-2", "offline e10", false, 3, 4, 5},  //
+		{"w-2", "online e10", true, 3, 5, 5},    // an online of a closed epoch: a replay, applied
 	}
 	for i, s := range steps {
 		r.status(s.worker, s.payload)
@@ -78,8 +79,8 @@ func TestStatusOrdering(t *testing.T) {
 		}
 	}
 	r.status("_leader", "offline") // the leader's own status is not a worker's
-	if v := r.l.Fleet(); len(v.Workers) != 2 || r.l.Stats().Malformed != 3 {
-		t.Fatalf("after the leader's own status: %d workers, %d malformed; want 2, 3", len(v.Workers), r.l.Stats().Malformed)
+	if v := r.l.Fleet(); len(v.Workers) != 2 || r.l.Stats().Malformed != 5 {
+		t.Fatalf("after the leader's own status: %d workers, %d malformed; want 2, 5", len(v.Workers), r.l.Stats().Malformed)
 	}
 }
 
@@ -155,5 +156,33 @@ func TestOnlineCount(t *testing.T) {
 	r.status("w-2", "offline e1")
 	if got, want := r.l.Online(), r.l.Fleet().Online; got != 2 || want != 2 {
 		t.Fatalf("Online() = %d, Fleet().Online = %d; want 2 and 2", got, want)
+	}
+}
+
+// TestPlainOfflineKeepsDelivering: a status without an epoch, such as a
+// retained "offline" published by whoever may write the worker's status
+// topic, names no connection. The leader refuses it (counted as
+// malformed), keeps the live worker online and goes on delivering to it.
+func TestPlainOfflineKeepsDelivering(t *testing.T) {
+	r := startLeader(t, leader.Config{})
+	const w = "w-1"
+	r.status(w, "online e1")
+	r.status(w, "offline")
+	r.gwStatus("gw-w-1", "offline")
+	if !r.online(t, w) {
+		t.Fatal("a plain offline took a live worker offline")
+	}
+	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
+		t.Fatal(err)
+	}
+	cmd := fleettest.Receive(t, 10*time.Second, "the job", r.link.out, r.seen)
+	b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: cmd.ID, Result: wire.ResultOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.link.handler(r.tp.AllUp())(r.tp.Up(w), b)
+	fleettest.Eventually(t, 10*time.Second, "the job acked", r.acked(1))
+	if s := r.l.Stats(); s.Malformed != 2 || s.Relay.Total().OfflineSkips != 0 {
+		t.Fatalf("malformed %d, offline skips %d; want 2 (both plain offlines refused), 0", s.Malformed, s.Relay.Total().OfflineSkips)
 	}
 }

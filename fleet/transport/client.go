@@ -21,7 +21,8 @@ type ClientOptions struct {
 	// ID is the MQTT client id; required. A worker uses its worker id.
 	ID string
 	// Username and Password log in; a worker uses its id and
-	// wire.WorkerPassword(secret, id), the leader wire.LeaderUsername.
+	// the password of its host's credentials (wire.Credentials), the
+	// leader wire.LeaderUsername.
 	Username, Password string
 	// Broker says where to connect: "mem://" (the embedded broker's
 	// in-memory listener: pass the broker to NewClient as its MemDialer),

@@ -1,12 +1,9 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
 )
 
 // Errors matched by errors.Is on a *DecodeError.
@@ -178,29 +175,6 @@ func (e *Envelope) body(v any, required bool) error {
 	return nil
 }
 
-// strictUnmarshal is json.Unmarshal that refuses unknown fields and
-// trailing data.
-func strictUnmarshal(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return cleanJSONError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
-}
-
-func cleanJSONError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return fmt.Errorf("field %q: got JSON %s, want %s", te.Field, te.Value, te.Type)
-	}
-	msg := strings.TrimPrefix(err.Error(), "json: ")
-	return errors.New(msg)
-}
-
 // Encode checks env as Decode would and returns its JSON. A message this
 // package would refuse to decode is never sent.
 func Encode(env Envelope) ([]byte, error) {
@@ -229,23 +203,4 @@ func Body(v any) json.RawMessage {
 		panic("wire: body: " + err.Error())
 	}
 	return b
-}
-
-// PeekID returns the "id" of a payload Decode refused, if it is a JSON
-// object with a string id of sane length: the leader answers such a payload
-// with a reject instead of leaving its sender to time out.
-func PeekID(payload []byte, max int) string {
-	if max <= 0 {
-		max = DefaultMaxSize
-	}
-	if len(payload) > max {
-		return ""
-	}
-	var p struct {
-		ID string `json:"id"`
-	}
-	if json.Unmarshal(payload, &p) != nil || len(p.ID) > 2*MaxIDLen {
-		return ""
-	}
-	return p.ID
 }

@@ -7,7 +7,7 @@
 //
 //	fleet/<worker>/down     leader -> worker: commands (config, firmware, job, ping) and replies
 //	fleet/<worker>/up       worker -> leader: acks, requests, heartbeats, telemetry
-//	fleet/<worker>/status   retained "online <epoch>" / "offline <epoch>" (a Status); the last will is "offline <epoch>"
+//	fleet/<worker>/status   retained "online <epoch>" / "offline <epoch>" (a Status; ParseEpochStatus); the last will is "offline <epoch>"
 //	fleet/_leader/status    retained "online" / "offline" for the leader
 //	fleet/_leader/stats     the leader's periodic stats snapshot (JSON)
 //	fleet/_control/<pool>   scenario events for a worker pool
@@ -28,8 +28,14 @@
 // the connection that published it, so that the leader can ignore the late
 // last will of a connection the worker has already replaced.
 //
+// Decoding refuses, too, what a JSON reader could read otherwise than it
+// was meant (UnmarshalStrict): a name given twice, a string that is not
+// valid UTF-8. PeekID finds the id of a refused payload to answer.
+//
 // Logins are part of the contract too: a worker logs in with its id as
-// username and WorkerPassword(secret, id) as password, the leader as
-// LeaderUsername, a gateway as GatewayUsername. The embedded broker checks
-// them and the clients present them.
+// username, a gateway with GatewayUsername as username and client id, the
+// leader as LeaderUsername. A worker host holds Credentials for its range
+// of ids (never the fleet secret) and presents Credentials.Password; the
+// broker, which holds the secret, checks it (RangeKey, DeviceRange.Admits).
+// A process holding the secret itself may present WorkerPassword.
 package wire

@@ -46,9 +46,11 @@ func (t Topics) ParseGatewayStatus(topic string) (string, error) {
 }
 
 // ValidGatewayID checks a gateway id. It has the syntax of a worker id
-// (see ValidWorkerID) and is the gateway's MQTT client id, so it shares
-// the broker's client ids with the workers: a gateway and a worker must
-// not have the same id (sim names gateways "gw-00000", workers "w-00000").
+// (see ValidWorkerID); the gateway's MQTT client id is its whole username
+// (GatewayUsername), which no worker id can be, so a gateway and a worker
+// never share a client id. A gateway logging in with a range credential
+// is named GatewayIDPrefix and one of its devices' ids (see
+// DeviceRange.Admits).
 func ValidGatewayID(id string) error {
 	if err := ValidWorkerID(id); err != nil {
 		return fmt.Errorf("gateway%s", strings.TrimPrefix(err.Error(), "worker"))
@@ -136,10 +138,11 @@ func parseRangeNumber(s string) (uint64, error) {
 // gatewayUserPrefix starts every gateway's MQTT username.
 const gatewayUserPrefix = "gateway/"
 
-// GatewayUsername is the MQTT username a gateway logs in with:
-// "gateway/<gateway id>/<device range>", e.g. "gateway/gw-00000/w-{0..999}".
-// The username is the gateway's claim; its password (the HMAC of the whole
-// username with the fleet secret) is what makes the broker believe it.
+// GatewayUsername is the MQTT username a gateway logs in with, and its
+// client id: "gateway/<gateway id>/<device range>", e.g.
+// "gateway/gw-00000/w-{0..999}". The username is the gateway's claim; its
+// password (Credentials.Password of the whole username, or WorkerPassword
+// from the fleet secret) is what makes the broker believe it.
 func GatewayUsername(gw string, r DeviceRange) string {
 	return gatewayUserPrefix + gw + "/" + r.String()
 }

@@ -20,6 +20,13 @@ const MaxEpochLen = 64
 // without one epoch. It is the Kind of the *DecodeError ParseStatus returns.
 var ErrBadStatus = errors.New("malformed status")
 
+// ErrNoEpoch: a worker's, a device's or a gateway's status without an
+// epoch ("online", "offline"). Well formed, but it names no connection:
+// the leader cannot tell whether it speaks for the live one, so it does
+// not honour it (see ParseEpochStatus). It is the Kind of the
+// *DecodeError ParseEpochStatus returns.
+var ErrNoEpoch = errors.New("status without an epoch")
+
 // Status is what a worker's retained status topic says: online or offline,
 // and the epoch of the connection that said it.
 //
@@ -34,8 +41,9 @@ var ErrBadStatus = errors.New("malformed status")
 // equality, never ordered, so no two clocks need to agree.
 type Status struct {
 	Online bool
-	// Epoch is the connection's epoch; "" for a status without one (an
-	// older worker, or one typed by hand), which keeps its plain meaning.
+	// Epoch is the connection's epoch; "" for a status without one: the
+	// leader's own status, or one the leader does not honour (see
+	// ParseEpochStatus).
 	Epoch string
 	// Via names the gateway that announced this status for a device
 	// behind it ("online <epoch> via <gateway>"); "" for a worker with its
@@ -110,6 +118,21 @@ func ParseStatus(topic string, payload []byte) (Status, error) {
 	}
 	s.Via = gw
 	return s, nil
+}
+
+// ParseEpochStatus is ParseStatus for the statuses the leader acts on (a
+// worker's, a device's, a gateway's own): an epoch is required, and a
+// status without one is a *DecodeError with Kind ErrNoEpoch. A plain
+// "offline", retained or not, would otherwise take a live worker offline
+// with nothing to tell it from the will of a connection long gone; only
+// the leader's own status is plain.
+func ParseEpochStatus(topic string, payload []byte) (Status, error) {
+	s, err := ParseStatus(topic, payload)
+	if err == nil && s.Epoch == "" {
+		return Status{}, &DecodeError{Topic: topic, Kind: ErrNoEpoch, Detail: fmt.Sprintf(
+			"%q names no connection (want %q or %q followed by one space and the connection's epoch)", payload, StatusOnline, StatusOffline)}
+	}
+	return s, err
 }
 
 // ValidEpoch checks an epoch: 1 to 64 characters from A-Z a-z 0-9 . _ -

@@ -73,3 +73,23 @@ func TestValidEpoch(t *testing.T) {
 		}
 	}
 }
+
+// TestParseEpochStatus: the statuses the leader acts on carry an epoch; a
+// plain one is well formed but refused as naming no connection.
+func TestParseEpochStatus(t *testing.T) {
+	for _, payload := range []string{"online e1", "offline e1", "online d1 via gw-w-0"} {
+		if _, err := wire.ParseEpochStatus(statusTopic, []byte(payload)); err != nil {
+			t.Errorf("ParseEpochStatus(%q): %v", payload, err)
+		}
+	}
+	for _, payload := range []string{"online", "offline"} {
+		_, err := wire.ParseEpochStatus(statusTopic, []byte(payload))
+		var de *wire.DecodeError
+		if !errors.As(err, &de) || !errors.Is(err, wire.ErrNoEpoch) || !strings.Contains(err.Error(), "names no connection") {
+			t.Errorf("ParseEpochStatus(%q) = %v; want a *DecodeError of kind ErrNoEpoch", payload, err)
+		}
+	}
+	if _, err := wire.ParseEpochStatus(statusTopic, []byte("online\n")); !errors.Is(err, wire.ErrBadStatus) {
+		t.Errorf("a malformed status: %v, want ErrBadStatus", err)
+	}
+}

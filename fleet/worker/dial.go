@@ -19,8 +19,15 @@ type MQTTDialer struct {
 	Broker string
 	// Mem dials the embedded broker (a *broker.Broker), for "mem://".
 	Mem transport.MemDialer
-	// Secret, if set, logs each worker in with its id and
-	// wire.WorkerPassword(Secret, id).
+	// Credentials, if set, log each worker in with its id and
+	// Credentials.Password(id), each gateway with its username and
+	// Credentials.Password(username): what a worker host holds, issued for
+	// its range of ids ('leader credentials').
+	Credentials *wire.Credentials
+	// Secret, if set (and Credentials not), logs each worker in with its
+	// id and wire.WorkerPassword(Secret, id), each gateway with its
+	// username and wire.WorkerPassword(Secret, username): for a process
+	// that holds the fleet secret itself, the leader's own (sim).
 	Secret []byte
 	// Clock times what a session does on its own (see
 	// transport.ClientOptions.Clock). Default: the wall clock.
@@ -35,14 +42,24 @@ func (d MQTTDialer) Dial(ctx context.Context, o DialOptions) (Session, error) {
 		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true, Clock: d.Clock,
 		Will: &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
 	}
-	if d.Secret != nil {
-		co.Username, co.Password = o.ID, wire.WorkerPassword(d.Secret, o.ID)
-	}
+	co.Username, co.Password = d.login(o.ID)
 	s, err := transport.Connect(ctx, co, d.Mem)
 	if err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// login returns the username and password of username's login, or
+// nothing when the dialer has no credentials.
+func (d MQTTDialer) login(username string) (string, string) {
+	switch {
+	case d.Credentials != nil:
+		return username, d.Credentials.Password(username)
+	case d.Secret != nil:
+		return username, wire.WorkerPassword(d.Secret, username)
+	}
+	return "", ""
 }
 
 // GatewayLink is a gateway's one MQTT session, which carries its devices'
@@ -67,7 +84,7 @@ type GatewayLink interface {
 
 // GatewayDialOptions are what a gateway asks of its session.
 type GatewayDialOptions struct {
-	ID    string           // MQTT client id (= gateway id)
+	ID    string           // gateway id (its client id is its username, see DialGateway)
 	Range wire.DeviceRange // the devices it carries: part of its login
 	// Will is published (retained) by the broker if the session ends
 	// without a clean disconnect: the gateway's "offline <epoch>".
@@ -84,20 +101,19 @@ type GatewayDialer interface {
 	DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error)
 }
 
-// DialGateway connects one gateway: client id = gateway id, logged in as
-// wire.GatewayUsername(id, range) with wire.WorkerPassword(Secret,
-// username) when Secret is set, a clean session and a retained last will
-// on the gateway's status topic.
+// DialGateway connects one gateway: client id = its username,
+// wire.GatewayUsername(id, range) (a namespace of its own: no worker id
+// has a "/"), logged in with that username when Credentials or Secret is
+// set, a clean session and a retained last will on the gateway's status
+// topic.
 func (d MQTTDialer) DialGateway(ctx context.Context, o GatewayDialOptions) (GatewayLink, error) {
+	user := wire.GatewayUsername(o.ID, o.Range)
 	co := transport.ClientOptions{
-		ID: o.ID, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true, Clock: d.Clock,
+		ID: user, Broker: d.Broker, KeepAlive: o.KeepAlive, CleanSession: true, Clock: d.Clock,
 		Will:           &transport.Will{Topic: o.WillTopic, Payload: o.WillPayload, QoS: 1, Retained: true},
 		DefaultHandler: func(_ paho.Client, m paho.Message) { o.Route(m.Topic(), m.Payload()) },
 	}
-	if d.Secret != nil {
-		co.Username = wire.GatewayUsername(o.ID, o.Range)
-		co.Password = wire.WorkerPassword(d.Secret, co.Username)
-	}
+	co.Username, co.Password = d.login(user)
 	s, err := transport.Connect(ctx, co, d.Mem)
 	if err != nil {
 		return nil, err

@@ -110,8 +110,8 @@ type GatewayStats struct {
 	// broker would drop them for a session that is gone.
 	Unrouted uint64
 	// LoginsRefused counts connection attempts the broker refused at the
-	// login (a wrong fleet secret, a range the broker does not grant this
-	// gateway). The gateway keeps trying by its backoff, logging each
+	// login (credentials of another fleet or another range, a range the
+	// broker does not grant this gateway). The gateway keeps trying by its backoff, logging each
 	// refusal; its devices stay offline meanwhile and lose nothing: what
 	// the leader has for them waits in its outbox.
 	LoginsRefused uint64
@@ -267,7 +267,7 @@ func (g *Gateway) connect(ctx context.Context) {
 		switch {
 		case transport.RefusedLogin(err):
 			g.update(func(s *GatewayStats) { s.LoginsRefused++ })
-			g.cfg.Logger.Error("gateway login refused: check the fleet secret and that the broker grants this gateway these devices",
+			g.cfg.Logger.Error("gateway login refused: check its credentials (their range must cover its devices) and that the broker grants this gateway these devices",
 				"gateway", id, "username", wire.GatewayUsername(id, g.cfg.Range), "err", err)
 			g.retry()
 			return

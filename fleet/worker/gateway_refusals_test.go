@@ -131,16 +131,32 @@ func TestPoolGatewayErrors(t *testing.T) {
 }
 
 // TestGatewayLoginRefused: a gateway whose login the broker refuses (its
-// password derived from another secret) counts each refusal and keeps
-// trying; its devices stay offline. With the fleet's secret the same pool
-// gets in, with no refusal counted.
+// password derived from another secret, or a credential for another
+// host's range) counts each refusal and keeps trying; its devices stay
+// offline. With the fleet's secret, or a credential for its devices' range,
+// the same pool gets in, with no refusal counted.
 func TestGatewayLoginRefused(t *testing.T) {
 	secret := []byte("fleet-secret-0123456789abcdef")
+	cred := func(first, last uint64) *wire.Credentials {
+		c, err := wire.IssueCredentials(secret, wire.DeviceRange{Prefix: "w-", First: first, Last: last})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &c
+	}
 	for _, tc := range []struct {
-		name   string
-		secret []byte
-		refuse bool
-	}{{"wrong secret", []byte("another-secret-0123456789abcd"), true}, {"fleet secret", secret, false}} {
+		name    string
+		gateway string
+		dial    worker.MQTTDialer
+		refuse  bool
+	}{
+		{"wrong secret", gatewayID, worker.MQTTDialer{Secret: []byte("another-secret-0123456789abcd")}, true},
+		{"fleet secret", gatewayID, worker.MQTTDialer{Secret: secret}, false},
+		{"another host's credential", "gw-w-0000", worker.MQTTDialer{Credentials: cred(10, 19)}, true},
+		{"a credential one device short", "gw-w-0000", worker.MQTTDialer{Credentials: cred(0, 1)}, true},
+		{"a credential not naming the gateway", gatewayID, worker.MQTTDialer{Credentials: cred(0, 9)}, true},
+		{"its credential", "gw-w-0000", worker.MQTTDialer{Credentials: cred(0, 9)}, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := broker.StartBroker(broker.BrokerOptions{Auth: &broker.Auth{LeaderPassword: "leader-pw", Secret: secret}})
 			if err != nil {
@@ -156,9 +172,11 @@ func TestGatewayLoginRefused(t *testing.T) {
 			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 			cfgs := make([]worker.Config, 3)
 			for i := range cfgs {
-				cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%04d", i), Index: uint64(i), Gateway: gatewayID, NoSync: true, Clock: clk}
+				cfgs[i] = worker.Config{ID: fmt.Sprintf("w-%04d", i), Index: uint64(i), Gateway: tc.gateway, NoSync: true, Clock: clk}
 			}
-			pool, err := worker.NewPool(cfgs, worker.MQTTDialer{Broker: "mem://", Mem: b, Secret: tc.secret}, worker.PoolOptions{Clock: clk})
+			dial := tc.dial
+			dial.Broker, dial.Mem = "mem://", b
+			pool, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}
