@@ -135,11 +135,12 @@ type BrokerOptions struct {
 	// MaxConnections bounds the TCP connections open at once, in their
 	// handshake or logged in: one more is closed as it is accepted, before
 	// anything is read from it (Stats.ConnectionsRefused). Default
-	// DefaultMaxConnections (10,000): a logged-in TCP session costs the
-	// broker about 40 KB (docs/BENCHMARKS.md), so the cap holds them to
-	// some 400 MB; a larger fleet over TCP puts its workers behind
-	// gateways or raises it. In-memory connections are not counted.
-	// Negative: no cap.
+	// DefaultMaxConnections (10,000): an idle logged-in TCP session costs
+	// the broker 28 KB of heap and goroutine stacks (docs/BENCHMARKS.md),
+	// so the cap holds them to some 280 MB, and to well under the file
+	// descriptors a process gets; a larger fleet over TCP puts its
+	// workers behind gateways or raises it. In-memory connections are
+	// not counted. Negative: no cap.
 	MaxConnections int
 	// MaxPartialBytes bounds the bytes the broker holds, across TCP
 	// connections, for packets it has begun to read and not finished:
