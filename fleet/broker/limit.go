@@ -123,12 +123,12 @@ func (p *partialBudget) give(n int64) { p.used.Add(-n) }
 //
 // mochi (v2.7.9) reads a packet by allocating the length its fixed header
 // announces and then reading that much, with no deadline other than the
-// client's keepalive (none at keepalive 0): 200 clients announcing a
-// 1 MiB publish and sending all but its last byte held 200 MiB for as long
-// as they liked. limitConn follows the packet framing of everything the
-// broker reads through it (a type byte, a variable-length remaining
-// length, then the body, which it only counts past), so it knows each
-// fixed header as soon as the broker does. Then:
+// client's keepalive (none at keepalive 0): a client that sends all but
+// the last byte of a packet holds that buffer for as long as it likes.
+// limitConn follows the packet framing of everything the broker reads
+// through it (a type byte, a variable-length remaining length, then the
+// body, which it only counts past), so it knows each fixed header as soon
+// as the broker does. Then:
 //
 //   - a header announcing too many bytes ends the stream there with a
 //     *PacketTooLargeError instead of the header's last byte (the first
