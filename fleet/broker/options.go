@@ -136,8 +136,9 @@ type BrokerOptions struct {
 	// handshake or logged in: one more is closed as it is accepted, before
 	// anything is read from it (Stats.ConnectionsRefused). Default
 	// DefaultMaxConnections (10,000): an idle logged-in TCP session costs
-	// the broker 28 KB of heap and goroutine stacks (docs/BENCHMARKS.md),
-	// so the cap holds them to some 280 MB, and to well under the file
+	// the broker about 29 KB of heap and goroutine stacks
+	// (docs/BENCHMARKS.md), so the cap holds them to some 300 MB, and to
+	// well under the file
 	// descriptors a process gets; a larger fleet over TCP puts its
 	// workers behind gateways or raises it. In-memory connections are
 	// not counted. Negative: no cap.
