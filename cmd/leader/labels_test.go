@@ -14,7 +14,7 @@ import (
 func scrape(t *testing.T, src source, ctl *control, deployHistory int) string {
 	t.Helper()
 	w := httptest.NewRecorder()
-	metricsHandler(src, ctl, deployHistory).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(src, ctl, deployHistory, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, err := io.ReadAll(w.Body)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
@@ -29,6 +30,8 @@ type collector struct {
 	// deploySeries bounds the deploys fleetsim_deploy_* export, newest
 	// first.
 	deploySeries int
+	// broker reads the embedded broker's stats; nil: no embedded broker.
+	broker func() broker.Stats
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -89,7 +92,7 @@ var (
 	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
 	dDeployReqs = desc("leader_deploy_requests_total", "Deploy requests on <prefix>/_leader/deploy, by result: started, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
 	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
-	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
+	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large, packet_timeout, partial_budget, connection_limit, rate_limited (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
 
 	// The fleet as the leader sees it.
 	dOnline    = fromResult("fleet.leader_online", "Workers whose last status is online.")
@@ -117,6 +120,11 @@ var (
 	dBrokerUp         = desc("leader_broker_connected", "1 while the leader's session with its broker is up, 0 while it is lost and being dialed again.")
 	dBrokerReconnects = desc("leader_broker_reconnects_total", "Sessions with the broker lost and dialed again.")
 	dBrokerDown       = desc("leader_broker_disconnected_seconds_total", "Time the leader spent without a session with its broker, the outage in progress included.")
+
+	// The embedded broker's TCP clients, against their limits (absent
+	// with --broker).
+	dTCPConns = desc("broker_tcp_connections", "TCP connections open at the embedded broker, logged in or in their handshake (bounded by --max-connections).")
+	dPartial  = desc("broker_partial_bytes", "Bytes the embedded broker holds for TCP clients' packets still arriving (bounded by --max-partial-bytes).")
 )
 
 var allDescs = []*prometheus.Desc{
@@ -128,6 +136,7 @@ var allDescs = []*prometheus.Desc{
 	dOnline, dOfflineW, dSuspect, dHeardBack, dSuspected, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
 	dStale, dGwOnline, dGwOfflines, dGwDevices,
+	dTCPConns, dPartial,
 }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
@@ -205,6 +214,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, r := range s.Refused.ByReason() { // a fixed set of labels
 		counter(dRefused, r.Count, r.Reason)
 	}
+	if c.broker != nil {
+		b := c.broker()
+		gauge(dTCPConns, float64(b.TCPConnections))
+		gauge(dPartial, float64(b.PartialBytes))
+	}
 
 	f := c.src.Fleet()
 	gauge(dOnline, float64(f.Online))
@@ -236,11 +250,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // metricsHandler serves the leader's metrics plus the Go runtime's and the
-// process's: ctl's deploy requests (nil: none), and the newest
-// deployHistory + deploySeriesExtra deploys.
-func metricsHandler(src source, ctl *control, deployHistory int) http.Handler {
+// process's: ctl's deploy requests (nil: none), the newest deployHistory +
+// deploySeriesExtra deploys, and the embedded broker's TCP clients
+// (brokerStats; nil: none).
+func metricsHandler(src source, ctl *control, deployHistory int, brokerStats func() broker.Stats) http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{src: src, ctl: ctl, deploySeries: deployHistory + deploySeriesExtra}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collector{src: src, ctl: ctl, deploySeries: deployHistory + deploySeriesExtra, broker: brokerStats},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 	return mux

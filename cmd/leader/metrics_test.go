@@ -27,7 +27,7 @@ func TestDeployMetrics(t *testing.T) {
 		{Index: 9, Version: "2.1.0", Targets: 1, Waves: []leader.WaveProgress{{Targets: 1, Pending: 1}}},
 	}
 	w := httptest.NewRecorder()
-	metricsHandler(src, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(src, nil, 20, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	body := string(b)
 	for _, want := range []string{
@@ -59,7 +59,7 @@ func (brokerDown) Stats() leader.Stats {
 // went without it.
 func TestBrokerMetrics(t *testing.T) {
 	w := httptest.NewRecorder()
-	metricsHandler(brokerDown{}, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(brokerDown{}, nil, 20, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	for _, want := range []string{
 		"fleetsim_leader_broker_connected 0",
@@ -84,7 +84,7 @@ func (gatewaysSource) Stats() leader.Stats {
 // statuses were ignored as stale.
 func TestGatewayMetrics(t *testing.T) {
 	w := httptest.NewRecorder()
-	metricsHandler(gatewaysSource{}, nil, 20).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
+	metricsHandler(gatewaysSource{}, nil, 20, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	b, _ := io.ReadAll(w.Body)
 	for _, want := range []string{
 		"fleetsim_leader_gateways_online 3",

@@ -39,8 +39,10 @@ func (w *syncWriter) String() string {
 
 // A running leader with credentials on: a refused login, a 64 MiB
 // CONNECT, a publish to another worker's topic, a worker message over 64
-// KiB and a malformed one are each counted under their reason on /metrics
-// and in the stats JSON, and logged without their payload.
+// KiB, a malformed one and messages over the worker's rate limit are each
+// counted under their reason on /metrics and in the stats JSON, and
+// logged without their payload; /metrics shows the broker's TCP
+// connections.
 func TestRefusalsByReason(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -50,7 +52,8 @@ func TestRefusalsByReason(t *testing.T) {
 	go func() {
 		done <- Main(ctx, []string{"run", "--listen", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
 			"--secret-file", writeFile(t, "secret", secret), "--leader-password-file", writeFile(t, "pw", "leader-pw"),
-			"--outbox", t.TempDir() + "/leader.db", "--durability", "none", "--stats-interval", "50ms"}, io.Discard, &logs)
+			"--outbox", t.TempDir() + "/leader.db", "--durability", "none", "--stats-interval", "50ms",
+			"--worker-rate", "0.001", "--worker-burst", "5"}, io.Discard, &logs)
 	}()
 	addrs := map[string]string{}
 	fleettest.Eventually(t, 10*time.Second, "the leader's listeners", func() error {
@@ -92,8 +95,16 @@ func TestRefusalsByReason(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Two of its burst of five spent above (a refused topic spends none):
+	// three more heartbeats go through, three are dropped (rate_limited).
+	for i := range 6 {
+		m := struct{ topic, payload string }{tp.Up("w-1"), fmt.Sprintf(`{"v":1,"id":"h%d","kind":"heartbeat","body":{"version":"1.0.0"}}`, i)}
+		if err := w.Publish(ctx, m.topic, 0, false, []byte(m.payload)); err != nil {
+			t.Fatal(err)
+		}
+	}
 
-	want := map[string]uint64{"auth": 1, "topic": 1, "packet_too_large": 1, "payload_too_large": 1, "malformed": 1}
+	want := map[string]uint64{"auth": 1, "topic": 1, "packet_too_large": 1, "payload_too_large": 1, "malformed": 1, "rate_limited": 3}
 	fleettest.Eventually(t, 10*time.Second, "the refusals on /metrics", func() error {
 		resp, err := http.Get("http://" + addrs["metrics"] + "/metrics")
 		if err != nil {
@@ -104,6 +115,11 @@ func TestRefusalsByReason(t *testing.T) {
 		for reason, n := range want {
 			if line := fmt.Sprintf("fleetsim_refused_total{reason=%q} %d\n", reason, n); !strings.Contains(string(body), line) {
 				return fmt.Errorf("no %q in\n%s", line, grep(string(body), "fleetsim_refused_total"))
+			}
+		}
+		for _, line := range []string{"fleetsim_broker_tcp_connections 1\n", "fleetsim_broker_partial_bytes 0\n"} {
+			if !strings.Contains(string(body), line) {
+				return fmt.Errorf("no %q in\n%s", line, grep(string(body), "fleetsim_broker_"))
 			}
 		}
 		return nil
@@ -127,7 +143,7 @@ func TestRefusalsByReason(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := fleettest.Receive(t, 10*time.Second, "a stats report", reports, func() string { return "" })
-	if got := (leader.Refusals{Auth: 1, Topic: 1, PacketTooLarge: 1, PayloadTooLarge: 1, Malformed: 1}); r.Stats.Refused != got {
+	if got := (leader.Refusals{Auth: 1, Topic: 1, PacketTooLarge: 1, RateLimited: 3, PayloadTooLarge: 1, Malformed: 1}); r.Stats.Refused != got {
 		t.Errorf("stats JSON: Refused = %+v, want %+v", r.Stats.Refused, got)
 	}
 

@@ -34,6 +34,7 @@ type runOptions struct {
 	prefix             string
 	clientID           string
 	maxPacketSize      int
+	limits             brokerLimits
 
 	outboxPath   string
 	durability   string
@@ -65,6 +66,7 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 	f.BoolVar(&o.insecureNoAuth, "insecure-no-auth", false, "allow a non-loopback --listen without credentials: ANYONE who can reach the port can command the fleet")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "first topic level of every fleet topic (several fleets can share a broker)")
 	f.IntVar(&o.maxPacketSize, "max-packet-size", broker.DefaultMaxPacketSize, "longest MQTT packet in bytes a TCP client may send to the embedded broker (at least 66560: a message may be 64 KiB); a longer one is refused from its header, unread, and the client disconnected; a CONNECT is bounded to 4 KiB before the login")
+	o.limits.addFlags(c)
 	f.StringVar(&o.clientID, "client-id", "", "the leader's MQTT client id: starts with _, A-Z a-z 0-9 . _ - (default: a random _leader-<hex> per process, so several leaders can share a broker; the leader's rights come from its login, not from this id)")
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
@@ -147,6 +149,9 @@ func (o runOptions) validate() (runConfig, error) {
 		}
 	}
 	if err := validMaxPacketSize(o.maxPacketSize, o.broker != ""); err != nil {
+		return rc, err
+	}
+	if err := o.limits.validate(o.maxPacketSize, o.broker != ""); err != nil {
 		return rc, err
 	}
 	if o.metricsAddr != "" {
@@ -246,12 +251,25 @@ connection whose login is refused never touches the leader's session.
 
 The embedded broker refuses a packet from a TCP client longer than
 --max-packet-size (1 MiB; a CONNECT, read before the login, over 4 KiB)
-from its header, without reading it, and disconnects the client. Every
-refusal on the way to the leader is counted by reason
+from its header, without reading it, and disconnects the client. It
+bounds what TCP clients can make it hold: a packet begun must arrive
+whole within --packet-read-timeout (10 s) whatever the client's
+keepalive; the packets still arriving may hold --max-partial-bytes
+(64 MiB) between them; at most --max-connections (10,000) are open at
+once. Each worker may publish --worker-rate messages a second (20, a
+burst of 200) and --worker-byte-rate bytes (64 KiB, a burst of 1 MiB), a
+gateway as many per device in its range; more are dropped (a QoS 1
+publish still acknowledged), so one worker's flood cannot crowd out the
+others' messages on their way to the leader, whose login is not limited.
+(Without --secret-file, where a username proves nothing and a client
+without one could be a gateway of any size, only clients that give a
+username are limited.)
+Every refusal on the way to the leader is counted by reason
 (fleetsim_refused_total{reason} on /metrics, stats.Refused in the stats
-JSON: auth, topic, packet_too_large, payload_too_large, malformed, forged_ack) and
-logged at warn with its size, never its payload, at most once per client
-and reason every 10 s.
+JSON: auth, topic, packet_too_large, packet_timeout, partial_budget,
+connection_limit, rate_limited, payload_too_large, malformed, forged_ack)
+and logged at warn with its size, never its payload, at most once per
+client and reason every 10 s.
 
 With --secret-file, worker hosts log in with credentials for their own
 range of ids, issued with 'leader credentials' (the fleet secret never
@@ -347,10 +365,12 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	co := transport.ClientOptions{ID: o.clientID, CleanSession: true, Will: transport.LeaderWill(topics)}
 	var embedded *broker.Broker
 	if o.broker == "" {
-		embedded, err = broker.StartBroker(broker.BrokerOptions{
+		bo := broker.BrokerOptions{
 			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
 			MaxPacketSize: o.maxPacketSize,
-		})
+		}
+		o.limits.apply(&bo)
+		embedded, err = broker.StartBroker(bo)
 		if err != nil {
 			return cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
 		}
@@ -416,7 +436,11 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
 	if metricsLn != nil {
-		srv := &http.Server{Handler: metricsHandler(l, ctl, o.deployHistory), ReadHeaderTimeout: 5 * time.Second}
+		var brokerStats func() broker.Stats
+		if embedded != nil {
+			brokerStats = embedded.Stats
+		}
+		srv := &http.Server{Handler: metricsHandler(l, ctl, o.deployHistory, brokerStats), ReadHeaderTimeout: 5 * time.Second}
 		log.Info("metrics listening", "addr", metricsLn.Addr().String(), "path", "/metrics")
 		wg.Go(func() {
 			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {

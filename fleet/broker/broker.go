@@ -24,6 +24,8 @@ type Broker struct {
 	hook *hook
 	logs *logState
 
+	partial *partialBudget // the TCP clients' partial packets; nil: unbounded
+
 	closeOnce sync.Once
 	done      chan struct{} // closed when shutdown has finished
 }
@@ -78,9 +80,18 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 	}
 	if o.TCPAddr != "" {
 		b.tcp = newTCPListener("tcp", o.TCPAddr, o.TLS, o.HandshakeTimeout)
-		b.tcp.limit = func(c net.Conn) net.Conn {
-			return newLimitConn(c, o.MaxConnectSize, o.MaxPacketSize, b.hook.packetRefused)
+		lims := &connLimits{connectMax: o.MaxConnectSize, max: o.MaxPacketSize, onRefuse: b.hook.connRefused}
+		if o.PacketReadTimeout > 0 {
+			lims.timeout = o.PacketReadTimeout
 		}
+		if o.MaxPartialBytes > 0 {
+			lims.budget = &partialBudget{max: o.MaxPartialBytes}
+			b.partial = lims.budget
+		}
+		b.tcp.limit = func(c net.Conn) net.Conn { return newLimitConn(c, lims) }
+		b.tcp.maxConns = o.MaxConnections
+		b.tcp.onFull = func(c net.Conn) { b.hook.connFull(c, o.MaxConnections) }
+		b.hook.rates = newRateLimiter(o.Clock, o.RateLimit, o.LogInterval, lim, log, &b.hook.rateLimited)
 		b.tcp.set.queues = queues
 		if err := srv.AddListener(b.tcp); err != nil {
 			return nil, err
@@ -130,7 +141,16 @@ func (b *Broker) Addr() string {
 }
 
 // Stats returns the broker's counters. It does not block.
-func (b *Broker) Stats() Stats { return b.hook.stats(b.srv) }
+func (b *Broker) Stats() Stats {
+	s := b.hook.stats(b.srv)
+	if b.tcp != nil {
+		s.TCPConnections = b.tcp.set.open.Load()
+	}
+	if b.partial != nil {
+		s.PartialBytes = b.partial.used.Load()
+	}
+	return s
+}
 
 // Close stops the broker: it closes the listeners and every client
 // connection (clients see the connection drop), then returns once mochi has

@@ -1,7 +1,10 @@
 // Package broker is fleetsim's embedded MQTT broker: mochi with an
 // in-memory listener and an optional TCP (or TLS) listener, the fleet's
 // login and topic policy (Auth), per-connection write queues, packet size
-// limits, a rate-limited refusal log and exact counters (Stats).
+// limits, bounds on what TCP clients can make it hold (a packet
+// deadline, a budget for partial packets, a connection cap), per-login
+// inbound rate limits, a rate-limited refusal log and exact counters
+// (Stats).
 //
 // A whole fleet in one process talks over in-memory connections (MemPipe:
 // buffered, with deadlines, no goroutine per connection), dialled with
@@ -31,7 +34,24 @@
 //     takes it over, so every process needs a client id of its own;
 //   - a TCP client that announces a packet over BrokerOptions.MaxPacketSize
 //     (its CONNECT: MaxConnectSize) is disconnected before the packet is
-//     read (Stats.PacketTooLarge); in-memory clients are not limited;
+//     read (Stats.PacketTooLarge);
+//   - a TCP client that begins a packet and does not send the rest of it
+//     within PacketReadTimeout, whatever its keepalive, is disconnected
+//     (Stats.PacketTimeouts); one whose packet's body would take the bytes
+//     held for the partial packets of all TCP clients over
+//     MaxPartialBytes is disconnected before the body is read or
+//     allocated (Stats.PartialBudget);
+//   - a TCP connection made while MaxConnections are open is closed as it
+//     is accepted, unread (Stats.ConnectionsRefused);
+//   - a TCP login publishing faster than its RateLimit (a worker's; a
+//     gateway's times the devices in its range; the leader's login is not
+//     limited) has the excess dropped, a QoS 1 publish acknowledged all
+//     the same (Stats.RateLimited), so that one client's flood cannot
+//     fill the leader's write queue and have the others' messages
+//     dropped behind it. The buckets are per client id, kept across
+//     reconnects, and timed on BrokerOptions.Clock;
+//   - in-memory clients (the process's own: the leader, the simulator's
+//     workers) are not limited in any of these ways;
 //   - a refused QoS 0 publish vanishes; a refused QoS 1/2 publish gets the
 //     MQTT 3.1.1 client disconnected; a refused subscription gets SUBACK
 //     failure 0x80 (Stats.ACLDenied counts each);

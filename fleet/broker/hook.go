@@ -11,6 +11,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/fleetsim/fleetsim/fleet/ratelog"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // Stats is a point-in-time view of a Broker's counters. Each count is
@@ -49,6 +50,27 @@ type Stats struct {
 	// InflightDropped counts QoS 1/2 deliveries refused because the
 	// subscriber already had BrokerOptions.MaxInflight unacknowledged.
 	InflightDropped uint64
+
+	// RateLimited counts messages a TCP client published over its
+	// inbound rate limit (BrokerOptions.RateLimit), dropped unsent to any
+	// subscriber (a QoS 1 one acknowledged all the same).
+	RateLimited uint64
+	// PacketTimeouts counts TCP connections closed for a packet begun and
+	// not received whole within BrokerOptions.PacketReadTimeout.
+	PacketTimeouts uint64
+	// PartialBudget counts TCP connections closed for a packet whose body
+	// would have taken the bytes held for partial packets over
+	// BrokerOptions.MaxPartialBytes, refused from its fixed header.
+	PartialBudget uint64
+	// ConnectionsRefused counts TCP connections closed as they were
+	// accepted, with BrokerOptions.MaxConnections open.
+	ConnectionsRefused uint64
+	// TCPConnections is the number of TCP connections open now, in their
+	// handshake or logged in (what MaxConnections bounds).
+	TCPConnections int64
+	// PartialBytes is the number of bytes held now for the partial
+	// packets of TCP clients (what MaxPartialBytes bounds).
+	PartialBytes int64
 }
 
 // hook is the fleetsim broker hook: login and topic policy (or allow-all
@@ -64,8 +86,12 @@ type hook struct {
 	authDenied, aclDenied      atomic.Uint64
 	packetTooLarge             atomic.Uint64
 	publishDropped, qosDropped atomic.Uint64
-	mu                         sync.Mutex
-	warned                     map[*mqtt.Client]warnKind // first of each kind logged
+	rateLimited, packetTimeout atomic.Uint64
+	partialBudget, connsFull   atomic.Uint64
+
+	rates  *rateLimiter // TCP clients' inbound rate limits; nil: none
+	mu     sync.Mutex
+	warned map[*mqtt.Client]warnKind // first of each kind logged
 
 	gate connectGate // one connect per client id at a time (takeover.go)
 
@@ -151,17 +177,43 @@ func (h *hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	return false
 }
 
-// packetRefused counts and logs a packet refused by a limitConn for its
-// size; it runs on the connection's goroutine, before the broker sees the
-// packet.
-func (h *hook) packetRefused(c *limitConn, e *PacketTooLargeError) {
-	h.packetTooLarge.Add(1)
-	remote := c.RemoteAddr().String()
-	key, args := "packet from host "+remoteHost(remote), []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit, "remote", remote}
-	if id := c.client.Load(); id != nil {
-		key, args = "packet from "+*id, append(args, "client", *id)
+// connRefused counts and logs a packet refused by a limitConn (err: a
+// *PacketTooLargeError, *PacketTimeoutError or *PartialBudgetError); it
+// runs on the connection's goroutine, before the broker sees the packet.
+func (h *hook) connRefused(c *limitConn, err error) {
+	var kind, msg string
+	var args []any
+	switch e := err.(type) {
+	case *PacketTooLargeError:
+		h.packetTooLarge.Add(1)
+		kind, msg, args = "packet", "packet too large; connection closed", []any{"packet", e.Packet, "size", e.Size, "limit", e.Limit}
+	case *PacketTimeoutError:
+		h.packetTimeout.Add(1)
+		kind, msg, args = "slow packet", "packet not received in time; connection closed",
+			[]any{"packet", e.Packet, "size", e.Size, "missing", e.Missing, "timeout", e.Timeout}
+	case *PartialBudgetError:
+		h.partialBudget.Add(1)
+		kind, msg, args = "partial budget", "too many bytes held for partial packets; connection closed",
+			[]any{"packet", e.Packet, "size", e.Size, "held", e.Held, "limit", e.Limit}
+	default:
+		return
 	}
-	h.lim.Warn(h.log, key, "packet too large; connection closed", args...)
+	remote := c.RemoteAddr().String()
+	key := kind + " from host " + remoteHost(remote)
+	args = append(args, "remote", remote)
+	if id := c.client.Load(); id != nil {
+		key, args = kind+" from "+*id, append(args, "client", *id)
+	}
+	h.lim.Warn(h.log, key, msg, args...)
+}
+
+// connsFull counts and logs a TCP connection closed as it was accepted,
+// with BrokerOptions.MaxConnections open.
+func (h *hook) connFull(c net.Conn, limit int) {
+	h.connsFull.Add(1)
+	remote := c.RemoteAddr().String()
+	h.lim.Warn(h.log, "connection from host "+remoteHost(remote), "too many connections; connection closed unread",
+		"limit", limit, "remote", remote)
 }
 
 func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
@@ -170,6 +222,11 @@ func (h *hook) OnSessionEstablished(cl *mqtt.Client, pk packets.Packet) {
 	if c := limitConnOf(cl.Net.Conn); c != nil {
 		id := cl.ID
 		c.client.Store(&id) // its refusals are logged by client from now on
+		user := string(cl.Properties.Username)
+		c.exempt.Store(user == wire.LeaderUsername)
+		if n := devices(user); n > 0 && h.rates != nil {
+			c.bucket = h.rates.attach(id, n)
+		}
 	}
 }
 
@@ -178,6 +235,10 @@ func (h *hook) OnDisconnect(cl *mqtt.Client, err error, expire bool) {
 	h.mu.Lock()
 	delete(h.warned, cl)
 	h.mu.Unlock()
+	if c := limitConnOf(cl.Net.Conn); c != nil && c.bucket != nil {
+		h.rates.detach(c.bucket)
+		c.bucket = nil
+	}
 }
 
 // OnUnsubscribed runs as a session's subscriptions are removed, which a
@@ -233,6 +294,10 @@ func (h *hook) stats(info *mqtt.Server) Stats {
 	s.PublishDropped = h.publishDropped.Load()
 	s.QosDropped = h.qosDropped.Load()
 	s.InflightDropped = uint64(atomic.LoadInt64(&info.Info.InflightDropped))
+	s.RateLimited = h.rateLimited.Load()
+	s.PacketTimeouts = h.packetTimeout.Load()
+	s.PartialBudget = h.partialBudget.Load()
+	s.ConnectionsRefused = h.connsFull.Load()
 	return s
 }
 

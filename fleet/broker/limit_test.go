@@ -99,8 +99,9 @@ func TestLimitConn(t *testing.T) {
 				if split {
 					r = oneByte{r}
 				}
-				var refused *PacketTooLargeError
-				c := newLimitConn(&fromReader{r: r}, connectMax, max, func(_ *limitConn, e *PacketTooLargeError) { refused = e })
+				var refused error
+				c := newLimitConn(&fromReader{r: r}, &connLimits{connectMax: connectMax, max: max,
+					onRefuse: func(_ *limitConn, e error) { refused = e }})
 				got, err := io.ReadAll(c)
 				if tc.size == 0 {
 					if err != nil || !bytes.Equal(got, tc.stream) || refused != nil {
@@ -109,7 +110,7 @@ func TestLimitConn(t *testing.T) {
 					return
 				}
 				var e *PacketTooLargeError
-				if !errors.As(err, &e) || !errors.Is(err, ErrPacketTooLarge) || e.Size != tc.size || refused != e || e.First != (tc.pass == 0) {
+				if !errors.As(err, &e) || !errors.Is(err, ErrPacketTooLarge) || e.Size != tc.size || refused != error(e) || e.First != (tc.pass == 0) {
 					t.Fatalf("error %v (callback %v); want a refusal of %d bytes", err, refused, tc.size)
 				}
 				want := tc.pass
@@ -138,7 +139,7 @@ func TestOversizeConnectNotRead(t *testing.T) {
 	}
 	body := io.LimitReader(zeros{}, 64<<20)
 	src := &fromReader{r: io.MultiReader(bytes.NewReader(header(0x10, 64<<20)), body)}
-	err := srv.EstablishConnection("t", newLimitConn(src, DefaultMaxConnectSize, DefaultMaxPacketSize, nil))
+	err := srv.EstablishConnection("t", newLimitConn(src, &connLimits{connectMax: DefaultMaxConnectSize, max: DefaultMaxPacketSize}))
 	if src.served > 2048 {
 		t.Fatalf("mochi read %d bytes of a CONNECT announcing 64 MiB; want at most its 1 KiB read buffer", src.served)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mochi-mqtt/server/v2/listeners"
@@ -28,6 +29,7 @@ type connSet struct {
 	closed bool
 	conns  map[net.Conn]struct{}
 	wg     sync.WaitGroup
+	open   atomic.Int64 // len(conns), read without the lock
 }
 
 // serve runs establish on c in a goroutine owned by the set, with a broker
@@ -44,6 +46,7 @@ func (s *connSet) serve(id string, c net.Conn, queue int, establish listeners.Es
 		s.conns = make(map[net.Conn]struct{})
 	}
 	s.conns[c] = struct{}{}
+	s.open.Add(1)
 	s.wg.Add(1)
 	s.mu.Unlock()
 
@@ -57,6 +60,7 @@ func (s *connSet) serve(id string, c net.Conn, queue int, establish listeners.Es
 			c.Close()
 			s.mu.Lock()
 			delete(s.conns, c)
+			s.open.Add(-1)
 			s.mu.Unlock()
 			if err != nil {
 				// Refused logins, dropped connections and clean ends
@@ -197,6 +201,8 @@ type tcpListener struct {
 	tls       *tls.Config
 	handshake time.Duration
 	limit     func(net.Conn) net.Conn // bounds what a connection may send, or nil
+	maxConns  int                     // connections open at once; <= 0: no cap
+	onFull    func(net.Conn)          // counts and logs a connection refused for maxConns
 	set       connSet
 
 	ln      net.Listener
@@ -269,12 +275,21 @@ func (l *tcpListener) Serve(establish listeners.EstablishFn) {
 			continue
 		}
 		backoff = 5 * time.Millisecond
-		// mochi resets the deadline from the client's keepalive once the
-		// CONNECT is read.
-		c.SetReadDeadline(time.Now().Add(l.handshake))
+		// Only this loop adds to the set: the count cannot grow between
+		// the check and the serve.
+		if l.maxConns > 0 && l.set.open.Load() >= int64(l.maxConns) {
+			if l.onFull != nil {
+				l.onFull(c)
+			}
+			c.Close()
+			continue
+		}
 		if l.limit != nil {
 			c = l.limit(c)
 		}
+		// mochi resets the deadline from the client's keepalive once the
+		// CONNECT is read (through the limit, which keeps track of it).
+		c.SetReadDeadline(time.Now().Add(l.handshake))
 		l.set.serve(l.id, c, 0, establish, l.log)
 	}
 }

@@ -121,7 +121,51 @@ type BrokerOptions struct {
 	// Default DefaultMaxConnectSize (4 KiB; a fleetsim CONNECT, will
 	// included, is under 500 bytes), and never more than MaxPacketSize.
 	MaxConnectSize int
-	// Clock times the refusal log's rate limit. Default: the wall clock.
+	// PacketReadTimeout is how long a TCP client has to send the rest of
+	// a packet it has begun, counting the time the broker waits to read
+	// it, whatever the client's keepalive: one that takes longer is
+	// disconnected (Stats.PacketTimeouts). mochi bounds a packet's arrival
+	// only by the keepalive (1.5 times it), and keepalive 0 means never,
+	// while it holds a buffer of the whole announced body from the
+	// packet's fixed header on. Default 10 s, as HandshakeTimeout: at that
+	// pace a 64 KiB message needs 53 kbit/s and a 1 MiB deploy request
+	// 840 kbit/s. Negative: no deadline. A deadline on the connection,
+	// so wall time.
+	PacketReadTimeout time.Duration
+	// MaxConnections bounds the TCP connections open at once, in their
+	// handshake or logged in: one more is closed as it is accepted, before
+	// anything is read from it (Stats.ConnectionsRefused). Default
+	// DefaultMaxConnections (10,000): an idle logged-in TCP session costs
+	// the broker about 29 KB of heap and goroutine stacks
+	// (docs/BENCHMARKS.md), so the cap holds them to some 300 MB, and to
+	// well under the file
+	// descriptors a process gets; a larger fleet over TCP puts its
+	// workers behind gateways or raises it. In-memory connections are
+	// not counted. Negative: no cap.
+	MaxConnections int
+	// MaxPartialBytes bounds the bytes the broker holds, across TCP
+	// connections, for packets it has begun to read and not finished:
+	// mochi allocates a packet's whole body as soon as it has read its
+	// fixed header. A packet whose body would take the total over it is
+	// refused from its header, unread, and its connection closed
+	// (Stats.PartialBudget). Default DefaultMaxPartialBytes (64 MiB: 64
+	// deploy requests of 1 MiB at once, thousands of fleetsim messages),
+	// or MaxPacketSize if that is larger; at least MaxPacketSize. The
+	// leader's login is not counted. Negative: no bound.
+	MaxPartialBytes int64
+	// RateLimit is what each device may publish over a TCP login: a worker
+	// gets it once, a gateway once per device in its range, the leader is
+	// not limited. What a client publishes over it is dropped and counted
+	// (Stats.RateLimited); a QoS 1 publish is still acknowledged, as
+	// fleetsim's workers get their answers from the leader and ask again.
+	// Without Auth, a client that gives no username is not limited
+	// either: the broker cannot tell a worker from a gateway. In-memory
+	// clients (the process's own) are not limited. Zero fields take
+	// DefaultRateLimit's; see there for why. The time is Clock's.
+	RateLimit RateLimit
+
+	// Clock times the inbound rate limits and the refusal log's rate
+	// limit. Default: the wall clock.
 	Clock clock.Clock
 	// LogInterval is the rate limit of the refusal log: at most one line
 	// per client (per remote host before a login passed) and kind of
@@ -135,6 +179,15 @@ type BrokerOptions struct {
 const (
 	DefaultMaxPacketSize  = 1 << 20
 	DefaultMaxConnectSize = 4 << 10
+)
+
+// DefaultMaxConnections, DefaultMaxPartialBytes and
+// DefaultPacketReadTimeout are the defaults of BrokerOptions'
+// MaxConnections, MaxPartialBytes and PacketReadTimeout.
+const (
+	DefaultMaxConnections    = 10_000
+	DefaultMaxPartialBytes   = 64 << 20
+	DefaultPacketReadTimeout = 10 * time.Second
 )
 
 // maxMQTTPacket is the longest packet MQTT can frame: a remaining length
@@ -175,6 +228,16 @@ func (o BrokerOptions) withDefaults() BrokerOptions {
 	if o.HandshakeTimeout <= 0 {
 		o.HandshakeTimeout = 10 * time.Second
 	}
+	if o.PacketReadTimeout == 0 {
+		o.PacketReadTimeout = DefaultPacketReadTimeout
+	}
+	if o.MaxConnections == 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	if o.MaxPartialBytes == 0 {
+		o.MaxPartialBytes = max(DefaultMaxPartialBytes, int64(o.MaxPacketSize))
+	}
+	o.RateLimit = o.RateLimit.withDefaults()
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -192,6 +255,12 @@ func (o BrokerOptions) validate() error {
 	}
 	if o.MaxPacketSize > maxMQTTPacket {
 		return fmt.Errorf("broker: MaxPacketSize %d: must be at most %d, the longest packet MQTT can frame", o.MaxPacketSize, maxMQTTPacket)
+	}
+	if o.MaxPartialBytes > 0 && o.MaxPartialBytes < int64(o.MaxPacketSize) {
+		return fmt.Errorf("broker: MaxPartialBytes %d: must be at least MaxPacketSize (%d), or no packet of that size could be read", o.MaxPartialBytes, o.MaxPacketSize)
+	}
+	if err := o.RateLimit.validate(); err != nil {
+		return err
 	}
 	if o.SessionExpiry > math.MaxUint32*time.Second {
 		return fmt.Errorf("broker: SessionExpiry %v: must be at most %v", o.SessionExpiry, math.MaxUint32*time.Second)

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"crypto/tls"
+	"math"
 	"strings"
 	"testing"
 )
@@ -29,6 +30,11 @@ func TestBrokerOptionsValidate(t *testing.T) {
 		{"short secret", BrokerOptions{Auth: &Auth{LeaderPassword: "x", Secret: []byte("short")}}, "Auth.Secret is 5 bytes"},
 		{"prefix with a slash", BrokerOptions{Auth: &Auth{LeaderPassword: "x", Secret: testSecret, Topics: testTopicsWithPrefix("a/b")}}, "Prefix"},
 		{"inflight too large", BrokerOptions{MaxInflight: 70000}, "MaxInflight"},
+		{"partial budget under a packet", BrokerOptions{MaxPacketSize: 2 << 20, MaxPartialBytes: 1 << 20}, "MaxPartialBytes 1048576: must be at least MaxPacketSize (2097152)"},
+		{"partial budget defaults to a large packet", BrokerOptions{MaxPacketSize: 100 << 20}, ""},
+		{"partial budget off", BrokerOptions{MaxPartialBytes: -1}, ""},
+		{"rate not a number", BrokerOptions{RateLimit: RateLimit{Messages: math.NaN()}}, "rates must be finite"},
+		{"rate limits off", BrokerOptions{RateLimit: RateLimit{Messages: -1, Bytes: -1}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.opts.withDefaults().validate()

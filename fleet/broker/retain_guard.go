@@ -39,7 +39,7 @@ import (
 // mochi's own $SYS topics, which fleetsim does not subscribe to (with Auth
 // on, nobody may). For the OnPublish bracket to close, the fleetsim hook
 // must be the last (here the only) hook with OnPublish, and must not
-// reject or ignore a packet there.
+// reject or ignore a packet there once it has taken the guard.
 type retainGuard struct {
 	rw sync.RWMutex
 
@@ -139,9 +139,14 @@ func (h *hook) OnPacketProcessed(cl *mqtt.Client, pk packets.Packet, _ error) {
 	h.retain.processed(cl, pk)
 }
 
-// OnPublish passes every packet on unchanged: mochi records a retained one
-// next, under the guard.
+// OnPublish has mochi ignore a packet over its client's inbound rate
+// limit (a QoS 1 one is still acknowledged), and passes every other on
+// unchanged: mochi records a retained one next, under the guard. An
+// ignored packet is never recorded, so it must not take the guard.
 func (h *hook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if h.rates != nil && !h.rates.allow(cl, &pk) {
+		return pk, packets.CodeSuccessIgnore
+	}
 	if pk.FixedHeader.Retain && h.retainAvailable {
 		h.retain.write(cl)
 	}

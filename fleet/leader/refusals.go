@@ -8,13 +8,17 @@ import (
 )
 
 // Refusals counts what was refused on its way to the leader, each refusal
-// under one reason. The first three are the embedded broker's
+// under one reason. The first seven are the embedded broker's
 // (Config.BrokerRefusals; zero with an external broker, which keeps its
 // own counts), the others the leader's.
 type Refusals struct {
 	Auth           uint64 // logins refused
 	Topic          uint64 // publishes, subscriptions and deliveries outside a client's topics
 	PacketTooLarge uint64 // connections closed for a packet over the broker's size limit
+	PacketTimeout  uint64 // connections closed for a packet begun and not sent whole in time
+	PartialBudget  uint64 // connections closed for a packet the broker had no room to hold while it arrived
+	Connections    uint64 // connections closed unread: the broker had its most open
+	RateLimited    uint64 // messages dropped over their sender's inbound rate limit
 	// PayloadTooLarge counts worker messages over Config.MaxPayload,
 	// refused before they are parsed.
 	PayloadTooLarge uint64
@@ -29,22 +33,24 @@ type Refusals struct {
 // BrokerRefusals is what a broker in front of the leader refused; see
 // Config.BrokerRefusals.
 type BrokerRefusals struct {
-	Auth, Topic, PacketTooLarge uint64
+	Auth, Topic, PacketTooLarge, PacketTimeout, PartialBudget, Connections, RateLimited uint64
 }
 
 // ReasonCount is one reason of Refusals and its count.
 type ReasonCount struct {
-	Reason string // auth, topic, packet_too_large, payload_too_large, malformed or forged_ack
+	Reason string // one of RefusalReasons
 	Count  uint64
 }
 
 // RefusalReasons lists the reasons ByReason names, in its order: the
 // label values of fleetsim_refused_total on /metrics.
-var RefusalReasons = []string{"auth", "topic", "packet_too_large", "payload_too_large", "malformed", "forged_ack"}
+var RefusalReasons = []string{"auth", "topic", "packet_too_large", "packet_timeout", "partial_budget", "connection_limit",
+	"rate_limited", "payload_too_large", "malformed", "forged_ack"}
 
 // ByReason returns r's counts by reason, in the order of RefusalReasons.
 func (r Refusals) ByReason() []ReasonCount {
-	n := []uint64{r.Auth, r.Topic, r.PacketTooLarge, r.PayloadTooLarge, r.Malformed, r.ForgedAck}
+	n := []uint64{r.Auth, r.Topic, r.PacketTooLarge, r.PacketTimeout, r.PartialBudget, r.Connections,
+		r.RateLimited, r.PayloadTooLarge, r.Malformed, r.ForgedAck}
 	out := make([]ReasonCount, len(n))
 	for i, c := range n {
 		out[i] = ReasonCount{RefusalReasons[i], c}
@@ -59,6 +65,7 @@ func (l *Leader) refusals(s *Stats) Refusals {
 	if f := l.cfg.BrokerRefusals; f != nil {
 		b := f()
 		r.Auth, r.Topic, r.PacketTooLarge = b.Auth, b.Topic, b.PacketTooLarge
+		r.PacketTimeout, r.PartialBudget, r.Connections, r.RateLimited = b.PacketTimeout, b.PartialBudget, b.Connections, b.RateLimited
 	}
 	return r
 }

@@ -39,7 +39,9 @@ func TestRefusalsCountedAndLoggedBriefly(t *testing.T) {
 	r := startLeader(t, leader.Config{
 		Logger:             slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
 		RefusalLogInterval: time.Minute,
-		BrokerRefusals:     func() leader.BrokerRefusals { return leader.BrokerRefusals{Auth: 3, Topic: 2, PacketTooLarge: 1} },
+		BrokerRefusals: func() leader.BrokerRefusals {
+			return leader.BrokerRefusals{Auth: 3, Topic: 2, PacketTooLarge: 1, PacketTimeout: 4, PartialBudget: 5, Connections: 6, RateLimited: 7}
+		},
 	})
 	up := func(worker, payload string) { r.link.handler(r.tp.AllUp())(r.tp.Up(worker), []byte(payload)) }
 	big := `{"v":1,"id":"x","kind":"telemetry","body":{"metrics":{"` + strings.Repeat("BIGPAYLOAD", 7000) + `":1}}}`
@@ -50,7 +52,8 @@ func TestRefusalsCountedAndLoggedBriefly(t *testing.T) {
 	r.status("w-3", "sideways SECRETSTATUS")
 
 	s := r.l.Stats()
-	want := leader.Refusals{Auth: 3, Topic: 2, PacketTooLarge: 1, PayloadTooLarge: 2, Malformed: 3}
+	want := leader.Refusals{Auth: 3, Topic: 2, PacketTooLarge: 1, PacketTimeout: 4, PartialBudget: 5, Connections: 6, RateLimited: 7,
+		PayloadTooLarge: 2, Malformed: 3}
 	if s.Refused != want || s.Malformed != 5 || s.PayloadTooLarge != 2 {
 		t.Fatalf("Refused = %+v, Malformed %d, PayloadTooLarge %d; want %+v, 5, 2", s.Refused, s.Malformed, s.PayloadTooLarge, want)
 	}
@@ -60,8 +63,8 @@ func TestRefusalsCountedAndLoggedBriefly(t *testing.T) {
 		labels = append(labels, rc.Reason)
 		sum += rc.Count
 	}
-	if strings.Join(labels, " ") != strings.Join(leader.RefusalReasons, " ") || sum != 11 {
-		t.Errorf("ByReason: %v, sum %d; want the reasons %v, sum 11", labels, sum, leader.RefusalReasons)
+	if strings.Join(labels, " ") != strings.Join(leader.RefusalReasons, " ") || sum != 33 {
+		t.Errorf("ByReason: %v, sum %d; want the reasons %v, sum 33", labels, sum, leader.RefusalReasons)
 	}
 
 	l := logs.String()
