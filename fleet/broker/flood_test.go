@@ -107,7 +107,7 @@ func TestRateLimitByLogin(t *testing.T) {
 		through                     int
 	}{
 		{"a worker", "w-1", "w-1", wire.WorkerPassword(testSecret, "w-1"), testTopics.Up("w-1"), 3 * burst, burst},
-		{"a gateway of 4 devices", "gw-1", gwUser, wire.WorkerPassword(testSecret, gwUser), testTopics.Up("d-2"), 5 * burst, 4 * burst},
+		{"a gateway of 4 devices", gwUser, gwUser, wire.WorkerPassword(testSecret, gwUser), testTopics.Up("d-2"), 5 * burst, 4 * burst},
 		{"the leader", "_leader-x", wire.LeaderUsername, "leader-pw", testTopics.Down("w-1"), 3 * burst, 3 * burst},
 	}
 	for _, tc := range cases {
