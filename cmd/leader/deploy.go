@@ -38,7 +38,7 @@ func (o *deployOptions) addFlags(c *cobra.Command) {
 	f.StringVar(&o.broker, "broker", "tcp://"+broker.DefaultTCPAddr, "the broker the running leader is connected to: "+cli.BrokersHelp)
 	f.StringVar(&o.leaderPasswordFile, "leader-password-file", "", "the leader's MQTT password (needed when the broker checks credentials)")
 	f.StringVar(&o.prefix, "topic-prefix", wire.DefaultPrefix, "the fleet's topic prefix")
-	f.StringVar(&o.version, "version", "", "version to deploy (required): 1 to 64 letters, digits or . _ + -, e.g. 2.1.0-rc.1")
+	f.StringVar(&o.version, "version", "", "version to deploy (required): 1 to 64 letters, digits or . _ + -, starting with a letter or digit, e.g. 2.1.0-rc.1 (the rule the workers install by)")
 	f.StringVar(&o.kind, "kind", "firmware", "what to deploy: firmware or config")
 	f.StringVar(&o.workers, "workers", "", "workers to update, in wave order: ids and ranges, comma-separated, e.g. w-0000..w-0999,w-2000")
 	f.BoolVar(&o.all, "all", false, "update every worker the leader has seen (sorted by id)")

@@ -31,7 +31,7 @@ type deployRequest struct {
 var requestFields = []struct{ name, want string }{
 	{"id", "a request id string of 1 to 64 characters A-Z a-z 0-9 _ -"},
 	{"kind", `"firmware" or "config"`},
-	{"version", "a string of 1 to 64 letters, digits or . _ + -"},
+	{"version", "a string of 1 to 64 letters, digits or . _ + -, starting with a letter or digit"},
 	{"workers", "an array of worker id strings"},
 	{"all", "true or false"},
 	{"wave_size", "a whole number, 0 or more"},

@@ -45,6 +45,7 @@ func TestParseDeployRequest(t *testing.T) {
 		{"version missing", `{"id":"d1","all":true}`, "version is empty: want 1 to 64 characters of letters, digits or . _ + -", true},
 		{"version with a newline", `{"id":"d1","version":"2.0\n","all":true}`, `version "2.0\n": character '\n' not allowed`, true},
 		{"version too long", `{"id":"d1","version":"` + long + `","all":true}`, "is 60000 characters: want 1 to 64", true},
+		{"version -1", `{"id":"d1","version":"-1","workers":["w-0003"]}`, `version "-1": starts with '-'`, true},
 		{"version with a space", `{"id":"d1","version":"2 0","all":true}`, `character ' ' not allowed`, true},
 		{"kind unknown", `{"id":"d1","kind":"job","version":"2","all":true}`, `kind "job": want firmware (the default) or config`, true},
 		{"kind a number", `{"id":"d1","kind":1,"version":"2","all":true}`, `kind: got JSON number, want "firmware" or "config"`, true},

@@ -15,7 +15,8 @@ import (
 type DeployPlan struct {
 	// Kind is wire.KindConfig or wire.KindFirmware. Default firmware.
 	Kind wire.Kind
-	// Version to apply. Required.
+	// Version to apply. Required, and valid by wire.ValidVersion: the
+	// rule the workers install by.
 	Version string
 	// Workers to update, in wave order. Required.
 	Workers []string
@@ -56,8 +57,10 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	switch {
 	case p.Kind != wire.KindFirmware && p.Kind != wire.KindConfig:
 		return 0, fmt.Errorf("leader: deploy kind %q: must be firmware or config", p.Kind)
-	case p.Version == "":
-		return 0, errors.New("leader: deploy needs a version")
+	case wire.ValidVersion(p.Version) != nil:
+		// The rule the workers install by: a version they would refuse
+		// would only fill the dead letters.
+		return 0, fmt.Errorf("leader: deploy: %w", wire.ValidVersion(p.Version))
 	case len(p.Workers) == 0:
 		return 0, errors.New("leader: deploy needs workers")
 	case p.WaveSize < 0 || p.WaveInterval < 0 || p.TTL < 0:
