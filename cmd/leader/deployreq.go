@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,8 +68,9 @@ func refuse(id, format string, a ...any) *requestError {
 
 // parseDeployRequest decodes and checks a deploy request as strictly as
 // the leader checks a worker's envelope: one JSON object of at most
-// maxRequestSize bytes, no unknown field, every field of its type, every
-// value valid. Every refusal is a *requestError.
+// maxRequestSize bytes, UTF-8, no unknown field, each field once and by
+// its exact name, every field of its type, every value valid. Every
+// refusal is a *requestError.
 func parseDeployRequest(payload []byte) (deployRequest, error) {
 	var req deployRequest
 	if len(payload) > maxRequestSize {
@@ -76,6 +78,17 @@ func parseDeployRequest(payload []byte) (deployRequest, error) {
 	}
 	if err := decodeStrict(payload, &req); err != nil {
 		return deployRequest{}, refuse(peekID(payload), "%s", err)
+	}
+	if err := checkStrict(payload); err != nil {
+		id := req.ID
+		var se *wire.StrictError
+		if wire.ValidWorkerID(id) != nil || errors.As(err, &se) && se.Key == "id" {
+			// Decoding altered it (invalid UTF-8 becomes U+FFFD, never
+			// valid in an id), or the request names two: no topic is
+			// the requester's for sure.
+			id = ""
+		}
+		return deployRequest{}, refuse(id, "%s", err)
 	}
 	if req.ID == "" {
 		return req, refuse("", "id: required, %s (the answer goes to <prefix>/_leader/deploy/<id>)", requestFields[0].want)
@@ -139,6 +152,24 @@ func checkSpan(n, size int, intervalMs int64) error {
 	return nil
 }
 
+// checkStrict refuses what decodeStrict lets pass: text that is not
+// UTF-8 (or escapes half a surrogate pair), which the decoder replaces
+// with U+FFFD; a field given twice, of which it keeps the last; and a
+// field name in another case ("ID"), which it matches to a field all the
+// same. Two readers of such a request could disagree on what it asked.
+func checkStrict(payload []byte) error {
+	keys, err := wire.CheckStrict(payload)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if fieldWant(k) == "" {
+			return unknownField(k)
+		}
+	}
+	return nil
+}
+
 // decodeStrict decodes one JSON object into v, refusing unknown fields,
 // wrong types and trailing data with a reason that names the field and
 // what it takes.
@@ -157,28 +188,34 @@ func decodeStrict(data []byte, v *deployRequest) error {
 		if te.Field == "" {
 			return fmt.Errorf("got JSON %s, want one JSON object (see docs/PROTOCOL.md)", clip(te.Value, 40))
 		}
-		return fmt.Errorf("%s: got JSON %s, want %s", te.Field, clip(te.Value, 40), fieldWant(te.Field))
+		return fmt.Errorf("%s: got JSON %s, want %s", te.Field, clip(te.Value, 40), cmp.Or(fieldWant(te.Field), "another type"))
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		if s, uerr := strconv.Unquote(name); uerr == nil {
-			name = quote(s)
+			return unknownField(s)
 		}
-		names := make([]string, len(requestFields))
-		for i, f := range requestFields {
-			names[i] = f.name
-		}
-		return fmt.Errorf("unknown field %s (valid: %s)", name, strings.Join(names, ", "))
+		return unknownField(name)
 	}
 	return fmt.Errorf("not JSON: %s (want one JSON object, see docs/PROTOCOL.md)", strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// unknownField is the refusal of a field no request holds.
+func unknownField(name string) error {
+	names := make([]string, len(requestFields))
+	for i, f := range requestFields {
+		names[i] = f.name
+	}
+	return fmt.Errorf("unknown field %s (valid: %s)", quote(name), strings.Join(names, ", "))
+}
+
+// fieldWant says what field name takes, or "" for no such field.
 func fieldWant(name string) string {
 	for _, f := range requestFields {
 		if f.name == name {
 			return f.want
 		}
 	}
-	return "another type"
+	return ""
 }
 
 // peekID returns the id of a request decodeStrict refused, if it has a
@@ -188,6 +225,13 @@ func peekID(payload []byte) string {
 		ID string `json:"id"`
 	}
 	if json.Unmarshal(payload, &p) != nil || wire.ValidWorkerID(p.ID) != nil {
+		return ""
+	}
+	// An id the decoder altered (bytes that are not UTF-8 become U+FFFD)
+	// is not a valid one; an id given twice is not the requester's for
+	// sure.
+	var se *wire.StrictError
+	if _, err := wire.CheckStrict(payload); errors.As(err, &se) && se.Key == "id" {
 		return ""
 	}
 	return p.ID

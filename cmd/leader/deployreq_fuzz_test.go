@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"regexp"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 var (
 	fuzzID      = regexp.MustCompile(`^[A-Za-z0-9.-][A-Za-z0-9._-]{0,63}$`)
-	fuzzVersion = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
+	fuzzVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 )
 
 // FuzzDeployRequest: no payload crashes the deploy request decoder; a
 // refusal has a reason of bounded length and is answered only to a valid
-// id; and a request it accepts keeps every rule (checked here apart from
+// id; and a request it accepts is strict JSON (UTF-8, each key once) and
+// keeps every rule (checked here apart from
 // the decoder's own code) and decodes again, re-encoded, to itself. The
 // seed corpus is in testdata/fuzz/FuzzDeployRequest.
 func FuzzDeployRequest(f *testing.F) {
@@ -30,6 +34,9 @@ func FuzzDeployRequest(f *testing.F) {
 				t.Fatalf("refused %q, answering to the invalid id %q", payload, re.ID)
 			}
 			return
+		}
+		if _, err := wire.CheckStrict(payload); err != nil || !utf8.Valid(payload) {
+			t.Fatalf("accepted %q, which is not strict JSON: %v", payload, err)
 		}
 		switch {
 		case !fuzzID.MatchString(req.ID):

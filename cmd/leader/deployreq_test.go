@@ -64,6 +64,19 @@ func TestParseDeployRequest(t *testing.T) {
 		{"wave interval too long", `{"id":"d1","version":"2","all":true,"wave_interval_ms":31536000001}`, "wave_interval_ms 31536000001: want 0 to", true},
 		{"waves span too long", `{"id":"d1","version":"2","workers":["a","b","c"],"wave_size":1,"wave_interval_ms":20000000000}`, "3 waves of 1 would take more than a year to start", true},
 		{"ttl negative", `{"id":"d1","version":"2","all":true,"ttl_ms":-5}`, "ttl_ms -5: want 0 (none) to 31536000000 (a year)", true},
+		// Each field once, by its exact name, in UTF-8: the decoder alone
+		// would keep the last of two, match "ID" to id, and turn bytes
+		// that are not UTF-8 into U+FFFD.
+		{"version twice", `{"id":"d1","version":"2.0.0","all":true,"version":"9.9.9"}`, `key "version" twice in one object (at byte 40): give each key once`, true},
+		{"version twice, escaped", `{"id":"d1","version":"2.0.0","all":true,"versio\u006e":"9"}`, `key "version" twice`, true},
+		{"id twice", `{"id":"d0","version":"2","all":true,"id":"d1"}`, `key "id" twice`, false},
+		{"field in upper case", `{"id":"d1","VERSION":"2","all":true}`, `unknown field "VERSION" (valid: id, kind,`, true},
+		{"id in upper case", `{"ID":"d1","version":"2","all":true}`, `unknown field "ID"`, true},
+		{"id not UTF-8", "{\"id\":\"d\xff1\",\"version\":\"2\",\"all\":true}", "byte 8 (0xff) is not UTF-8", false},
+		{"id with half a surrogate", `{"id":"d1\udc00","version":"2","all":true}`, `escape \udc00 at byte 9 is half a UTF-16 surrogate pair`, false},
+		{"worker not UTF-8", "{\"id\":\"d1\",\"version\":\"2\",\"workers\":[\"w-\xc31\"]}", "byte 39 (0xc3) is not UTF-8", true},
+		{"not UTF-8 and a wrong type", "{\"id\":\"d1\",\"version\":2,\"x\":\"\xff\"}", "version: got JSON number", true},
+		{"id twice and a wrong type", `{"id":"d0","id":"d1","version":2}`, "version: got JSON number", false},
 		{"ttl a string", `{"id":"d1","version":"2","all":true,"ttl_ms":"5s"}`, "ttl_ms: got JSON string, want a whole number of milliseconds", true},
 	}
 	for _, tc := range cases {
