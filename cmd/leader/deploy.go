@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/broker"
+	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -82,6 +83,9 @@ func (o deployOptions) request() (deployRequest, string, error) {
 			return req, "", cli.Usagef("--workers %q: %v", o.workers, err)
 		}
 		req.Workers = ws
+		if err := leader.CheckWaves(len(ws), o.waveSize); err != nil {
+			return req, "", cli.Usagef("--wave-size %d: %v", o.waveSize, err)
+		}
 	}
 	var pass string
 	if o.leaderPasswordFile != "" {

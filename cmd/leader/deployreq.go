@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -139,9 +140,12 @@ func (r deployRequest) validate() error {
 	return checkSpan(len(r.Workers), r.WaveSize, r.WaveIntervalMs)
 }
 
-// checkSpan checks that n workers in waves of size, intervalMs apart,
-// start within maxSpanMs.
+// checkSpan checks that n workers in waves of size make at most
+// leader.MaxWaves waves, which start, intervalMs apart, within maxSpanMs.
 func checkSpan(n, size int, intervalMs int64) error {
+	if err := leader.CheckWaves(n, size); err != nil {
+		return fmt.Errorf("wave_size %d: %w", size, err)
+	}
 	if n == 0 || size == 0 || intervalMs == 0 {
 		return nil
 	}

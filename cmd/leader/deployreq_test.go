@@ -63,6 +63,7 @@ func TestParseDeployRequest(t *testing.T) {
 		{"wave interval negative", `{"id":"d1","version":"2","all":true,"wave_interval_ms":-1}`, "wave_interval_ms -1: want 0 to 31536000000 (a year)", true},
 		{"wave interval too long", `{"id":"d1","version":"2","all":true,"wave_interval_ms":31536000001}`, "wave_interval_ms 31536000001: want 0 to", true},
 		{"waves span too long", `{"id":"d1","version":"2","workers":["a","b","c"],"wave_size":1,"wave_interval_ms":20000000000}`, "3 waves of 1 would take more than a year to start", true},
+		{"too many waves", `{"id":"d1","version":"2","workers":[` + quotedIDs(100_001) + `],"wave_size":1}`, "wave_size 1: 100001 targets in waves of 1 make 100001 waves, at most 100000: want a wave size of at least 2", true},
 		{"ttl negative", `{"id":"d1","version":"2","all":true,"ttl_ms":-5}`, "ttl_ms -5: want 0 (none) to 31536000000 (a year)", true},
 		// Each field once, by its exact name, in UTF-8: the decoder alone
 		// would keep the last of two, match "ID" to id, and turn bytes
@@ -185,4 +186,13 @@ func TestServeAnswersEveryRefusal(t *testing.T) {
 	if !strings.Contains(body, `fleetsim_leader_deploy_requests_total{result="refused"} 2`) {
 		t.Errorf("/metrics lacks the refused requests:\n%s", grepLines(body, "deploy_requests"))
 	}
+}
+
+// quotedIDs is n worker ids, quoted and comma-separated.
+func quotedIDs(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"w-%06d"`, i)
+	}
+	return strings.Join(ids, ",")
 }

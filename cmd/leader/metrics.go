@@ -16,7 +16,7 @@ import (
 type source interface {
 	Stats() leader.Stats
 	Fleet() leader.FleetView
-	Deploys() []leader.DeployProgress
+	DeploySummaries() []leader.DeploySummary
 }
 
 // collector exports a leader's stats as fleetsim_* metrics. It reads
@@ -216,15 +216,15 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	// Bounded: the leader keeps its newest deploys (and those still in
 	// flight), not every deploy it ever made; of those, the newest
 	// deploySeries.
-	deploys := c.src.Deploys()
+	deploys := c.src.DeploySummaries()
 	if c.deploySeries > 0 && len(deploys) > c.deploySeries {
 		deploys = deploys[len(deploys)-c.deploySeries:]
 	}
 	for _, d := range deploys {
 		idx, ver := strconv.Itoa(d.Index), versionLabel(d.Version)
 		gauge(dDeployTargets, float64(d.Targets), idx, ver)
-		gauge(dDeployDelivered, float64(d.Delivered()), idx, ver)
-		gauge(dDeployRejected, float64(d.Rejected()), idx, ver)
+		gauge(dDeployDelivered, float64(d.Totals.Delivered), idx, ver)
+		gauge(dDeployRejected, float64(d.Totals.Rejected), idx, ver)
 	}
 	if c.ctl != nil {
 		n := &c.ctl.counts
