@@ -16,16 +16,20 @@ import (
 )
 
 // deployRequest is what 'leader deploy' publishes on <prefix>/_leader/deploy
-// (docs/PROTOCOL.md, "Operating a running leader").
+// (docs/PROTOCOL.md, "Operating a running leader"): a deploy, or, with
+// Cancel, the cancel of one.
 type deployRequest struct {
 	ID             string   `json:"id"`                // request id; the answer goes to <prefix>/_leader/deploy/<id>
 	Kind           string   `json:"kind,omitempty"`    // firmware (default) or config
-	Version        string   `json:"version"`           // required, wire.ValidVersion
+	Version        string   `json:"version,omitempty"` // required, wire.ValidVersion
 	Workers        []string `json:"workers,omitempty"` // in wave order; empty with all
 	All            bool     `json:"all,omitempty"`     // every worker the leader has seen, sorted by id
 	WaveSize       int      `json:"wave_size,omitempty"`
 	WaveIntervalMs int64    `json:"wave_interval_ms,omitempty"`
 	TTLMs          int64    `json:"ttl_ms,omitempty"`
+	// Cancel is the number of a deploy to cancel (leader.Cancel); a
+	// cancel request holds id and cancel only.
+	Cancel *int `json:"cancel,omitempty"`
 }
 
 // requestFields is what a deploy request may hold, and what each field
@@ -39,6 +43,7 @@ var requestFields = []struct{ name, want string }{
 	{"wave_size", "a whole number, 0 or more"},
 	{"wave_interval_ms", "a whole number of milliseconds"},
 	{"ttl_ms", "a whole number of milliseconds"},
+	{"cancel", "the number of a deploy to cancel, 0 or more"},
 }
 
 const (
@@ -80,7 +85,8 @@ func parseDeployRequest(payload []byte) (deployRequest, error) {
 	if err := decodeStrict(payload, &req); err != nil {
 		return deployRequest{}, refuse(peekID(payload), "%s", err)
 	}
-	if err := checkStrict(payload); err != nil {
+	keys, err := checkStrict(payload)
+	if err != nil {
 		id := req.ID
 		var se *wire.StrictError
 		if wire.ValidWorkerID(id) != nil || errors.As(err, &se) && se.Key == "id" {
@@ -97,10 +103,30 @@ func parseDeployRequest(payload []byte) (deployRequest, error) {
 	if err := wire.ValidWorkerID(req.ID); err != nil {
 		return req, refuse("", "id: %v (it names the answer's topic)", err)
 	}
+	if req.Cancel != nil {
+		if err := validCancel(keys, *req.Cancel); err != nil {
+			return req, refuse(req.ID, "%s", err)
+		}
+		return req, nil
+	}
 	if err := req.validate(); err != nil {
 		return req, refuse(req.ID, "%s", err)
 	}
 	return req, nil
+}
+
+// validCancel checks a cancel request: its deploy number, and that it
+// holds nothing but id and cancel (keys, as sent).
+func validCancel(keys []string, index int) error {
+	for _, k := range keys {
+		if k != "id" && k != "cancel" {
+			return fmt.Errorf("cancel: a cancel request holds id and cancel only, not %s", quote(k))
+		}
+	}
+	if index < 0 {
+		return fmt.Errorf("cancel %d: want the number of a deploy, 0 or more (the number 'leader deploy' printed)", index)
+	}
+	return nil
 }
 
 // validate checks every field but the id.
@@ -161,17 +187,18 @@ func checkSpan(n, size int, intervalMs int64) error {
 // with U+FFFD; a field given twice, of which it keeps the last; and a
 // field name in another case ("ID"), which it matches to a field all the
 // same. Two readers of such a request could disagree on what it asked.
-func checkStrict(payload []byte) error {
+// It returns the object's keys.
+func checkStrict(payload []byte) ([]string, error) {
 	keys, err := wire.CheckStrict(payload)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, k := range keys {
 		if fieldWant(k) == "" {
-			return unknownField(k)
+			return nil, unknownField(k)
 		}
 	}
-	return nil
+	return keys, nil
 }
 
 // decodeStrict decodes one JSON object into v, refusing unknown fields,

@@ -39,7 +39,7 @@ func TestParseDeployRequest(t *testing.T) {
 		{"id reserved", `{"id":"_x","version":"2","all":true}`, "id: worker id \"_x\": must not start with", false},
 		{"id a number", `{"id":7,"version":"2","all":true}`, "id: got JSON number, want a request id string", false},
 
-		{"unknown field", `{"id":"d1","version":"2","all":true,"force":true}`, `unknown field "force" (valid: id, kind, version, workers, all, wave_size, wave_interval_ms, ttl_ms)`, true},
+		{"unknown field", `{"id":"d1","version":"2","all":true,"force":true}`, `unknown field "force" (valid: id, kind, version, workers, all, wave_size, wave_interval_ms, ttl_ms, cancel)`, true},
 		{"unknown long field", `{"id":"d1","version":"2","all":true,"` + long + `":1}`, `unknown field "99999999999999999999999999999999"… (valid: id,`, true},
 		{"version a number", `{"id":"d1","version":2,"all":true}`, "version: got JSON number, want a string of 1 to 64 letters, digits or . _ + -", true},
 		{"version missing", `{"id":"d1","all":true}`, "version is empty: want 1 to 64 characters of letters, digits or . _ + -", true},
@@ -78,6 +78,11 @@ func TestParseDeployRequest(t *testing.T) {
 		{"worker not UTF-8", "{\"id\":\"d1\",\"version\":\"2\",\"workers\":[\"w-\xc31\"]}", "byte 39 (0xc3) is not UTF-8", true},
 		{"not UTF-8 and a wrong type", "{\"id\":\"d1\",\"version\":2,\"x\":\"\xff\"}", "version: got JSON number", true},
 		{"id twice and a wrong type", `{"id":"d0","id":"d1","version":2}`, "version: got JSON number", false},
+		{"cancel", `{"id":"d1","cancel":3}`, "", true},
+		{"cancel negative", `{"id":"d1","cancel":-1}`, "cancel -1: want the number of a deploy, 0 or more", true},
+		{"cancel with a version", `{"id":"d1","cancel":3,"version":"2"}`, `cancel: a cancel request holds id and cancel only, not "version"`, true},
+		{"cancel a string", `{"id":"d1","cancel":"3"}`, "cancel: got JSON string, want the number of a deploy to cancel, 0 or more", true},
+		{"cancel twice", `{"id":"d1","cancel":3,"cancel":4}`, `key "cancel" twice`, true},
 		{"ttl a string", `{"id":"d1","version":"2","all":true,"ttl_ms":"5s"}`, "ttl_ms: got JSON string, want a whole number of milliseconds", true},
 	}
 	for _, tc := range cases {

@@ -145,6 +145,9 @@ func TestExitCodes(t *testing.T) {
 		// command, before it asks the leader anything.
 		{"deploy version -1", []string{"deploy", "--version", "-1", "--workers", "w-0003"}, cli.ExitUsage, `--version "-1": starts with '-': want 1 to 64 characters`},
 		{"deploy in too many waves", []string{"deploy", "--version", "2", "--workers", "w-000000..w-100000", "--wave-size", "1"}, cli.ExitUsage, "--wave-size 1: 100001 targets in waves of 1 make 100001 waves, at most 100000"},
+		{"cancel a negative deploy", []string{"deploy", "--cancel", "-1"}, cli.ExitUsage, "--cancel -1: want the number of a deploy, 0 or more"},
+		{"cancel with a version", []string{"deploy", "--cancel", "3", "--version", "2"}, cli.ExitUsage, "--cancel 3: give no --version with it"},
+		{"deploy bad request id", []string{"deploy", "--version", "2", "--all", "--request-id", "a/b"}, cli.ExitUsage, `--request-id "a/b": worker id "a/b": character '/' not allowed`},
 		{"deploy without targets", []string{"deploy", "--version", "2"}, cli.ExitUsage, "exactly one of --workers"},
 		{"deploy bad range", []string{"deploy", "--version", "2", "--workers", "w-0009..w-0000"}, cli.ExitUsage, "the end is before the start"},
 		{"deploy with nobody listening", []string{"deploy", "--version", "2", "--all", "--broker", "tcp://127.0.0.1:1", "--timeout", "2s"}, cli.ExitRuntime, "connect tcp://127.0.0.1:1"},
