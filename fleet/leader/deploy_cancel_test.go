@@ -48,7 +48,7 @@ func noneSent(t *testing.T, cmds chan sent, what string) {
 // updates are withdrawn, the first wave's finish (one acked, counted
 // delivered; one answered full, dropped and counted cancelled, not
 // retried); and a leader restarted on the outbox shows it cancelled and
-// does not send it either.
+// does not send it either, and still knows which request started it.
 func TestCancelDeploy(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	mem, err := outbox.NewMemory(outbox.Options{Clock: clk})
@@ -60,7 +60,7 @@ func TestCancelDeploy(t *testing.T) {
 	for _, w := range []string{"w-1", "w-2", "w-3", "w-4"} {
 		first.status(w, "offline a-"+w)
 	}
-	plan := leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2", "w-3", "w-4"}, WaveSize: 2, WaveInterval: time.Minute}
+	plan := leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2", "w-3", "w-4"}, WaveSize: 2, WaveInterval: time.Minute, Request: "r-1"}
 	if _, err := first.l.Deploy(ctx, plan); err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +105,9 @@ func TestCancelDeploy(t *testing.T) {
 
 	second := startOnStore(t, clk, mem)
 	want(second.rig, "the cancel after a restart")
+	if d, ok := second.l.DeployFor("r-1"); !ok || d.Index != 0 {
+		t.Errorf("after a restart, the deploy of request r-1: %+v, %v; want deploy 0 (a copy of the request must not start another)", d, ok)
+	}
 	fleettest.Advance(t, clk, time.Minute, "the progress tick")
 	second.reconnect("w-1", "w-2", "w-3", "w-4")
 	noneSent(t, second.sent, "after the restart")
