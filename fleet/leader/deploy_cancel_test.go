@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -122,34 +123,46 @@ func TestCancelDeploy(t *testing.T) {
 // TestCancelSurvivesCrash: the withdrawn updates are gone from the
 // outbox as soon as Cancel returns, so a leader killed before it could
 // save the deploy's record as cancelled does not send them after its
-// restart.
+// restart; on either store, whose Overwrite and TTL the withdrawal rests
+// on.
 func TestCancelSurvivesCrash(t *testing.T) {
-	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
-	mem, err := outbox.NewMemory(outbox.Options{Clock: clk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &frozenRecords{Store: mem}
-	ctx := context.Background()
-	first := startOnStore(t, clk, st)
-	first.status("w-1", "offline a")
-	first.status("w-2", "offline b")
-	if _, err := first.l.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2"}, WaveSize: 1, WaveInterval: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	st.frozen.Store(true) // killed: nothing the leader writes to its records from here on stays
-	if res, err := first.l.Cancel(ctx, 0); err != nil || res.Withdrawn != 2 {
-		t.Fatalf("cancel: %+v, %v; want 2 withdrawn", res, err)
-	}
-	first.stop(t)
+	for _, name := range []string{"memory", "bolt"} {
+		t.Run(name, func(t *testing.T) {
+			clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+			var store outbox.Store
+			var err error
+			if name == "memory" {
+				store, err = outbox.NewMemory(outbox.Options{Clock: clk})
+			} else {
+				store, err = outbox.OpenBolt(filepath.Join(t.TempDir(), "outbox.db"), outbox.Options{Clock: clk, Durability: outbox.None})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = store.Close() })
+			st := &frozenRecords{Store: store}
+			ctx := context.Background()
+			first := startOnStore(t, clk, st)
+			first.status("w-1", "offline a")
+			first.status("w-2", "offline b")
+			if _, err := first.l.Deploy(ctx, leader.DeployPlan{Version: "2.0.0", Workers: []string{"w-1", "w-2"}, WaveSize: 1, WaveInterval: time.Minute}); err != nil {
+				t.Fatal(err)
+			}
+			st.frozen.Store(true) // killed: nothing the leader writes to its records from here on stays
+			if res, err := first.l.Cancel(ctx, 0); err != nil || res.Withdrawn != 2 {
+				t.Fatalf("cancel: %+v, %v; want 2 withdrawn", res, err)
+			}
+			first.stop(t)
 
-	st.frozen.Store(false)
-	second := startOnStore(t, clk, st)
-	fleettest.Advance(t, clk, time.Minute, "both waves due")
-	second.reconnect("w-1", "w-2")
-	fleettest.Eventually(t, 10*time.Second, "the withdrawing versions dropped unsent", func() error {
-		s := mem.Stats()
-		return fleettest.Unless(s.Depth == 0 && s.Expired == 2, "outbox %+v", s)
-	})
-	noneSent(t, second.sent, "after the restart")
+			st.frozen.Store(false)
+			second := startOnStore(t, clk, st)
+			fleettest.Advance(t, clk, time.Minute, "both waves due")
+			second.reconnect("w-1", "w-2")
+			fleettest.Eventually(t, 10*time.Second, "the withdrawing versions dropped unsent", func() error {
+				s := store.Stats()
+				return fleettest.Unless(s.Depth == 0 && s.Expired == 2, "outbox %+v", s)
+			})
+			noneSent(t, second.sent, "after the restart")
+		})
+	}
 }
