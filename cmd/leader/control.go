@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -13,18 +15,30 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
-// deployAnswer is the leader's answer: the deploy is in the outbox (durable)
-// when OK is true.
+// deployAnswer is the leader's answer to a deploy request: the deploy is
+// in the outbox (durable) when OK is true. To a cancel request: the
+// deploy's queued updates are withdrawn (durable) when OK is true.
 type deployAnswer struct {
 	ID      string `json:"id"`
 	OK      bool   `json:"ok"`
 	Error   string `json:"error,omitempty"`
-	Deploy  int    `json:"deploy"`  // index in the leader's deploy list (this process)
+	Deploy  int    `json:"deploy"`  // the deploy's number (leader.Deploy's index)
 	Targets int    `json:"targets"` // workers targeted
 	Waves   int    `json:"waves"`
+	// Again: a deploy request whose id started a deploy before (an
+	// earlier copy, whose answer was lost): this is that deploy, and
+	// nothing new started. A cancel request: the deploy was cancelled
+	// before.
+	Again bool `json:"again,omitempty"`
+	// A cancel's: updates withdrawn (never sent), updates out for
+	// delivery (they finish), and whether the deploy had nothing left
+	// queued to cancel.
+	Withdrawn int  `json:"withdrawn,omitempty"`
+	InFlight  int  `json:"in_flight,omitempty"`
+	Finished  bool `json:"finished,omitempty"`
 }
 
-// control serves deploy requests for a running leader.
+// control serves deploy and cancel requests for a running leader.
 type control struct {
 	l      *leader.Leader
 	link   leader.Link
@@ -34,17 +48,34 @@ type control struct {
 	counts requestCounts
 }
 
-// requestCounts counts deploy requests by what became of them.
+// requestCounts counts deploy requests by what became of them, and
+// answers by how they went out.
 type requestCounts struct {
 	started    atomic.Uint64 // in the outbox, answered ok
+	repeated   atomic.Uint64 // a deploy request whose id started a deploy before: answered with it
+	cancelled  atomic.Uint64 // a cancel request answered ok
 	refused    atomic.Uint64 // answered with the reason
 	unanswered atomic.Uint64 // no valid id (or too large to look): logged only
-	dropped    atomic.Uint64 // too many waiting: the requester times out
+	dropped    atomic.Uint64 // too many waiting: the requester asks again or times out
+
+	answeredQoS1 atomic.Uint64 // the broker took the answer (PUBACK)
+	answeredQoS0 atomic.Uint64 // QoS 1 failed; handed to the client at QoS 0
+	answersLost  atomic.Uint64 // neither, after answerTries: the requester asks again or reports the outcome unknown
 }
+
+// Publishing an answer: each try waits answerWait for the broker's
+// PUBACK, then falls back to QoS 0 at once; after a failed try the next
+// comes after answerBackoff, doubling, answerTries in all.
+const (
+	answerWait    = 2 * time.Second
+	answerBackoff = 200 * time.Millisecond
+	answerTries   = 4
+)
 
 // onRequest runs on the MQTT delivery goroutine: it must not block or
 // publish, so it only queues the payload (dropping it, logged, when 16 are
-// already waiting: the requester's timeout tells its user).
+// already waiting: the requester asks again, or its timeout tells its
+// user).
 func (c *control) onRequest(_ string, payload []byte) {
 	select {
 	case c.reqs <- payload:
@@ -70,10 +101,10 @@ func (c *control) start(ctx context.Context, wg *sync.WaitGroup) {
 	})
 }
 
-// serve answers one deploy request on its answer topic: with the deploy
-// it started, or with why it was refused. A request without a valid id
-// has no answer topic: it is counted and logged, briefly (the reason,
-// never the request).
+// serve answers one request on its answer topic: with the deploy it
+// started (or had started for the same id), the cancel it made, or why
+// it was refused. A request without a valid id has no answer topic: it
+// is counted and logged, briefly (the reason, never the request).
 func (c *control) serve(ctx context.Context, payload []byte) {
 	var ans deployAnswer
 	req, err := parseDeployRequest(payload)
@@ -85,26 +116,81 @@ func (c *control) serve(ctx context.Context, payload []byte) {
 		return
 	case err != nil:
 		ans = deployAnswer{ID: re.ID, Error: re.Reason}
+	case req.Cancel != nil:
+		ans = c.cancel(ctx, req)
 	default:
 		ans = c.deploy(ctx, req)
 	}
-	if ans.OK {
-		c.counts.started.Add(1)
-		c.log.Info("deploy started", "id", req.ID, "version", req.Version, "targets", ans.Targets, "waves", ans.Waves)
-	} else {
+	switch {
+	case !ans.OK:
 		c.counts.refused.Add(1)
-		c.log.Warn("deploy refused", "id", ans.ID, "err", ans.Error)
+		c.log.Warn("deploy request refused", "id", ans.ID, "err", ans.Error)
+	case req.Cancel != nil:
+		c.counts.cancelled.Add(1)
+		c.log.Info("deploy cancelled", "id", req.ID, "deploy", ans.Deploy, "withdrawn", ans.Withdrawn, "in_flight", ans.InFlight, "again", ans.Again)
+	case ans.Again:
+		c.counts.repeated.Add(1)
+		c.log.Info("deploy request asked again: answered with the deploy it started", "id", req.ID, "deploy", ans.Deploy)
+	default:
+		c.counts.started.Add(1)
+		c.log.Info("deploy started", "id", req.ID, "deploy", ans.Deploy, "version", req.Version, "targets", ans.Targets, "waves", ans.Waves)
 	}
 	b, _ := json.Marshal(ans)
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := c.link.Publish(pctx, c.topics.LeaderDeployReply(ans.ID), 1, false, b); err != nil {
-		c.log.Warn("deploy answer not published", "id", ans.ID, "err", err)
+	c.answer(ctx, c.topics.LeaderDeployReply(ans.ID), ans.ID, b)
+}
+
+// answer publishes an answer, trying hard: the deploy it reports has
+// started whether or not the requester hears so. QoS 1 needs a packet id
+// and the broker's PUBACK, which a client whose in-flight window a flood
+// has filled may not get ("no message IDs available"); QoS 0 needs
+// neither, so each failed QoS 1 try falls back to it at once. A requester
+// that still hears nothing asks again with the same id, and is answered
+// again without a second deploy (see deploy).
+func (c *control) answer(ctx context.Context, topic, id string, b []byte) {
+	wait := answerBackoff
+	for try := 1; ; try++ {
+		pctx, cancel := context.WithTimeout(ctx, answerWait)
+		err := c.link.Publish(pctx, topic, 1, false, b)
+		cancel()
+		if err == nil {
+			c.counts.answeredQoS1.Add(1)
+			return
+		}
+		err0 := c.link.Send(topic, 0, b)
+		if err0 == nil {
+			c.counts.answeredQoS0.Add(1)
+			c.log.Info("deploy answer sent at QoS 0: QoS 1 failed", "id", id, "err", err)
+			return
+		}
+		if try == answerTries || ctx.Err() != nil {
+			c.counts.answersLost.Add(1)
+			c.log.Warn("deploy answer not published: the requester asks again with the same id, or reports the outcome unknown",
+				"id", id, "tries", try, "err", err, "qos0_err", err0)
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		wait *= 2
 	}
 }
 
+// deploy starts the deploy req asks for, once per request id: a request
+// whose id started a deploy the leader keeps (its answer was lost, and it
+// was asked again) is answered with that deploy.
 func (c *control) deploy(ctx context.Context, req deployRequest) deployAnswer {
 	ans := deployAnswer{ID: req.ID}
+	if d, ok := c.l.DeployFor(req.ID); ok {
+		if d.Version != req.Version || string(d.Kind) != cmp.Or(req.Kind, string(wire.KindFirmware)) {
+			ans.Error = fmt.Sprintf("id: request %s started deploy %d of %s %s before: give each request an id of its own", req.ID, d.Index, d.Kind, d.Version)
+			return ans
+		}
+		ans.OK, ans.Again, ans.Deploy, ans.Targets, ans.Waves = true, true, d.Index, d.Targets, len(d.Waves)
+		return ans
+	}
 	plan, err := req.plan(c.l)
 	if err == nil {
 		ans.Deploy, err = c.l.Deploy(ctx, plan)
@@ -122,12 +208,28 @@ func (c *control) deploy(ctx context.Context, req deployRequest) deployAnswer {
 	return ans
 }
 
+// cancel cancels the deploy req names.
+func (c *control) cancel(ctx context.Context, req deployRequest) deployAnswer {
+	ans := deployAnswer{ID: req.ID, Deploy: *req.Cancel}
+	res, err := c.l.Cancel(ctx, *req.Cancel)
+	if err != nil {
+		ans.Error = err.Error()
+		return ans
+	}
+	ans.OK, ans.Again, ans.Finished, ans.Withdrawn, ans.InFlight = true, res.Again, res.Finished, res.Withdrawn, res.InFlight
+	if d, ok := c.l.Progress(*req.Cancel); ok {
+		ans.Targets, ans.Waves = d.Targets, len(d.Waves)
+	}
+	return ans
+}
+
 // plan turns a request into a DeployPlan, resolving "all" to the workers
 // the leader has seen.
 func (r deployRequest) plan(l *leader.Leader) (leader.DeployPlan, error) {
 	p := leader.DeployPlan{
 		Kind: wire.Kind(r.Kind), Version: r.Version, Workers: r.Workers, WaveSize: r.WaveSize,
 		WaveInterval: time.Duration(r.WaveIntervalMs) * time.Millisecond, TTL: time.Duration(r.TTLMs) * time.Millisecond,
+		Request: r.ID,
 	}
 	if r.All {
 		if len(r.Workers) > 0 {

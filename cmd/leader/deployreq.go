@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,20 +11,25 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // deployRequest is what 'leader deploy' publishes on <prefix>/_leader/deploy
-// (docs/PROTOCOL.md, "Operating a running leader").
+// (docs/PROTOCOL.md, "Operating a running leader"): a deploy, or, with
+// Cancel, the cancel of one.
 type deployRequest struct {
 	ID             string   `json:"id"`                // request id; the answer goes to <prefix>/_leader/deploy/<id>
 	Kind           string   `json:"kind,omitempty"`    // firmware (default) or config
-	Version        string   `json:"version"`           // required, wire.ValidVersion
+	Version        string   `json:"version,omitempty"` // required, wire.ValidVersion
 	Workers        []string `json:"workers,omitempty"` // in wave order; empty with all
 	All            bool     `json:"all,omitempty"`     // every worker the leader has seen, sorted by id
 	WaveSize       int      `json:"wave_size,omitempty"`
 	WaveIntervalMs int64    `json:"wave_interval_ms,omitempty"`
 	TTLMs          int64    `json:"ttl_ms,omitempty"`
+	// Cancel is the number of a deploy to cancel (leader.Cancel); a
+	// cancel request holds id and cancel only.
+	Cancel *int `json:"cancel,omitempty"`
 }
 
 // requestFields is what a deploy request may hold, and what each field
@@ -31,12 +37,13 @@ type deployRequest struct {
 var requestFields = []struct{ name, want string }{
 	{"id", "a request id string of 1 to 64 characters A-Z a-z 0-9 _ -"},
 	{"kind", `"firmware" or "config"`},
-	{"version", "a string of 1 to 64 letters, digits or . _ + -"},
+	{"version", "a string of 1 to 64 letters, digits or . _ + -, starting with a letter or digit"},
 	{"workers", "an array of worker id strings"},
 	{"all", "true or false"},
 	{"wave_size", "a whole number, 0 or more"},
 	{"wave_interval_ms", "a whole number of milliseconds"},
 	{"ttl_ms", "a whole number of milliseconds"},
+	{"cancel", "the number of a deploy to cancel, 0 or more"},
 }
 
 const (
@@ -67,8 +74,9 @@ func refuse(id, format string, a ...any) *requestError {
 
 // parseDeployRequest decodes and checks a deploy request as strictly as
 // the leader checks a worker's envelope: one JSON object of at most
-// maxRequestSize bytes, no unknown field, every field of its type, every
-// value valid. Every refusal is a *requestError.
+// maxRequestSize bytes, UTF-8, no unknown field, each field once and by
+// its exact name, every field of its type, every value valid. Every
+// refusal is a *requestError.
 func parseDeployRequest(payload []byte) (deployRequest, error) {
 	var req deployRequest
 	if len(payload) > maxRequestSize {
@@ -77,16 +85,48 @@ func parseDeployRequest(payload []byte) (deployRequest, error) {
 	if err := decodeStrict(payload, &req); err != nil {
 		return deployRequest{}, refuse(peekID(payload), "%s", err)
 	}
+	keys, err := checkStrict(payload)
+	if err != nil {
+		id := req.ID
+		var se *wire.StrictError
+		if wire.ValidWorkerID(id) != nil || errors.As(err, &se) && se.Key == "id" {
+			// Decoding altered it (invalid UTF-8 becomes U+FFFD, never
+			// valid in an id), or the request names two: no topic is
+			// the requester's for sure.
+			id = ""
+		}
+		return deployRequest{}, refuse(id, "%s", err)
+	}
 	if req.ID == "" {
 		return req, refuse("", "id: required, %s (the answer goes to <prefix>/_leader/deploy/<id>)", requestFields[0].want)
 	}
 	if err := wire.ValidWorkerID(req.ID); err != nil {
 		return req, refuse("", "id: %v (it names the answer's topic)", err)
 	}
+	if req.Cancel != nil {
+		if err := validCancel(keys, *req.Cancel); err != nil {
+			return req, refuse(req.ID, "%s", err)
+		}
+		return req, nil
+	}
 	if err := req.validate(); err != nil {
 		return req, refuse(req.ID, "%s", err)
 	}
 	return req, nil
+}
+
+// validCancel checks a cancel request: its deploy number, and that it
+// holds nothing but id and cancel (keys, as sent).
+func validCancel(keys []string, index int) error {
+	for _, k := range keys {
+		if k != "id" && k != "cancel" {
+			return fmt.Errorf("cancel: a cancel request holds id and cancel only, not %s", quote(k))
+		}
+	}
+	if index < 0 {
+		return fmt.Errorf("cancel %d: want the number of a deploy, 0 or more (the number 'leader deploy' printed)", index)
+	}
+	return nil
 }
 
 // validate checks every field but the id.
@@ -126,9 +166,12 @@ func (r deployRequest) validate() error {
 	return checkSpan(len(r.Workers), r.WaveSize, r.WaveIntervalMs)
 }
 
-// checkSpan checks that n workers in waves of size, intervalMs apart,
-// start within maxSpanMs.
+// checkSpan checks that n workers in waves of size make at most
+// leader.MaxWaves waves, which start, intervalMs apart, within maxSpanMs.
 func checkSpan(n, size int, intervalMs int64) error {
+	if err := leader.CheckWaves(n, size); err != nil {
+		return fmt.Errorf("wave_size %d: %w", size, err)
+	}
 	if n == 0 || size == 0 || intervalMs == 0 {
 		return nil
 	}
@@ -137,6 +180,25 @@ func checkSpan(n, size int, intervalMs int64) error {
 		return fmt.Errorf("wave_interval_ms %d: %d waves of %d would take more than a year to start; want a larger wave_size or a shorter interval", intervalMs, waves, size)
 	}
 	return nil
+}
+
+// checkStrict refuses what decodeStrict lets pass: text that is not
+// UTF-8 (or escapes half a surrogate pair), which the decoder replaces
+// with U+FFFD; a field given twice, of which it keeps the last; and a
+// field name in another case ("ID"), which it matches to a field all the
+// same. Two readers of such a request could disagree on what it asked.
+// It returns the object's keys.
+func checkStrict(payload []byte) ([]string, error) {
+	keys, err := wire.CheckStrict(payload)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if fieldWant(k) == "" {
+			return nil, unknownField(k)
+		}
+	}
+	return keys, nil
 }
 
 // decodeStrict decodes one JSON object into v, refusing unknown fields,
@@ -157,28 +219,34 @@ func decodeStrict(data []byte, v *deployRequest) error {
 		if te.Field == "" {
 			return fmt.Errorf("got JSON %s, want one JSON object (see docs/PROTOCOL.md)", clip(te.Value, 40))
 		}
-		return fmt.Errorf("%s: got JSON %s, want %s", te.Field, clip(te.Value, 40), fieldWant(te.Field))
+		return fmt.Errorf("%s: got JSON %s, want %s", te.Field, clip(te.Value, 40), cmp.Or(fieldWant(te.Field), "another type"))
 	}
 	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		if s, uerr := strconv.Unquote(name); uerr == nil {
-			name = quote(s)
+			return unknownField(s)
 		}
-		names := make([]string, len(requestFields))
-		for i, f := range requestFields {
-			names[i] = f.name
-		}
-		return fmt.Errorf("unknown field %s (valid: %s)", name, strings.Join(names, ", "))
+		return unknownField(name)
 	}
 	return fmt.Errorf("not JSON: %s (want one JSON object, see docs/PROTOCOL.md)", strings.TrimPrefix(err.Error(), "json: "))
 }
 
+// unknownField is the refusal of a field no request holds.
+func unknownField(name string) error {
+	names := make([]string, len(requestFields))
+	for i, f := range requestFields {
+		names[i] = f.name
+	}
+	return fmt.Errorf("unknown field %s (valid: %s)", quote(name), strings.Join(names, ", "))
+}
+
+// fieldWant says what field name takes, or "" for no such field.
 func fieldWant(name string) string {
 	for _, f := range requestFields {
 		if f.name == name {
 			return f.want
 		}
 	}
-	return "another type"
+	return ""
 }
 
 // peekID returns the id of a request decodeStrict refused, if it has a
@@ -188,6 +256,13 @@ func peekID(payload []byte) string {
 		ID string `json:"id"`
 	}
 	if json.Unmarshal(payload, &p) != nil || wire.ValidWorkerID(p.ID) != nil {
+		return ""
+	}
+	// An id the decoder altered (bytes that are not UTF-8 become U+FFFD)
+	// is not a valid one; an id given twice is not the requester's for
+	// sure.
+	var se *wire.StrictError
+	if _, err := wire.CheckStrict(payload); errors.As(err, &se) && se.Key == "id" {
 		return ""
 	}
 	return p.ID

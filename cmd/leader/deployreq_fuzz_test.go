@@ -4,16 +4,20 @@ import (
 	"encoding/json"
 	"regexp"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 var (
 	fuzzID      = regexp.MustCompile(`^[A-Za-z0-9.-][A-Za-z0-9._-]{0,63}$`)
-	fuzzVersion = regexp.MustCompile(`^[A-Za-z0-9._+-]{1,64}$`)
+	fuzzVersion = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$`)
 )
 
 // FuzzDeployRequest: no payload crashes the deploy request decoder; a
 // refusal has a reason of bounded length and is answered only to a valid
-// id; and a request it accepts keeps every rule (checked here apart from
+// id; and a request it accepts is strict JSON (UTF-8, each key once) and
+// keeps every rule (a cancel request: a deploy number and nothing else) (checked here apart from
 // the decoder's own code) and decodes again, re-encoded, to itself. The
 // seed corpus is in testdata/fuzz/FuzzDeployRequest.
 func FuzzDeployRequest(f *testing.F) {
@@ -31,9 +35,20 @@ func FuzzDeployRequest(f *testing.F) {
 			}
 			return
 		}
-		switch {
-		case !fuzzID.MatchString(req.ID):
+		if _, err := wire.CheckStrict(payload); err != nil || !utf8.Valid(payload) {
+			t.Fatalf("accepted %q, which is not strict JSON: %v", payload, err)
+		}
+		if !fuzzID.MatchString(req.ID) {
 			t.Fatalf("accepted %q with id %q", payload, req.ID)
+		}
+		if req.Cancel != nil {
+			if *req.Cancel < 0 || req.Version != "" || req.Kind != "" || req.All || len(req.Workers) > 0 || req.WaveSize != 0 || req.WaveIntervalMs != 0 || req.TTLMs != 0 {
+				t.Fatalf("accepted %q as a cancel of %d with other fields: %+v", payload, *req.Cancel, req)
+			}
+			roundTrip(t, payload, req)
+			return
+		}
+		switch {
 		case req.Kind != "" && req.Kind != "firmware" && req.Kind != "config":
 			t.Fatalf("accepted %q with kind %q", payload, req.Kind)
 		case !fuzzVersion.MatchString(req.Version):
@@ -55,16 +70,23 @@ func FuzzDeployRequest(f *testing.F) {
 				t.Fatalf("accepted %q whose %d waves take more than a year to start", payload, waves)
 			}
 		}
-		b, err := json.Marshal(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := parseDeployRequest(b)
-		if err != nil {
-			t.Fatalf("accepted %q, but not its re-encoding %q: %v", payload, b, err)
-		}
-		if c, _ := json.Marshal(again); string(c) != string(b) {
-			t.Fatalf("re-encoding %q decodes to %q", b, c)
-		}
+		roundTrip(t, payload, req)
 	})
+}
+
+// roundTrip checks that req, accepted from payload, decodes again,
+// re-encoded, to itself.
+func roundTrip(t *testing.T, payload []byte, req deployRequest) {
+	t.Helper()
+	b, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := parseDeployRequest(b)
+	if err != nil {
+		t.Fatalf("accepted %q, but not its re-encoding %q: %v", payload, b, err)
+	}
+	if c, _ := json.Marshal(again); string(c) != string(b) {
+		t.Fatalf("re-encoding %q decodes to %q", b, c)
+	}
 }

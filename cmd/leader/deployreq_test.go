@@ -39,12 +39,13 @@ func TestParseDeployRequest(t *testing.T) {
 		{"id reserved", `{"id":"_x","version":"2","all":true}`, "id: worker id \"_x\": must not start with", false},
 		{"id a number", `{"id":7,"version":"2","all":true}`, "id: got JSON number, want a request id string", false},
 
-		{"unknown field", `{"id":"d1","version":"2","all":true,"force":true}`, `unknown field "force" (valid: id, kind, version, workers, all, wave_size, wave_interval_ms, ttl_ms)`, true},
+		{"unknown field", `{"id":"d1","version":"2","all":true,"force":true}`, `unknown field "force" (valid: id, kind, version, workers, all, wave_size, wave_interval_ms, ttl_ms, cancel)`, true},
 		{"unknown long field", `{"id":"d1","version":"2","all":true,"` + long + `":1}`, `unknown field "99999999999999999999999999999999"… (valid: id,`, true},
 		{"version a number", `{"id":"d1","version":2,"all":true}`, "version: got JSON number, want a string of 1 to 64 letters, digits or . _ + -", true},
 		{"version missing", `{"id":"d1","all":true}`, "version is empty: want 1 to 64 characters of letters, digits or . _ + -", true},
 		{"version with a newline", `{"id":"d1","version":"2.0\n","all":true}`, `version "2.0\n": character '\n' not allowed`, true},
 		{"version too long", `{"id":"d1","version":"` + long + `","all":true}`, "is 60000 characters: want 1 to 64", true},
+		{"version -1", `{"id":"d1","version":"-1","workers":["w-0003"]}`, `version "-1": starts with '-'`, true},
 		{"version with a space", `{"id":"d1","version":"2 0","all":true}`, `character ' ' not allowed`, true},
 		{"kind unknown", `{"id":"d1","kind":"job","version":"2","all":true}`, `kind "job": want firmware (the default) or config`, true},
 		{"kind a number", `{"id":"d1","kind":1,"version":"2","all":true}`, `kind: got JSON number, want "firmware" or "config"`, true},
@@ -62,7 +63,26 @@ func TestParseDeployRequest(t *testing.T) {
 		{"wave interval negative", `{"id":"d1","version":"2","all":true,"wave_interval_ms":-1}`, "wave_interval_ms -1: want 0 to 31536000000 (a year)", true},
 		{"wave interval too long", `{"id":"d1","version":"2","all":true,"wave_interval_ms":31536000001}`, "wave_interval_ms 31536000001: want 0 to", true},
 		{"waves span too long", `{"id":"d1","version":"2","workers":["a","b","c"],"wave_size":1,"wave_interval_ms":20000000000}`, "3 waves of 1 would take more than a year to start", true},
+		{"too many waves", `{"id":"d1","version":"2","workers":[` + quotedIDs(100_001) + `],"wave_size":1}`, "wave_size 1: 100001 targets in waves of 1 make 100001 waves, at most 100000: want a wave size of at least 2", true},
 		{"ttl negative", `{"id":"d1","version":"2","all":true,"ttl_ms":-5}`, "ttl_ms -5: want 0 (none) to 31536000000 (a year)", true},
+		// Each field once, by its exact name, in UTF-8: the decoder alone
+		// would keep the last of two, match "ID" to id, and turn bytes
+		// that are not UTF-8 into U+FFFD.
+		{"version twice", `{"id":"d1","version":"2.0.0","all":true,"version":"9.9.9"}`, `key "version" twice in one object (at byte 40): give each key once`, true},
+		{"version twice, escaped", `{"id":"d1","version":"2.0.0","all":true,"versio\u006e":"9"}`, `key "version" twice`, true},
+		{"id twice", `{"id":"d0","version":"2","all":true,"id":"d1"}`, `key "id" twice`, false},
+		{"field in upper case", `{"id":"d1","VERSION":"2","all":true}`, `unknown field "VERSION" (valid: id, kind,`, true},
+		{"id in upper case", `{"ID":"d1","version":"2","all":true}`, `unknown field "ID"`, true},
+		{"id not UTF-8", "{\"id\":\"d\xff1\",\"version\":\"2\",\"all\":true}", "byte 8 (0xff) is not UTF-8", false},
+		{"id with half a surrogate", `{"id":"d1\udc00","version":"2","all":true}`, `escape \udc00 at byte 9 is half a UTF-16 surrogate pair`, false},
+		{"worker not UTF-8", "{\"id\":\"d1\",\"version\":\"2\",\"workers\":[\"w-\xc31\"]}", "byte 39 (0xc3) is not UTF-8", true},
+		{"not UTF-8 and a wrong type", "{\"id\":\"d1\",\"version\":2,\"x\":\"\xff\"}", "version: got JSON number", true},
+		{"id twice and a wrong type", `{"id":"d0","id":"d1","version":2}`, "version: got JSON number", false},
+		{"cancel", `{"id":"d1","cancel":3}`, "", true},
+		{"cancel negative", `{"id":"d1","cancel":-1}`, "cancel -1: want the number of a deploy, 0 or more", true},
+		{"cancel with a version", `{"id":"d1","cancel":3,"version":"2"}`, `cancel: a cancel request holds id and cancel only, not "version"`, true},
+		{"cancel a string", `{"id":"d1","cancel":"3"}`, "cancel: got JSON string, want the number of a deploy to cancel, 0 or more", true},
+		{"cancel twice", `{"id":"d1","cancel":3,"cancel":4}`, `key "cancel" twice`, true},
 		{"ttl a string", `{"id":"d1","version":"2","all":true,"ttl_ms":"5s"}`, "ttl_ms: got JSON string, want a whole number of milliseconds", true},
 	}
 	for _, tc := range cases {
@@ -171,4 +191,13 @@ func TestServeAnswersEveryRefusal(t *testing.T) {
 	if !strings.Contains(body, `fleetsim_leader_deploy_requests_total{result="refused"} 2`) {
 		t.Errorf("/metrics lacks the refused requests:\n%s", grepLines(body, "deploy_requests"))
 	}
+}
+
+// quotedIDs is n worker ids, quoted and comma-separated.
+func quotedIDs(n int) string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf(`"w-%06d"`, i)
+	}
+	return strings.Join(ids, ",")
 }

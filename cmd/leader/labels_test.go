@@ -40,9 +40,9 @@ type hostileFleet struct {
 	deploys   []leader.DeployProgress
 }
 
-func (hostileFleet) Stats() leader.Stats                { return leader.Stats{} }
-func (h hostileFleet) Fleet() leader.FleetView          { return leader.FleetView{ByVersion: h.byVersion} }
-func (h hostileFleet) Deploys() []leader.DeployProgress { return h.deploys }
+func (hostileFleet) Stats() leader.Stats                       { return leader.Stats{} }
+func (h hostileFleet) Fleet() leader.FleetView                 { return leader.FleetView{ByVersion: h.byVersion} }
+func (h hostileFleet) DeploySummaries() []leader.DeploySummary { return summaries(h.deploys) }
 
 // TestLabelsBounded: the version labels /metrics exports are valid
 // versions only, and only so many: 100 versions reported by workers (one

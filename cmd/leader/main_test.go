@@ -151,6 +151,13 @@ func TestExitCodes(t *testing.T) {
 		{"corrupt outbox", []string{"--outbox", corrupt, "--listen", "127.0.0.1:0"}, cli.ExitOutbox, "not a bbolt database or is damaged"},
 		{"deploy without version", []string{"deploy", "--all"}, cli.ExitUsage, "--version is required"},
 		{"deploy bad version", []string{"deploy", "--version", "2.0\n", "--all"}, cli.ExitUsage, `--version "2.0\n": character '\n' not allowed: want 1 to 64 characters of letters, digits or . _ + -`},
+		// The worker refuses a version that starts with "-": so does the
+		// command, before it asks the leader anything.
+		{"deploy version -1", []string{"deploy", "--version", "-1", "--workers", "w-0003"}, cli.ExitUsage, `--version "-1": starts with '-': want 1 to 64 characters`},
+		{"deploy in too many waves", []string{"deploy", "--version", "2", "--workers", "w-000000..w-100000", "--wave-size", "1"}, cli.ExitUsage, "--wave-size 1: 100001 targets in waves of 1 make 100001 waves, at most 100000"},
+		{"cancel a negative deploy", []string{"deploy", "--cancel", "-1"}, cli.ExitUsage, "--cancel -1: want the number of a deploy, 0 or more"},
+		{"cancel with a version", []string{"deploy", "--cancel", "3", "--version", "2"}, cli.ExitUsage, "--cancel 3: give no --version with it"},
+		{"deploy bad request id", []string{"deploy", "--version", "2", "--all", "--request-id", "a/b"}, cli.ExitUsage, `--request-id "a/b": worker id "a/b": character '/' not allowed`},
 		{"deploy without targets", []string{"deploy", "--version", "2"}, cli.ExitUsage, "exactly one of --workers"},
 		{"deploy bad range", []string{"deploy", "--version", "2", "--workers", "w-0009..w-0000"}, cli.ExitUsage, "the end is before the start"},
 		{"deploy with nobody listening", []string{"deploy", "--version", "2", "--all", "--broker", "tcp://127.0.0.1:1", "--timeout", "2s"}, cli.ExitRuntime, "connect tcp://127.0.0.1:1"},

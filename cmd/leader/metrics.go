@@ -17,7 +17,7 @@ import (
 type source interface {
 	Stats() leader.Stats
 	Fleet() leader.FleetView
-	Deploys() []leader.DeployProgress
+	DeploySummaries() []leader.DeploySummary
 }
 
 // collector exports a leader's stats as fleetsim_* metrics. It reads
@@ -73,26 +73,27 @@ var (
 	dAcked       = fromResult("outbox.acked", "Commands delivered and removed.")
 
 	// The leader's mailbox and counters.
-	dMbDepth    = fromResult("leader.mailbox.depth", "Worker requests and telemetry waiting for the leader.")
-	dMbCap      = fromResult("leader.mailbox.capacity", "Capacity of the leader's mailbox.")
-	dMbRejected = fromResult("leader.mailbox.rejected", "Messages the full mailbox refused (answered full, retry after).")
-	dMbDropped  = fromResult("leader.mailbox.dropped", "Messages the mailbox dropped by its policy.")
-	dMbWait     = fromResult("leader.mailbox.wait.p99", "Time from a message's arrival to the leader taking it.")
-	dHbReceived = fromResult("heartbeats.received", "Heartbeats received.")
-	dHbDone     = fromResult("heartbeats.processed", "Heartbeats processed (the rest were coalesced into newer ones).")
-	dHbCoalesce = desc("leader_heartbeats_coalesced_total", "Heartbeats replaced by a newer one before the leader looked.")
-	dRequests   = fromResult("leader.requests_received", "")
-	dTelemetry  = fromResult("leader.telemetry_received", "")
-	dFull       = fromResult("leader.answered_full", "Requests and telemetry answered full, retry after.")
-	dAcks       = desc("leader_acks_total", "Acks of commands, by result.", "result")
-	dTimeouts   = fromResult("leader.asks_timed_out", "Deliveries with no ack within the ask timeout.")
-	dMalformed  = fromResult("leader.malformed", "Payloads refused (bad topic, envelope or status).")
-	dReconnects = fromResult("leader.reconnects", "")
-	dStale      = desc("leader_status_stale_total", "Statuses ignored as leftovers of a session that is gone: an offline of another epoch than the current connection's (a late will), a device's online via a gateway known offline.")
-	dForged     = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
-	dDeployReqs = desc("leader_deploy_requests_total", "Deploy requests on <prefix>/_leader/deploy, by result: started, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
-	dRepDropped = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
-	dRefused    = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large, packet_timeout, partial_budget, connection_limit, rate_limited (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
+	dMbDepth       = fromResult("leader.mailbox.depth", "Worker requests and telemetry waiting for the leader.")
+	dMbCap         = fromResult("leader.mailbox.capacity", "Capacity of the leader's mailbox.")
+	dMbRejected    = fromResult("leader.mailbox.rejected", "Messages the full mailbox refused (answered full, retry after).")
+	dMbDropped     = fromResult("leader.mailbox.dropped", "Messages the mailbox dropped by its policy.")
+	dMbWait        = fromResult("leader.mailbox.wait.p99", "Time from a message's arrival to the leader taking it.")
+	dHbReceived    = fromResult("heartbeats.received", "Heartbeats received.")
+	dHbDone        = fromResult("heartbeats.processed", "Heartbeats processed (the rest were coalesced into newer ones).")
+	dHbCoalesce    = desc("leader_heartbeats_coalesced_total", "Heartbeats replaced by a newer one before the leader looked.")
+	dRequests      = fromResult("leader.requests_received", "")
+	dTelemetry     = fromResult("leader.telemetry_received", "")
+	dFull          = fromResult("leader.answered_full", "Requests and telemetry answered full, retry after.")
+	dAcks          = desc("leader_acks_total", "Acks of commands, by result.", "result")
+	dTimeouts      = fromResult("leader.asks_timed_out", "Deliveries with no ack within the ask timeout.")
+	dMalformed     = fromResult("leader.malformed", "Payloads refused (bad topic, envelope or status).")
+	dReconnects    = fromResult("leader.reconnects", "")
+	dStale         = desc("leader_status_stale_total", "Statuses ignored as leftovers of a session that is gone: an offline of another epoch than the current connection's (a late will), a device's online via a gateway known offline.")
+	dForged        = desc("leader_acks_forged_total", "Acks from a worker other than the one the command went to (the up topic names the sender): ignored, the command waits for its own worker's answer.")
+	dDeployReqs    = desc("leader_deploy_requests_total", "Deploy and cancel requests on <prefix>/_leader/deploy, by result: started, repeated (an id that started a deploy before: answered with it), cancelled, refused (answered with the reason), unanswered (no valid id: logged only), dropped (too many waiting).", "result")
+	dDeployAnswers = desc("leader_deploy_answers_total", "Answers to deploy and cancel requests, by how they went out: qos1 (the broker took it), qos0 (QoS 1 failed, sent at QoS 0), lost (neither, after retries: the requester asks again, or reports the outcome unknown).", "via")
+	dRepDropped    = desc("leader_replies_dropped_total", "Answers to worker requests dropped unsent, by reason: queue_full (the reply queue was full) or stopping; the worker asks again.", "reason")
+	dRefused       = desc("refused_total", "What was refused on its way to the leader, by reason: auth, topic, packet_too_large, packet_timeout, partial_budget, connection_limit, rate_limited (at the embedded broker), payload_too_large, malformed, forged_ack (at the leader).", "reason")
 
 	// The fleet as the leader sees it.
 	dOnline    = fromResult("fleet.leader_online", "Workers whose last status is online.")
@@ -132,7 +133,7 @@ var allDescs = []*prometheus.Desc{
 	dDepth, dLeased, dDeadLetters, dOldest, dEnqueued, dOverwritten, dExpired, dAcked,
 	dMbDepth, dMbCap, dMbRejected, dMbDropped, dMbWait, dHbReceived, dHbDone, dHbCoalesce,
 	dRequests, dTelemetry, dFull, dAcks, dTimeouts, dMalformed, dReconnects, dRepDropped, dRefused,
-	dForged, dDeployReqs,
+	dForged, dDeployReqs, dDeployAnswers,
 	dOnline, dOfflineW, dSuspect, dHeardBack, dSuspected, dByVersion, dDeployTargets, dDeployDelivered, dDeployRejected,
 	dBrokerUp, dBrokerReconnects, dBrokerDown,
 	dStale, dGwOnline, dGwOfflines, dGwDevices,
@@ -230,22 +231,27 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	// Bounded: the leader keeps its newest deploys (and those still in
 	// flight), not every deploy it ever made; of those, the newest
 	// deploySeries.
-	deploys := c.src.Deploys()
+	deploys := c.src.DeploySummaries()
 	if c.deploySeries > 0 && len(deploys) > c.deploySeries {
 		deploys = deploys[len(deploys)-c.deploySeries:]
 	}
 	for _, d := range deploys {
 		idx, ver := strconv.Itoa(d.Index), versionLabel(d.Version)
 		gauge(dDeployTargets, float64(d.Targets), idx, ver)
-		gauge(dDeployDelivered, float64(d.Delivered()), idx, ver)
-		gauge(dDeployRejected, float64(d.Rejected()), idx, ver)
+		gauge(dDeployDelivered, float64(d.Totals.Delivered), idx, ver)
+		gauge(dDeployRejected, float64(d.Totals.Rejected), idx, ver)
 	}
 	if c.ctl != nil {
 		n := &c.ctl.counts
 		counter(dDeployReqs, n.started.Load(), "started")
+		counter(dDeployReqs, n.repeated.Load(), "repeated")
+		counter(dDeployReqs, n.cancelled.Load(), "cancelled")
 		counter(dDeployReqs, n.refused.Load(), "refused")
 		counter(dDeployReqs, n.unanswered.Load(), "unanswered")
 		counter(dDeployReqs, n.dropped.Load(), "dropped")
+		counter(dDeployAnswers, n.answeredQoS1.Load(), "qos1")
+		counter(dDeployAnswers, n.answeredQoS0.Load(), "qos0")
+		counter(dDeployAnswers, n.answersLost.Load(), "lost")
 	}
 }
 

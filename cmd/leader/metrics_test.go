@@ -13,9 +13,18 @@ import (
 // deploysOnly is a source with stats, no fleet and the given deploys.
 type deploysOnly []leader.DeployProgress
 
-func (deploysOnly) Stats() leader.Stats                { return leader.Stats{RepliesDroppedFull: 3, AcksForged: 2} }
-func (deploysOnly) Fleet() leader.FleetView            { return leader.FleetView{} }
-func (d deploysOnly) Deploys() []leader.DeployProgress { return d }
+func (deploysOnly) Stats() leader.Stats                       { return leader.Stats{RepliesDroppedFull: 3, AcksForged: 2} }
+func (deploysOnly) Fleet() leader.FleetView                   { return leader.FleetView{} }
+func (d deploysOnly) DeploySummaries() []leader.DeploySummary { return summaries(d) }
+
+// summaries sums each deploy's waves, as the leader's DeploySummaries.
+func summaries(ds []leader.DeployProgress) []leader.DeploySummary {
+	out := make([]leader.DeploySummary, len(ds))
+	for i, d := range ds {
+		out[i] = d.Summary()
+	}
+	return out
+}
 
 // TestDeployMetrics: the per-deploy series are the deploys the leader
 // keeps, labelled by their index, which is stable across a restart and

@@ -280,7 +280,7 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	}
 	for _, d := range rep.Deploys {
 		if d.Index >= r.deploys {
-			r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, len(d.Waves)))
+			r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, d.Waves))
 		}
 	}
 	r.deploys = max(r.deploys, next)
@@ -340,7 +340,7 @@ func (r *Remote) atTargetLocked(target string) int {
 	acked := 0
 	for _, d := range r.last.Deploys {
 		if d.Version == target {
-			acked += d.Delivered()
+			acked += d.Totals.Delivered
 		}
 	}
 	return max(r.last.Fleet.ByVersion[target], acked)

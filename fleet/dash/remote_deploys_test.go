@@ -20,7 +20,7 @@ func TestRemoteDeployEvents(t *testing.T) {
 	report := func(indexes ...int) {
 		var rep leader.StatsReport
 		for _, i := range indexes {
-			rep.Deploys = append(rep.Deploys, leader.DeployProgress{Index: i, Version: fmt.Sprintf("2.0.%d", i), Kind: "firmware", Targets: 1})
+			rep.Deploys = append(rep.Deploys, leader.DeploySummary{Index: i, Version: fmt.Sprintf("2.0.%d", i), Kind: "firmware", Targets: 1})
 		}
 		b, err := json.Marshal(rep)
 		if err != nil {

@@ -165,7 +165,7 @@ func remoteFixture(t *testing.T) *Remote {
 		rep.Stats.Outbox = outbox.Stats{Depth: 100 + k*10, OldestAge: 1500 * time.Millisecond}
 		rep.Fleet = leader.FleetSummary{Online: 54, Offline: 6, ByVersion: map[string]int{"1.0.0": 54 - k, "2.0.0": k}}
 		if k >= 15 {
-			rep.Deploys = []leader.DeployProgress{{Version: "2.0.0", Kind: "firmware", Targets: 60, Waves: make([]leader.WaveProgress, 3)}}
+			rep.Deploys = []leader.DeploySummary{{Version: "2.0.0", Kind: "firmware", Targets: 60, Waves: 3}}
 		}
 		b, err := json.Marshal(rep)
 		if err != nil {
@@ -284,7 +284,7 @@ func TestRemoteSaysWhatItKnows(t *testing.T) {
 	// The deploy's acks run ahead of the heartbeats' count by version:
 	// the fresher of the two is shown, as soon as a report carries it.
 	rep := leader.StatsReport{Fleet: leader.FleetSummary{ByVersion: map[string]int{"2.0.0": 29}},
-		Deploys: []leader.DeployProgress{{Version: "2.0.0", Targets: 60, Waves: []leader.WaveProgress{{Delivered: 30}, {Delivered: 12}}}}}
+		Deploys: []leader.DeploySummary{{Version: "2.0.0", Targets: 60, Waves: 2, Totals: leader.WaveProgress{Delivered: 42}}}}
 	b, _ := json.Marshal(rep)
 	r.onStats("fleet/_leader/stats", b)
 	if l := r.Snapshot(); l.AtTarget != 42 || l.Latest.AtTarget != 42 {

@@ -15,7 +15,8 @@ import (
 type DeployPlan struct {
 	// Kind is wire.KindConfig or wire.KindFirmware. Default firmware.
 	Kind wire.Kind
-	// Version to apply. Required.
+	// Version to apply. Required, and valid by wire.ValidVersion: the
+	// rule the workers install by.
 	Version string
 	// Workers to update, in wave order. Required.
 	Workers []string
@@ -37,9 +38,21 @@ type DeployPlan struct {
 	// Queue, if set, queues each worker's update behind an older one
 	// still waiting for it instead of replacing it: a worker that was away
 	// then gets every version in turn. For comparison runs (what replacing
-	// saves).
+	// saves). Such a deploy cannot be cancelled.
 	Queue bool
+	// Request, if set, is the id of the request that asked for the
+	// deploy (at most wire.MaxIDLen bytes): it is kept in the deploy's
+	// record, and DeployFor finds the deploy by it, so that a request
+	// asked again because its answer was lost is answered with the
+	// deploy it started rather than starting another. Deploy itself does
+	// not look: the caller does, one request at a time.
+	Request string
 }
+
+// MaxWaves bounds the waves of one deploy: each is counted on its own
+// (WaveProgress), in the leader's memory and its outbox file, so a
+// deploy of a million waves of one would cost hundreds of megabytes.
+const MaxWaves = 100_000
 
 // Deploy enqueues the plan: one message per worker, each wave's messages
 // due at the wave's start (now + i × WaveInterval). The waves live in the
@@ -56,16 +69,23 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	switch {
 	case p.Kind != wire.KindFirmware && p.Kind != wire.KindConfig:
 		return 0, fmt.Errorf("leader: deploy kind %q: must be firmware or config", p.Kind)
-	case p.Version == "":
-		return 0, errors.New("leader: deploy needs a version")
+	case wire.ValidVersion(p.Version) != nil:
+		// The rule the workers install by: a version they would refuse
+		// would only fill the dead letters.
+		return 0, fmt.Errorf("leader: deploy: %w", wire.ValidVersion(p.Version))
 	case len(p.Workers) == 0:
 		return 0, errors.New("leader: deploy needs workers")
 	case p.WaveSize < 0 || p.WaveInterval < 0 || p.TTL < 0:
 		return 0, errors.New("leader: deploy wave size, wave interval and ttl must not be negative")
+	case len(p.Request) > wire.MaxIDLen:
+		return 0, fmt.Errorf("leader: deploy request id of %d bytes: at most %d", len(p.Request), wire.MaxIDLen)
 	}
 	size := p.WaveSize
 	if size == 0 {
 		size = len(p.Workers)
+	}
+	if err := CheckWaves(len(p.Workers), size); err != nil {
+		return 0, fmt.Errorf("leader: deploy: %w", err)
 	}
 	seq, err := l.nextSeq(ctx)
 	if err != nil {
@@ -99,10 +119,22 @@ func (l *Leader) Deploy(ctx context.Context, p DeployPlan) (int, error) {
 	// its number: a leader killed a moment later must not hand the same
 	// number to the next deploy, nor lose the deploy's progress. Its
 	// updates are queued whatever happens here.
-	if err := l.deploys.save(ctx, l.cfg.Store); err != nil {
+	if err := l.deploys.saveOne(ctx, l.cfg.Store, now, index); err != nil {
 		return index, fmt.Errorf("leader: deploy %d (%s) is queued, but its record was not saved: after a crash its number could be given again and its progress lost: %w", index, p.Version, err)
 	}
 	return index, nil
+}
+
+// CheckWaves checks that n targets in waves of size (0: one wave) make at
+// most MaxWaves waves, and says which sizes would do if not.
+func CheckWaves(n, size int) error {
+	if size <= 0 || n <= 0 {
+		return nil
+	}
+	if waves := (n + size - 1) / size; waves > MaxWaves {
+		return fmt.Errorf("%d targets in waves of %d make %d waves, at most %d: want a wave size of at least %d", n, size, waves, MaxWaves, (n+MaxWaves-1)/MaxWaves)
+	}
+	return nil
 }
 
 // Deploys returns the deploys the leader keeps, oldest first: the newest
@@ -117,6 +149,18 @@ func (l *Leader) Deploys() []DeployProgress { return l.deploys.snapshot() }
 // in the outbox), or false if the leader keeps it no longer (or never had
 // it).
 func (l *Leader) Progress(index int) (DeployProgress, bool) { return l.deploys.get(index) }
+
+// DeploySummaries is Deploys in a few numbers each (DeploySummary),
+// without a WaveProgress per wave: what the stats message and /metrics
+// carry, bounded however many waves a deploy has.
+func (l *Leader) DeploySummaries() []DeploySummary { return l.deploys.summaries() }
+
+// DeployFor returns the kept deploy whose DeployPlan.Request was request,
+// or false: a leader restarted on the same outbox finds those of the
+// leader before it too.
+func (l *Leader) DeployFor(request string) (DeployProgress, bool) {
+	return l.deploys.byRequest(request)
+}
 
 // downloads returns a download job on a config server of p.Via for each
 // update in updates, due with it. A job's key names its target, so a newer

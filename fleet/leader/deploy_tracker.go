@@ -41,28 +41,59 @@ type deployTracker struct {
 	next    int            // the next deploy's index
 	byMsg   map[uint64]*tracked
 	byRecv  map[recvKind]uint64 // newest tracked update per worker and kind
-	dropped []int               // deploys forgotten since the last save: their records go
+	dropped []droppedDeploy     // deploys forgotten since the last save: their records go
 }
+
+// droppedDeploy is a deploy forgotten, whose parts (records) are to be
+// deleted.
+type droppedDeploy struct{ index, parts int }
 
 type deployState struct {
 	DeployProgress
 	// seq is the sequence number every update of the deploy carries (0
-	// for a record saved before it was kept); dead, the wave of each
-	// worker whose update went to the dead letters: a replayed one that
-	// is delivered counts as delivered in that wave, no longer as dead.
+	// for a record saved before it was kept); dead, the target position
+	// of each worker whose update went to the dead letters: a replayed
+	// one that is delivered counts as delivered in its wave, no longer
+	// as dead.
 	seq     uint64
 	dead    map[string]int
 	ttl     time.Duration
-	pending int    // tracked updates
-	ver     uint64 // changes; saved is the ver the outbox has
-	saved   uint64
+	size    int  // targets per wave: the target at position i is in wave i/size
+	queue   bool // DeployPlan.Queue
+	pending int  // tracked updates
+	// The deploy's record is in parts of partTargets targets each (see
+	// deploy_record.go); changes[i] counts the changes to part i, and
+	// saved[i] is what changes[i] was when the outbox last took it.
+	changes, saved []uint64
+	// saveFailures counts the saves of the deploy that failed in a row;
+	// the next is tried no sooner than retryAt.
+	saveFailures int
+	retryAt      time.Time
+}
+
+// touchPos notes a change to the part that holds target position pos.
+func (d *deployState) touchPos(pos int) { d.changes[pos/partTargets]++ }
+
+// touchWave notes a change to the part that holds wave's counts: the
+// part of its first target.
+func (d *deployState) touchWave(wave int) { d.touchPos(wave * d.size) }
+
+// dirty reports whether a part changed since the outbox took it.
+func (d *deployState) dirty() bool {
+	for i, c := range d.changes {
+		if c != d.saved[i] {
+			return true
+		}
+	}
+	return false
 }
 
 // tracked is one queued update.
 type tracked struct {
 	d    *deployState
 	wave int
-	key  recvKind // zero for one carried over from an earlier leader
+	pos  int      // its target's position in the plan
+	key  recvKind // zero for one carried over from a record that did not keep its worker
 	gen  uint32   // outcomes seen: a lookup answers for the gen it was asked at
 	// look: ask the outbox at the next reconcile.
 	look bool
@@ -85,6 +116,7 @@ const (
 	fateSuperseded
 	fateExpired
 	fateDeadLettered
+	fateCancelled
 )
 
 func (t *deployTracker) init(history int) {
@@ -98,7 +130,12 @@ func (t *deployTracker) init(history int) {
 func (t *deployTracker) add(p DeployPlan, seq uint64, size int, receipts []outbox.Receipt, now time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d := &deployState{DeployProgress: DeployProgress{Index: t.next, Version: p.Version, Kind: p.Kind, Targets: len(p.Workers)}, seq: seq, ttl: p.TTL, ver: 1}
+	d := &deployState{DeployProgress: DeployProgress{Index: t.next, Version: p.Version, Kind: p.Kind, Targets: len(p.Workers), Request: p.Request},
+		seq: seq, ttl: p.TTL, size: size, queue: p.Queue}
+	d.changes, d.saved = make([]uint64, partsOf(len(p.Workers))), make([]uint64, partsOf(len(p.Workers)))
+	for i := range d.changes {
+		d.changes[i] = 1 // never saved
+	}
 	t.next++
 	for i, r := range receipts {
 		wave := i / size
@@ -121,12 +158,13 @@ func (t *deployTracker) add(p DeployPlan, seq uint64, size int, receipts []outbo
 			// Behind the update in flight: dropped if it comes back
 			// undelivered (see outbox.Store, Overwrite).
 			if oldID, ok := t.byRecv[key]; ok && !p.Queue && oldID != r.ID {
-				if old := t.byMsg[oldID]; old != nil {
+				if old := t.byMsg[oldID]; old != nil && !old.overtaken {
 					old.overtaken = true
+					old.d.touchPos(old.pos)
 				}
 			}
 		}
-		t.byMsg[r.ID] = &tracked{d: d, wave: wave, key: key, look: true}
+		t.byMsg[r.ID] = &tracked{d: d, wave: wave, pos: i, key: key, look: true}
 		t.byRecv[key] = r.ID
 		w.Pending++
 		d.pending++
@@ -157,7 +195,7 @@ func (t *deployTracker) outcome(msg outbox.Message, err error, now time.Time) {
 		t.resolveLocked(id, m, fateRejected, now)
 	case flow.Backpressure:
 		m.d.Waves[m.wave].Full++
-		m.d.ver++
+		m.d.touchWave(m.wave)
 		m.look = true // the Nack may dead-letter it, or drop it if overtaken
 	default:
 		m.look = true
@@ -182,12 +220,15 @@ func (t *deployTracker) resolveLocked(id uint64, m *tracked, f fate, now time.Ti
 			if m.d.dead == nil {
 				m.d.dead = map[string]int{}
 			}
-			m.d.dead[m.key.receiver] = m.wave
+			m.d.dead[m.key.receiver] = m.pos
 		}
+	case fateCancelled:
+		w.Cancelled++
 	}
 	w.Pending--
 	m.d.pending--
-	m.d.ver++
+	m.d.touchWave(m.wave)
+	m.d.touchPos(m.pos)
 	if w.Done.IsZero() && w.Delivered+w.Rejected+w.StaleDropped == w.Targets {
 		w.Done, w.Duration = now, now.Sub(w.Start)
 	}
@@ -207,7 +248,7 @@ func (t *deployTracker) trimLocked() {
 	kept := t.deploys[:0]
 	for i, d := range t.deploys {
 		if i < excess && d.pending == 0 {
-			t.dropped = append(t.dropped, d.Index)
+			t.dropped = append(t.dropped, droppedDeploy{d.Index, len(d.changes)})
 			continue
 		}
 		kept = append(kept, d)
@@ -265,6 +306,12 @@ func (t *deployTracker) reconcile(ctx context.Context, st outbox.Locator, now ti
 			t.resolveLocked(a.id, m, fateDeadLettered, now)
 		case outbox.Gone:
 			switch {
+			case m.overtaken && m.d.Cancelled:
+				// Out for delivery when the deploy was cancelled, and
+				// handed back undelivered: the outbox dropped it for
+				// the version behind it, which Cancel made one that
+				// expires unsent.
+				t.resolveLocked(a.id, m, fateCancelled, now)
 			case m.overtaken:
 				t.resolveLocked(a.id, m, fateSuperseded, now)
 			case m.pastTTL(now):
@@ -324,18 +371,43 @@ func (t *deployTracker) replayedLocked(msg outbox.Message, now time.Time) {
 		if d.seq != msg.Seq || string(d.Kind) != msg.Kind {
 			continue
 		}
-		wave, ok := d.dead[msg.Receiver]
+		pos, ok := d.dead[msg.Receiver]
 		if !ok {
 			return
 		}
 		delete(d.dead, msg.Receiver)
+		wave := pos / d.size
 		w := &d.Waves[wave]
 		w.DeadLettered--
 		w.Delivered++
-		d.ver++
+		d.touchWave(wave)
+		d.touchPos(pos)
 		if w.Done.IsZero() && w.Delivered+w.Rejected+w.StaleDropped == w.Targets {
 			w.Done, w.Duration = now, now.Sub(w.Start)
 		}
 		return
 	}
+}
+
+// summaries sums the waves of each kept deploy.
+func (t *deployTracker) summaries() []DeploySummary {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]DeploySummary, len(t.deploys))
+	for i, d := range t.deploys {
+		out[i] = d.Summary()
+	}
+	return out
+}
+
+// byRequest returns the kept deploy that request started.
+func (t *deployTracker) byRequest(request string) (DeployProgress, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, d := range t.deploys {
+		if d.Request == request {
+			return d.copy(), true
+		}
+	}
+	return DeployProgress{}, false
 }

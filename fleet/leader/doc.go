@@ -20,8 +20,10 @@
 //   - A deploy sends a version to a selection of workers in waves, each
 //     wave's messages due at its own time, so the plan survives a crash
 //     with the outbox; so does its progress, kept in the outbox's records
-//     for the newest deploys, and tracked per update only while the
-//     update is queued.
+//     for the newest deploys in parts of bounded size, each deploy saved
+//     on its own, and tracked per update only while the update is queued.
+//     Cancel withdraws a deploy's queued updates, durably; the stats
+//     message and /metrics carry each deploy summed (DeploySummary).
 //   - The MQTT client delivers every worker message on one goroutine,
 //     which also reads the PUBACKs the leader's publishes wait for: the
 //     leader never blocks it. Answers leave through a bounded queue that

@@ -201,7 +201,7 @@ func (l *Leader) Run(ctx context.Context) error {
 	bye, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	_ = l.cfg.Link.Publish(bye, tp.LeaderStatus(), 1, true, []byte(wire.StatusOffline))
-	l.saveProgress(bye) // what the relay's last settlements changed
+	l.saveProgress(bye, true) // what the relay's last settlements changed
 	select {
 	case err := <-errc:
 		return err

@@ -26,7 +26,7 @@ func (l *Leader) loadDeploys() error {
 // keepProgress reconciles the deploys' progress with the outbox and saves
 // it there every Config.ProgressEvery until ctx ends.
 func (l *Leader) keepProgress(ctx context.Context) {
-	l.every(ctx, l.cfg.ProgressEvery, func() { l.saveProgress(ctx) })
+	l.every(ctx, l.cfg.ProgressEvery, func() { l.saveProgress(ctx, false) })
 }
 
 // every calls f every d on the leader's clock until ctx ends.
@@ -44,12 +44,17 @@ func (l *Leader) every(ctx context.Context, d time.Duration, f func()) {
 }
 
 // saveProgress reconciles and saves once. A failure is logged (unless the
-// store is closed: a crash, as a scenario plays it); what it did not save
-// is saved next time.
-func (l *Leader) saveProgress(ctx context.Context) {
-	err := l.deploys.reconcile(ctx, l.cfg.Store, l.clk.Now())
-	if err == nil {
-		err = l.deploys.save(ctx, l.cfg.Store)
+// store is closed: a crash, as a scenario plays it); a deploy it did not
+// save is tried again after a backoff (see deployTracker.save), while
+// the others are saved. The last save, as the leader stops, tries every
+// deploy.
+func (l *Leader) saveProgress(ctx context.Context, last bool) {
+	now := l.clk.Now()
+	err := l.deploys.reconcile(ctx, l.cfg.Store, now)
+	if err == nil && last {
+		err = l.deploys.saveWhere(ctx, l.cfg.Store, now, func(*deployState) bool { return true })
+	} else if err == nil {
+		err = l.deploys.save(ctx, l.cfg.Store, now)
 	}
 	if err != nil && !errors.Is(err, outbox.ErrClosed) {
 		l.cfg.Logger.Warn("deploy progress not saved in the outbox", "err", err)

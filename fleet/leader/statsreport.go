@@ -16,9 +16,12 @@ type StatsReport struct {
 	// MailboxWaitP99 is the 99th percentile of Stats.Mailbox.Wait: the
 	// histogram's buckets are not in its JSON form, so the quantile is
 	// computed here, where they are.
-	MailboxWaitP99 time.Duration    `json:"mailbox_wait_p99"`
-	Fleet          FleetSummary     `json:"fleet"`
-	Deploys        []DeployProgress `json:"deploys"`
+	MailboxWaitP99 time.Duration `json:"mailbox_wait_p99"`
+	Fleet          FleetSummary  `json:"fleet"`
+	// Deploys are the deploys the leader keeps, each summed over its
+	// waves: a report's size does not grow with a deploy's waves or
+	// targets (Leader.Progress has the waves).
+	Deploys []DeploySummary `json:"deploys"`
 }
 
 // FleetSummary is FleetView's counts without the per-worker list, which
@@ -42,7 +45,7 @@ func (l *Leader) StatsReport() StatsReport {
 	return StatsReport{
 		At: l.clk.Now(), Stats: s, MailboxWaitP99: s.Mailbox.Wait.Quantile(0.99),
 		Fleet:   FleetSummary{Online: f.Online, Offline: f.Offline, ByVersion: f.ByVersion},
-		Deploys: l.Deploys(),
+		Deploys: l.DeploySummaries(),
 	}
 }
 

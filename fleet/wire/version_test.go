@@ -25,6 +25,12 @@ func TestValidVersion(t *testing.T) {
 		{"ü", `character 'ü' not allowed`},
 		{"\xff", `character '�' not allowed`},
 		{"\x00", `character '\x00' not allowed`},
+		// The worker refused these while the leader deployed them: one
+		// rule now, so the leader refuses them too.
+		{"-1", `version "-1": starts with '-'`},
+		{".1", `starts with '.'`},
+		{"_x", `starts with '_'`},
+		{"+b7", `starts with '+'`},
 	} {
 		err := wire.ValidVersion(tc.version)
 		switch {

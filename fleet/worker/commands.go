@@ -73,33 +73,19 @@ func (w *Worker) onCommand(env wire.Envelope) {
 
 // refuse returns why the worker will never carry out env, or "" if it
 // will. The wire format admits any non-empty version; a worker installs
-// only a version it can name: 1 to 64 letters, digits and . _ + -,
-// starting with a letter or digit ("2.1.0", "2024-05-rc1"). A scenario's
-// poison commands are applies of versions outside that.
+// only a version wire.ValidVersion accepts, the rule the leader deploys
+// by ("2.1.0", "2024-05-rc1"). A scenario's poison commands are applies
+// of versions outside it, enqueued past the leader's check.
 func refuse(env wire.Envelope) string {
 	if env.Kind != wire.KindConfig && env.Kind != wire.KindFirmware {
 		return ""
 	}
 	var a wire.Apply
 	_ = env.BodyInto(&a) // Decode checked it
-	if !validVersion(a.Version) {
-		return fmt.Sprintf("%s version %q cannot be installed: want 1 to 64 letters, digits and . _ + -, starting with a letter or digit", env.Kind, a.Version)
+	if err := wire.ValidVersion(a.Version); err != nil {
+		return fmt.Sprintf("%s cannot be installed: %v", env.Kind, err)
 	}
 	return ""
-}
-
-func validVersion(v string) bool {
-	if len(v) == 0 || len(v) > 64 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		alnum := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '+' && c != '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // answer sends an ack without waiting for the broker: at once, or, with
