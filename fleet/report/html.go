@@ -14,12 +14,12 @@ import (
 
 // HTML writes r as one self-contained page (no scripts, no external
 // assets): the summary and key numbers, the expectations, charts over
-// simulated time (inline SVG drawn with gonum/plot: AIMD limit per
-// partition, leader mailbox depth against capacity, outbox depth and
-// oldest age, workers online and at the target version, throughput,
-// rejections and backpressure per second, with the timeline's events as
-// numbered markers), the timeline, and the full result. All text from the
-// report is escaped.
+// simulated time (inline SVG drawn with gonum/plot: the relay's limit per
+// partition, titled AIMD or static, leader mailbox depth against capacity,
+// outbox depth and oldest age, workers online and at the target version,
+// throughput, rejections and backpressure per second, with the timeline's
+// events as numbered markers), the timeline, and the full result. All text
+// from the report is escaped.
 func HTML(w io.Writer, r *result.Report) error {
 	if r == nil {
 		return fmt.Errorf("report: HTML: nil report")
