@@ -280,7 +280,8 @@ func (r *Remote) onStats(topic string, payload []byte) {
 	}
 	for _, d := range rep.Deploys {
 		if d.Index >= r.deploys {
-			r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d workers in %d waves", d.Version, d.Kind, d.Targets, d.Waves))
+			r.recordLocked(now, "event", fmt.Sprintf("deploy %s (%s) to %d %s in %d %s", d.Version, d.Kind,
+				d.Targets, plural(d.Targets, "worker", "workers"), d.Waves, plural(d.Waves, "wave", "waves")))
 		}
 	}
 	r.deploys = max(r.deploys, next)

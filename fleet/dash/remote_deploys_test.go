@@ -46,3 +46,30 @@ func TestRemoteDeployEvents(t *testing.T) {
 		t.Fatalf("deploy events %q, want each deploy once, and the new outbox's first", got)
 	}
 }
+
+// TestRemoteDeployWording: a deploy's event counts its workers and waves
+// in words that agree with the count.
+func TestRemoteDeployWording(t *testing.T) {
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	r := newRemote(RemoteOptions{Broker: "tcp://leader.example:1883", Clock: clk}, fakeConn{make(chan struct{})}, "sim-dash-test")
+	rep := leader.StatsReport{Deploys: []leader.DeploySummary{
+		{Index: 0, Version: "2.0.0", Kind: "firmware", Targets: 1, Waves: 1},
+		{Index: 1, Version: "2.0.1", Kind: "config", Targets: 60, Waves: 3},
+	}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(2 * time.Second)
+	r.onStats("fleet/_leader/stats", b)
+	var got []string
+	for _, rec := range r.Snapshot().Records {
+		if strings.HasPrefix(rec.Text, "deploy ") {
+			got = append(got, rec.Text)
+		}
+	}
+	want := []string{"deploy 2.0.0 (firmware) to 1 worker in 1 wave", "deploy 2.0.1 (config) to 60 workers in 3 waves"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("deploy events %q, want %q", got, want)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+	"unicode"
 
 	"github.com/expr-lang/expr"
 	exprast "github.com/expr-lang/expr/ast"
@@ -235,6 +237,13 @@ func explain(text string, err error) error {
 	if strings.HasPrefix(ce.Msg, "expected bool") {
 		ce.Msg += ": a check must be true or false, as in lost == 0"
 	}
+	if strings.HasPrefix(ce.Msg, "bad number syntax") || strings.HasPrefix(ce.Msg, "unexpected token Identifier") {
+		if lit, secs, col, ok := durationAt(text, ce.Line, ce.Col); ok {
+			ce.Col = col
+			ce.Msg = fmt.Sprintf("write %s, not %s: durations in checks are seconds", secs, lit)
+			return ce
+		}
+	}
 	tree, perr := parser.Parse(text)
 	if perr != nil {
 		return ce
@@ -264,6 +273,64 @@ func explain(text string, err error) error {
 		}
 	}
 	return ce
+}
+
+// durationAt finds a Go duration written as a number in a check ("1s",
+// "500ms", "1m30s", "2 m") around column col of the check's line: expr
+// reads "1s" as a malformed number, and "2 m" as a number and a name. It
+// returns the literal as written, its value in seconds and the column
+// where it starts.
+func durationAt(text string, line, col int) (lit, secs string, start int, ok bool) {
+	lines := strings.Split(text, "\n")
+	if line < 0 || line >= len(lines) {
+		return "", "", 0, false
+	}
+	r := []rune(lines[line])
+	word := func(i int) bool {
+		c := r[i]
+		return unicode.IsLetter(c) || unicode.IsDigit(c) || c == '.' || c == '_'
+	}
+	if col >= len(r) {
+		col = len(r) - 1
+	}
+	if col < 0 || !word(col) {
+		return "", "", 0, false
+	}
+	a, b := col, col+1
+	for a > 0 && word(a-1) {
+		a--
+	}
+	for b < len(r) && word(b) {
+		b++
+	}
+	tok, number := string(r[a:b]), string(r[a:b])
+	if unicode.IsLetter(r[a]) {
+		// A unit after a space: the number is the word before it.
+		e := a
+		for e > 0 && r[e-1] == ' ' {
+			e--
+		}
+		if e == a || e == 0 || !word(e-1) {
+			return "", "", 0, false
+		}
+		s := e
+		for s > 0 && word(s-1) {
+			s--
+		}
+		n := string(r[s:e])
+		if _, err := strconv.ParseFloat(n, 64); err != nil {
+			return "", "", 0, false
+		}
+		number, tok, a = n+string(r[a:b]), string(r[s:b]), s
+	}
+	if _, err := strconv.ParseFloat(number, 64); err == nil {
+		return "", "", 0, false // a number, not a duration
+	}
+	d, err := time.ParseDuration(number)
+	if err != nil {
+		return "", "", 0, false
+	}
+	return tok, strconv.FormatFloat(d.Seconds(), 'f', -1, 64), a, true
 }
 
 // UnknownKeys finds a read of a named map (events["away"], windows["herd"])

@@ -1,6 +1,7 @@
 package expect_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -232,6 +233,40 @@ func TestCheckSuggestions(t *testing.T) {
 		_, err := expect.Compile(check)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v\nwant %s", check, err, want)
+		}
+	}
+}
+
+// A duration written as Go writes one ("1s") is not a number in a check:
+// the error says that durations are seconds and what to write, at the
+// literal's column; a number followed by another word is left to expr.
+func TestCheckDurationHint(t *testing.T) {
+	for _, c := range []struct {
+		check, want string
+		col         int
+	}{
+		{"leader.mailbox.wait.p99 < 1s", "write 1, not 1s: durations in checks are seconds", 26},
+		{"leader.mailbox.wait.p99<500ms && lost == 0", "write 0.5, not 500ms: durations in checks are seconds", 24},
+		{"deploys[0].duration < 1m30s", "write 90, not 1m30s: durations in checks are seconds", 22},
+		{"deploys[0].duration < 2 m", "write 120, not 2 m: durations in checks are seconds", 22},
+		{"lost == 0 &&\n  heartbeats.age.max <= 1.5s", "write 1.5, not 1.5s: durations in checks are seconds", 24},
+		{"lost < 1x", `bad number syntax: "1x"`, -1},
+		{"lost < 1 and lost s", "", -1},
+	} {
+		_, err := expect.Compile(c.check)
+		var ce *expect.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("%q: %v, want an *expect.Error", c.check, err)
+			continue
+		}
+		if c.want == "" {
+			if strings.Contains(ce.Msg, "durations") {
+				t.Errorf("%q: %s: no duration in it", c.check, ce.Msg)
+			}
+			continue
+		}
+		if ce.Msg != c.want || (c.col >= 0 && ce.Col != c.col) {
+			t.Errorf("%q: %d:%d %s\nwant col %d: %s", c.check, ce.Line, ce.Col, ce.Msg, c.col, c.want)
 		}
 	}
 }

@@ -1,22 +1,15 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
-	"html"
 	"html/template"
 	"image/color"
 	"math"
 	"strconv"
-	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
@@ -73,6 +66,13 @@ type series struct {
 	// Unlisted leaves the series out of the legend (a sixteenth partition
 	// would only hide the data behind a tall legend).
 	Unlisted bool
+	// Bound marks a bound the data is held against (a capacity, the
+	// fleet's size), drawn on the chart's scale only where the data comes
+	// near it (chartSpec.fit).
+	Bound bool
+	// above is set on a Bound left off the chart's scale: the legend
+	// names it with its value, and its line is not drawn.
+	above bool
 }
 
 // charts draws r's samples over simulated time. The timeline's events are
@@ -82,7 +82,7 @@ func charts(r *result.Report) ([]chart, error) {
 	specs, tmax, marks := chartSpecs(r)
 	out := make([]chart, 0, len(specs))
 	for _, s := range specs {
-		svg, err := render(s.title, s.ylabel, tmax, s.series, marks)
+		svg, err := render(s, tmax, marks)
 		if err != nil {
 			return nil, fmt.Errorf("report: chart %q: %w", s.title, err)
 		}
@@ -129,15 +129,15 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 			}
 			lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep, Unlisted: parts > maxLegend})
 		}
-		caption := "Each partition's relay may run this many deliveries at once: +1 for every success, halved on a \"full\" answer at most once per window (the \"full\" answers to deliveries in flight together count once). A sawtooth means the relay is finding the workers' capacity and backing off."
+		title, caption := relayChart(r)
 		if parts > maxLegend {
 			caption += fmt.Sprintf(" %d partitions, one line each.", parts)
 		}
-		specs = append(specs, chartSpec{"AIMD limit per partition", caption, "concurrent deliveries", lines})
+		specs = append(specs, chartSpec{title, caption, "concurrent deliveries", lines})
 	}
 
 	depth := series{Name: "depth", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
-	capLine := series{Name: "capacity", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep}
+	capLine := series{Name: "capacity", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep, Bound: true}
 	hb := series{Name: "heartbeats queued", Points: points(ss, func(s result.Sample) float64 { return float64(s.HeartbeatsQueued) }), Color: palette[2]}
 	mailbox := []series{depth}
 	if anyPositive(capLine.Points) {
@@ -164,7 +164,7 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		{Name: "busy", Points: points(ss, func(s result.Sample) float64 { return float64(s.Busy) }), Color: palette[1]},
 	}
 	if c := r.Result.Fleet.Count; c > 0 {
-		workers = append(workers, series{Name: "fleet", Points: plotter.XYs{{X: 0, Y: float64(c)}, {X: tmax, Y: float64(c)}}, Color: limitColor, Dashed: true})
+		workers = append(workers, series{Name: "fleet", Points: plotter.XYs{{X: 0, Y: float64(c)}, {X: tmax, Y: float64(c)}}, Color: limitColor, Dashed: true, Bound: true})
 	}
 	specs = append(specs, chartSpec{"Workers online and at the target version", "Workers connected, and workers running the latest deployed version: a partition cuts the first, a deploy raises the second in waves.", "workers", workers})
 
@@ -189,7 +189,81 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		}},
 	)
 
+	for i := range specs {
+		specs[i].fit()
+	}
 	return specs, tmax, marks
+}
+
+// boundShare is how near the data must come to a bound for the bound to
+// be drawn on the chart's scale: a depth of 100 drawn under a capacity of
+// 1,000 is a flat line at the bottom, which hides what the depth did.
+const boundShare = 1.0 / 3
+
+// fit scales the chart to its data: a Bound the data stays under a third
+// of is left off the scale, named in the legend with its value ("capacity
+// 1,000, above the chart") and in the caption.
+func (s *chartSpec) fit() {
+	data, bound := 0.0, 0.0
+	for _, l := range s.series {
+		if l.Bound {
+			bound = max(bound, top(l.Points))
+		} else {
+			data = max(data, top(l.Points))
+		}
+	}
+	if bound <= 0 || data >= bound*boundShare {
+		return
+	}
+	for i := range s.series {
+		l := &s.series[i]
+		if !l.Bound || len(l.Points) == 0 {
+			continue
+		}
+		v := thousands(int64(math.Round(top(l.Points))))
+		s.caption += fmt.Sprintf(" Drawn to the scale of the data, which stays under a third of the %s (%s): the %s is above the chart.", l.Name, v, l.Name)
+		l.Name += " " + v + ", above the chart"
+		l.above = true
+	}
+}
+
+// top is the highest point of pts, 0 when none is positive.
+func top(pts plotter.XYs) float64 {
+	m := 0.0
+	for _, p := range pts {
+		m = max(m, p.Y)
+	}
+	return m
+}
+
+// relayChart titles the relay's chart by what its limits were: "Relay:
+// AIMD limit per partition", or "Relay: static limit 8 per partition", as
+// the dashboard names its relay pane, with a caption that says how to read
+// it. A report does not record the strategy, so it is read from the
+// limits: only an AIMD limit moves (a static one never does), and an AIMD
+// limit below its max rises with every delivery, so limits that stayed at
+// one value while the relay delivered acted as a static limit. A relay
+// that delivered nothing shows neither.
+func relayChart(r *result.Report) (title, caption string) {
+	const base = "Each partition's relay may run this many deliveries at once."
+	lim := r.Result.Relay.Limit
+	moved := lim.Min != lim.Max || lim.Decreases > 0
+	held := lim.Initial // or, in a report without it, the first limit sampled
+	for _, s := range r.Samples {
+		for _, l := range s.Limits {
+			if held <= 0 {
+				held = l
+			}
+			moved = moved || l != held
+		}
+	}
+	switch {
+	case moved:
+		return "Relay: AIMD limit per partition", base + " +1 for every success, halved on a \"full\" answer at most once per window (the \"full\" answers to deliveries in flight together count once). A sawtooth means the relay is finding the workers' capacity and backing off."
+	case r.Result.Relay.Delivered > 0:
+		return fmt.Sprintf("Relay: static limit %d per partition", held), base + fmt.Sprintf(" The limit stayed at %d through every delivery, as a static limit does (an AIMD limit below its max rises with each success): \"full\" answers cause retries, not a slower pace.", held)
+	}
+	return "Relay: limit per partition", base + " The relay delivered nothing in this run, so its limits did not move."
 }
 
 // points is one gauge of the samples.
@@ -232,115 +306,4 @@ func anyPositive(pts plotter.XYs) bool {
 		}
 	}
 	return false
-}
-
-// render draws one chart and returns its SVG element, ready to inline.
-// gonum/plot panics on some inputs it considers programming errors; a
-// report must not take the process down with it.
-func render(title, ylabel string, tmax float64, lines []series, marks []marker) (svg template.HTML, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("drawing: %v", v)
-		}
-	}()
-	p, err := newPlot(title, ylabel, tmax, lines, marks)
-	if err != nil {
-		return "", err
-	}
-	c := vgsvg.New(chartWidth, chartHeight)
-	p.Draw(draw.New(c))
-	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
-		return "", err
-	}
-	doc := buf.String()
-	// Inline SVG needs no XML prolog; the svg element starts the chart.
-	i := strings.Index(doc, "<svg")
-	if i < 0 {
-		return "", fmt.Errorf("no <svg> element in the plot's output")
-	}
-	doc = `<svg role="img" aria-label="` + html.EscapeString(title) + `"` + doc[i+len("<svg"):]
-	// The SVG is gonum/plot's own markup, with its text already escaped
-	// (vgsvg escapes every string it writes), so it is trusted as HTML.
-	return template.HTML(doc), nil
-}
-
-// newPlot lays out one chart.
-func newPlot(title, ylabel string, tmax float64, lines []series, marks []marker) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font = font.From(sans, 12)
-	p.X.Label.Text = "simulated time (s)"
-	p.Y.Label.Text = ylabel
-	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = font.From(sans, 10)
-		a.Tick.Label.Font = font.From(sans, 9)
-	}
-	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = 4
-	p.Legend.ThumbnailWidth = 16
-
-	grid := plotter.NewGrid()
-	grid.Vertical.Color = color.Gray{0xE4}
-	grid.Horizontal.Color = color.Gray{0xE4}
-	p.Add(grid)
-	if len(marks) > 0 {
-		p.Add(markers{marks: marks})
-	}
-	listed := 0
-	for _, s := range lines {
-		if len(s.Points) == 0 {
-			continue
-		}
-		l, err := plotter.NewLine(s.Points)
-		if err != nil {
-			return nil, fmt.Errorf("series %q: %w", s.Name, err)
-		}
-		l.Color = s.Color
-		l.Width = vg.Points(1.2)
-		l.StepStyle = s.Step
-		if s.Dashed {
-			l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
-		}
-		p.Add(l)
-		if !s.Unlisted {
-			p.Legend.Add(s.Name, l)
-			listed++
-		}
-	}
-	// One time axis for every chart of the page, from the start.
-	p.X.Min, p.X.Max = 0, tmax
-	// Room above the data for the legend, which is drawn inside the plot:
-	// about a line of the legend per 7% of the height.
-	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max*(1.15+0.07*float64(listed)), 1)
-	return p, nil
-}
-
-// marker is a timeline event on a chart.
-type marker struct {
-	T     float64
-	Label string
-}
-
-// markers draws the events as dashed vertical lines over the whole data
-// area, each numbered at its top. It is not a plot.DataRanger: the events
-// do not change the axes.
-type markers struct{ marks []marker }
-
-// Plot implements plot.Plotter.
-func (m markers) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, _ := p.Transforms(&c)
-	line := draw.LineStyle{Color: markerColor, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}}
-	label := text.Style{Color: markerColor, Font: font.From(sans, 8), XAlign: draw.XLeft, YAlign: draw.YTop, Handler: p.TextHandler}
-	for _, mk := range m.marks {
-		x := trX(mk.T)
-		if !c.ContainsX(x) {
-			continue
-		}
-		c.StrokeLine2(line, x, c.Min.Y, x, c.Max.Y)
-		c.FillText(label, vg.Point{X: x + vg.Points(2), Y: c.Max.Y - vg.Points(1)}, mk.Label)
-	}
 }

@@ -85,7 +85,7 @@ func gatewayText(gateways, size int) string {
 	if gateways == 0 {
 		return "a session per worker"
 	}
-	return fmt.Sprintf("%d gateways of up to %d workers", gateways, size)
+	return fmt.Sprintf("%s of up to %s", plural(gateways, "gateway", "gateways"), plural(size, "worker", "workers"))
 }
 
 // Compare compares r with b by each metric's rule. A run that cannot be

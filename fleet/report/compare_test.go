@@ -140,7 +140,7 @@ func TestCompareSkips(t *testing.T) {
 		},
 			"the baseline was captured with a session per worker and this run had 2 gateways of up to 5 workers"},
 		{"gateways in the baseline", func(b *Baseline) { b.Gateways, b.GatewaySize = 1, 10 }, nil,
-			"the baseline was captured with 1 gateways of up to 10 workers and this run had a session per worker"},
+			"the baseline was captured with 1 gateway of up to 10 workers and this run had a session per worker"},
 		{"another gateway size", func(b *Baseline) { b.Gateways, b.GatewaySize = 2, 6 },
 			func(r *result.Report) { r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 9 },
 			"the baseline was captured with 2 gateways of up to 6 workers and this run had 2 gateways of up to 9 workers"},

@@ -24,10 +24,10 @@ type keyNumber struct {
 // the broker: a session each, or behind gateways.
 func fleetRow(res *result.Result) keyNumber {
 	f := res.Fleet
-	k := keyNumber{"fleet", fmt.Sprintf("%s workers, %s online at the end", thousands(int64(f.Count)), thousands(int64(f.Online))),
+	k := keyNumber{"fleet", fmt.Sprintf("%s, %s online at the end", howMany(f.Count, "worker", "workers"), thousands(int64(f.Online))),
 		[]string{"fleet.count", "fleet.online"}}
 	if f.Gateways > 0 {
-		k.Value += fmt.Sprintf("; behind %s gateways of up to %s", thousands(int64(f.Gateways)), thousands(int64(f.GatewaySize)))
+		k.Value += fmt.Sprintf("; behind %s of up to %s", howMany(f.Gateways, "gateway", "gateways"), thousands(int64(f.GatewaySize)))
 		k.Names = append(k.Names, "fleet.gateways", "fleet.gateway_size")
 	}
 	return k
@@ -56,10 +56,9 @@ func keyNumbers(r *result.Report) []keyNumber {
 			[]string{"leader.mailbox.rejected", "leader.mailbox.dropped"}},
 		// A partition's limit and the sum over partitions are different
 		// units: each row holds one.
-		{"relay limit per partition: min / initial / max",
-			fmt.Sprintf("%d / %d / %d", res.Relay.Limit.Min, res.Relay.Limit.Initial, res.Relay.Limit.Max),
-			[]string{"relay.limit.min", "relay.limit.initial", "relay.limit.max"}},
-		{fmt.Sprintf("relay limit at the end: sum of %d partitions", res.Relay.Partitions),
+		{"relay limit per partition", limitRange(res.Relay.Limit, ", "),
+			[]string{"relay.limit.initial", "relay.limit.min", "relay.limit.max"}},
+		{"relay limit at the end: sum of " + plural(res.Relay.Partitions, "partition", "partitions"),
 			strconv.Itoa(res.Relay.Limit.Final), []string{"relay.limit.final"}},
 		{"relay delivered", uthousands(res.Relay.Delivered), []string{"relay.delivered"}},
 		{"relay backpressure", uthousands(res.Relay.Backpressure), []string{"relay.backpressure"}},
@@ -116,10 +115,10 @@ func status(r *result.Report, c *Comparison) (ok bool, text string) {
 	}
 	var why []string
 	if fail > 0 {
-		why = append(why, fmt.Sprintf("%d of %d expectations failed", fail, len(r.Verdicts)))
+		why = append(why, fmt.Sprintf("%d of %s failed", fail, plural(len(r.Verdicts), "expectation", "expectations")))
 	}
 	if _, cfail, _ := result.Tally(r.Comparisons); cfail > 0 {
-		why = append(why, fmt.Sprintf("%d of %d comparisons across the sweep's variants failed", cfail, len(r.Comparisons)))
+		why = append(why, fmt.Sprintf("%d of %s across the sweep's variants failed", cfail, plural(len(r.Comparisons), "comparison", "comparisons")))
 	}
 	if c != nil && c.Regressed() {
 		why = append(why, plural(len(c.Regressions()), "baseline regression", "baseline regressions"))
@@ -281,6 +280,25 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return strconv.Itoa(n) + " " + many
+}
+
+// howMany is plural with thousands separators: "1 worker", "1,000 workers".
+func howMany(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(int64(n)) + " " + many
+}
+
+// limitRange is a relay limit per partition: where it started, and the
+// range the run saw it in ("initial 4, observed 4–15"), which is not its
+// configured min and max.
+func limitRange(l result.LimitRange, sep string) string {
+	seen := fmt.Sprintf("%d–%d", l.Min, l.Max)
+	if l.Min == l.Max {
+		seen = fmt.Sprintf("%d throughout", l.Min)
+	}
+	return fmt.Sprintf("initial %d%sobserved %s", l.Initial, sep, seen)
 }
 
 // deployOutcome says how far a deploy got: "950 of 1,000 delivered in

@@ -14,12 +14,12 @@ import (
 
 // HTML writes r as one self-contained page (no scripts, no external
 // assets): the summary and key numbers, the expectations, charts over
-// simulated time (inline SVG drawn with gonum/plot: AIMD limit per
-// partition, leader mailbox depth against capacity, outbox depth and
-// oldest age, workers online and at the target version, throughput,
-// rejections and backpressure per second, with the timeline's events as
-// numbered markers), the timeline, and the full result. All text from the
-// report is escaped.
+// simulated time (inline SVG drawn with gonum/plot: the relay's limit per
+// partition, titled AIMD or static, leader mailbox depth against capacity,
+// outbox depth and oldest age, workers online and at the target version,
+// throughput, rejections and backpressure per second, with the timeline's
+// events as numbered markers), the timeline, and the full result. All text
+// from the report is escaped.
 func HTML(w io.Writer, r *result.Report) error {
 	if r == nil {
 		return fmt.Errorf("report: HTML: nil report")
@@ -83,6 +83,7 @@ func Index(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 			d.Passed++
 		}
 	}
+	d.Summary = passedText(d.Passed, len(d.Runs))
 	for _, s := range sweeps(reps) {
 		d.Sweeps = append(d.Sweeps, indexSweep{Scenario: s.Scenario, Description: s.Description, Rows: sweepRows(s)})
 	}
@@ -120,9 +121,10 @@ type recordRow struct {
 }
 
 type indexData struct {
-	Passed int
-	Runs   []indexRow
-	Sweeps []indexSweep
+	Passed  int
+	Summary string // "2 of 3 runs passed"
+	Runs    []indexRow
+	Sweeps  []indexSweep
 }
 
 type indexRow struct {
@@ -233,7 +235,7 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 </head>
 <body>
 <h1>fleetsim scenarios</h1>
-<p><strong>{{.Passed}} of {{len .Runs}} runs passed.</strong></p>
+<p><strong>{{.Summary}}.</strong></p>
 {{if .Runs}}<table>
 <tr><th>run</th><th>result</th><th>✓</th><th>✗</th><th>–</th><th>baseline</th></tr>
 {{range .Runs}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="{{if .OK}}pass{{else}}fail{{end}}">{{.Status}}</td><td class="n">{{.Pass}}</td><td class="n">{{.Fail}}</td><td class="n">{{.NotJudged}}</td><td>{{.Baseline}}</td></tr>

@@ -84,7 +84,7 @@ func TestHTML(t *testing.T) {
 	}
 	p := parsePage(t, buf.Bytes())
 	want := []string{
-		"AIMD limit per partition", "Leader mailbox depth", "Outbox depth", "Outbox oldest message age",
+		"Relay: AIMD limit per partition", "Leader mailbox depth", "Outbox depth", "Outbox oldest message age",
 		"Workers online and at the target version", "Throughput", "Leader mailbox rejections", "Relay backpressure",
 	}
 	if strings.Join(p.svgs, "|") != strings.Join(want, "|") {
@@ -160,7 +160,7 @@ func TestChartsShowTheMechanisms(t *testing.T) {
 	for _, s := range specs {
 		byTitle[s.title] = s
 	}
-	aimd := byTitle["AIMD limit per partition"]
+	aimd := byTitle["Relay: AIMD limit per partition"]
 	if len(aimd.series) != 4 {
 		t.Fatalf("%d partitions drawn, want 4", len(aimd.series))
 	}

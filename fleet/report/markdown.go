@@ -38,7 +38,7 @@ func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 			passed++
 		}
 	}
-	p("**%d of %d runs passed.**\n\n", passed, len(reps))
+	p("**%s.**\n\n", passedText(passed, len(reps)))
 	p("| scenario | variant | result | expectations | baseline |\n|---|---|---|---|---|\n")
 	for _, r := range reps {
 		c := find(cmp, r)
@@ -55,11 +55,15 @@ func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 	}
 	p("\n")
 
+	// A scenario's description is said once: in its sweep's section, or
+	// under its first run.
+	told := map[string]bool{}
 	for _, s := range sweeps(reps) {
 		p("## Sweep: %s\n\n", mdText(s.Scenario))
 		if s.Description != "" {
 			p("%s\n\n", mdText(s.Description))
 		}
+		told[s.Scenario] = true
 		p("Leader mailbox per variant: requests and telemetry offered to it, served, refused with \"full\" (rejected), dropped by its policy; lost is the run's unaccounted messages.\n\n")
 		p("| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |\n")
 		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
@@ -74,9 +78,15 @@ func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 	}
 
 	for _, r := range reps {
-		markdownRun(p, r, find(cmp, r))
+		markdownRun(p, r, find(cmp, r), !told[r.Scenario])
+		told[r.Scenario] = true
 	}
 	return bw.Flush()
+}
+
+// passedText is how many of n runs passed: "0 of 1 run passed".
+func passedText(passed, n int) string {
+	return fmt.Sprintf("%d of %s passed", passed, plural(n, "run", "runs"))
 }
 
 // baselineCell is the overview's baseline column.
@@ -92,14 +102,16 @@ func baselineCell(c *Comparison) string {
 	return "✓"
 }
 
-func markdownRun(p func(string, ...any), r *result.Report, c *Comparison) {
+// markdownRun writes one run's section; describe adds its scenario's
+// description.
+func markdownRun(p func(string, ...any), r *result.Report, c *Comparison, describe bool) {
 	ok, text := status(r, c)
 	icon := "✅"
 	if !ok {
 		icon = "❌"
 	}
 	p("## %s %s\n\n", icon, mdText(name(r)))
-	if r.Description != "" {
+	if describe && r.Description != "" {
 		p("%s\n\n", mdText(r.Description))
 	}
 	p("%s\n\n", mdText(runLine(r)))
@@ -161,8 +173,8 @@ func markdownBaseline(p func(string, ...any), c *Comparison) {
 		p("**Baseline**: not compared: %s\n\n", mdText(c.Skipped))
 		return
 	}
-	p("**Baseline**: %s, %d better, %d not compared (%d metrics compared).\n\n",
-		plural(len(c.Regressions()), "regression", "regressions"), c.count(Better), c.count(NotCompared), c.Compared)
+	p("**Baseline**: %s, %d better, %d not compared (%s compared).\n\n",
+		plural(len(c.Regressions()), "regression", "regressions"), c.count(Better), c.count(NotCompared), plural(c.Compared, "metric", "metrics"))
 	if len(c.Diffs) > 0 {
 		p("| | metric | baseline | got | rule | why |\n|---|---|--:|--:|---|---|\n")
 		for _, d := range c.Diffs {

@@ -54,7 +54,7 @@ func Terminal(w io.Writer, r *result.Report) error {
 	}
 	if p := res.Relay.Partitions; p > 0 {
 		l := res.Relay.Limit
-		row("relay limit per partition", fmt.Sprintf("min %d · initial %d · max %d", l.Min, l.Initial, l.Max))
+		row("relay limit per partition", limitRange(l, " · "))
 		row("relay limit at the end", fmt.Sprintf("%d, the sum of %s", l.Final, plural(p, "partition", "partitions")))
 	}
 	row("lost", fmt.Sprintf("%s (commands %s, telemetry %s)", thousands(res.Lost), thousands(res.Commands.Lost), thousands(res.Telemetry.Lost)))
