@@ -15,7 +15,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -23,8 +22,16 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// SIGINT, SIGTERM, SIGHUP and a broken pipe on stdout or stderr (its
+	// reader gone) all stop the leader the same way: the relay settles,
+	// the leader announces itself offline, the outbox is closed, exit 0.
+	ctx, stop := signal.NotifyContext(context.Background(), cli.StopSignals...)
+	// Not stop: the signals stay caught until the shutdown is done.
+	ctx, brokenPipe := context.WithCancel(ctx)
+	release := cli.CatchSIGPIPE()
+	code := Main(ctx, os.Args[1:], cli.StopOnBrokenPipe(os.Stdout, brokenPipe), cli.StopOnBrokenPipe(os.Stderr, brokenPipe))
+	release()
+	brokenPipe()
 	stop()
 	os.Exit(code)
 }

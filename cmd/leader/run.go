@@ -225,7 +225,7 @@ func newRunCmd(ctx context.Context, logs *cli.LogOptions, stderr io.Writer) *cob
 	c := &cobra.Command{
 		Use:   "run",
 		Short: "Run the leader (the default command)",
-		Long: `leader run starts the leader and serves until SIGINT or SIGTERM.
+		Long: `leader run starts the leader and serves until SIGINT, SIGTERM or SIGHUP.
 
 By default it starts an embedded MQTT broker listening on --listen
 (127.0.0.1:1883) and connects to it in memory. With --broker it starts no
@@ -294,9 +294,10 @@ subscribes again, says "online" again and resumes from the outbox. Each
 loss and each reconnect is logged once; fleetsim_leader_broker_* on
 /metrics and Broker in the stats count them.
 
-On SIGINT/SIGTERM it stops the relay (deliveries in flight settle or are
-handed back uncharged), announces itself offline, closes the outbox and
-the broker, and exits 0.
+On SIGINT, SIGTERM or SIGHUP (the terminal closed), or when whoever
+reads its output is gone (a broken pipe), it stops the relay (deliveries
+in flight settle or are handed back uncharged), announces itself
+offline, closes the outbox and the broker, and exits 0.
 
 ` + cli.ExitCodesHelp,
 		Example: `  # a leader for workers on this machine, metrics on :9464

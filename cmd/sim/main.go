@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -28,8 +27,13 @@ func main() {
 	// SIGHUP (the terminal closed) stops sim as SIGINT and SIGTERM do:
 	// the dashboard restores the terminal, the reports are written and
 	// the exit code is the runs' verdict, not the signal's.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// A write to a stdout or stderr whose reader is gone (sim check | tee
+	// log, and the Ctrl-C that stops sim ended tee first) fails instead
+	// of killing sim with SIGPIPE before it has written its reports.
+	ctx, stop := signal.NotifyContext(context.Background(), cli.StopSignals...)
+	release := cli.CatchSIGPIPE()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	release()
 	stop()
 	os.Exit(code)
 }

@@ -12,14 +12,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"math"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,8 +30,16 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := Main(ctx, os.Args[1:], os.Stderr)
+	// SIGINT, SIGTERM, SIGHUP and a broken pipe on stderr (its reader
+	// gone) all stop the workers the same way: offline announced, --state
+	// written, exit 0.
+	ctx, stop := signal.NotifyContext(context.Background(), cli.StopSignals...)
+	// Not stop: the signals stay caught until the shutdown is done.
+	ctx, brokenPipe := context.WithCancel(ctx)
+	release := cli.CatchSIGPIPE()
+	code := Main(ctx, os.Args[1:], cli.StopOnBrokenPipe(os.Stderr, brokenPipe))
+	release()
+	brokenPipe()
 	stop()
 	os.Exit(code)
 }
@@ -68,6 +73,7 @@ type options struct {
 	version     string
 	report      time.Duration
 	state       string
+	connTimeout time.Duration
 	gatewaySize sizeFlag
 }
 
@@ -122,7 +128,8 @@ func (o *options) addFlags(c *cobra.Command) {
 	f.StringVar(&o.version, "version", worker.DefaultVersion, "version every worker starts at")
 	f.DurationVar(&o.report, "report", 10*time.Second, "log a summary of the pool this often (0: only at exit)")
 	f.Var(&o.gatewaySize, "gateway-size", "put the workers behind gateways of this many: one MQTT session per gateway, which announces its devices (1 to --count; the last gateway may carry fewer); unset: a session per worker")
-	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts and first-applied times, duplicates, stale (created at start)")
+	f.StringVar(&o.state, "state", "", "at exit, write each worker's applied state to this file as JSON: version, versions applied with counts and first-applied times, duplicates, stale (checked at start, replaced atomically at exit: a file already there stays whole until then)")
+	f.DurationVar(&o.connTimeout, "connect-timeout", 15*time.Second, "exit 1 if no session has connected to --broker this long after the start (0: keep trying); once one has, lost connections are retried for ever")
 }
 
 // build validates the flags and returns the workers' configs and dialer.
@@ -163,6 +170,8 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 		return nil, dial, cli.Usagef("--ramp %v: want 0 or a positive duration", o.ramp)
 	case o.report < 0:
 		return nil, dial, cli.Usagef("--report %v: want 0 (only at exit) or a positive duration", o.report)
+	case o.connTimeout < 0:
+		return nil, dial, cli.Usagef("--connect-timeout %v: want 0 (keep trying) or a positive duration, e.g. 15s", o.connTimeout)
 	case o.version == "":
 		return nil, dial, cli.Usagef("--version: want a version, e.g. 1.0.0")
 	}
@@ -265,6 +274,17 @@ func checkGateways(path string, c *wire.Credentials, gws []*worker.Gateway) erro
 
 func validBroker(u string) error { return cli.Brokers("broker", u) }
 
+// exitCodes is worker's exit-code table: it has no outbox, so never
+// exits 3.
+const exitCodes = `Exit codes:
+  0  stopped by SIGINT, SIGTERM, SIGHUP or a broken pipe on its output: a
+     graceful stop (every worker announced offline, --state written)
+  1  runtime failure: no session connected within --connect-timeout (nothing
+     listening, no answer), or --state could not be written
+  2  bad flags or a bad --credentials-file (the message names the flag and the
+     valid values), or the broker refused the login before any session
+     connected (bad or missing credentials: retrying cannot help)`
+
 func newRoot(ctx context.Context, stderr io.Writer) *cobra.Command {
 	var o options
 	var logs cli.LogOptions
@@ -321,10 +341,23 @@ rollout's pacing, can be checked per worker, not only in total:
     "applied_at": {"2.0.0": "2026-01-02T15:04:05.123Z"},
     "duplicates": 1, "stale": 0, "acked_ok": 2}, ...]}
 
-On SIGINT/SIGTERM every worker announces itself offline and disconnects
-cleanly, and worker exits 0.
+worker logs each failed connect with its reason (connection refused,
+no answer, login refused: one line per reason every 5 s at most, with
+how many more failed alike). If none of its sessions has connected
+--connect-timeout after the start, it exits 1 naming the broker and the
+reason; if the broker refuses a login before then (bad or missing
+credentials), it exits 2 at once, since retrying cannot help. Once a
+session has connected, a lost connection is retried for ever by
+--reconnect: a broker's outage is ridden out.
 
-` + cli.ExitCodesHelp,
+On SIGINT, SIGTERM or SIGHUP (the terminal closed), or when whoever
+reads its output is gone (a broken pipe: worker 2>&1 | head), every
+worker announces itself offline and disconnects cleanly, --state is
+written, and worker exits 0. The state file is replaced atomically (a
+new file renamed over the old): a worker killed at any point leaves
+the previous file or the new one, never a part.
+
+` + exitCodes,
 		Example: `  # 1,000 workers against a leader on this machine
   worker --broker tcp://127.0.0.1:1883 --count 1000
 
@@ -353,13 +386,12 @@ cleanly, and worker exits 0.
 			if err != nil {
 				return err
 			}
-			var state *os.File
 			if o.state != "" {
-				if state, err = openState(o.state); err != nil {
+				if err := checkState(o.state); err != nil {
 					return err
 				}
 			}
-			return run(ctx, cfgs, dial, o, log, state)
+			return run(ctx, cfgs, dial, o, log)
 		},
 	}
 	c.SetErr(stderr)
@@ -367,65 +399,4 @@ cleanly, and worker exits 0.
 	o.addFlags(c)
 	logs.AddFlags(c)
 	return c
-}
-
-// run runs the pool until ctx ends; with state set, it writes the
-// workers' state there at exit.
-func run(ctx context.Context, cfgs []worker.Config, dial worker.MQTTDialer, o options, log *slog.Logger, state *os.File) error {
-	pool, err := worker.NewPool(cfgs, dial, worker.PoolOptions{Ramp: o.ramp})
-	if err == nil {
-		err = checkGateways(o.credentials, dial.Credentials, pool.Gateways())
-	} else {
-		err = cli.Usagef("%v", err)
-	}
-	if err != nil {
-		if state != nil {
-			state.Close()
-		}
-		return err
-	}
-	log.Info("workers starting", "count", len(cfgs), "first", cfgs[0].ID, "last", cfgs[len(cfgs)-1].ID, "broker", o.broker,
-		"gateways", len(pool.Gateways()))
-	done := make(chan struct{})
-	go func() { // owned by run: it waits on done below
-		defer close(done)
-		_ = pool.Run(ctx)
-	}()
-	var tick <-chan time.Time
-	if o.report > 0 {
-		t := time.NewTicker(o.report)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-tick:
-			summary(log, "workers", pool.Stats())
-		case <-done:
-			summary(log, "workers stopped", pool.Stats())
-			if state == nil {
-				return nil
-			}
-			return writeState(state, pool.Workers())
-		}
-	}
-}
-
-// summary logs the pool's counts; the e2e tests read the one at exit.
-func summary(log *slog.Logger, msg string, s worker.PoolStats) {
-	log.Info(msg, "workers", s.Workers, "online", s.Online, "gateways", s.Gateways, "gateways_online", s.GatewaysOnline, "gateway_logins_refused", s.GatewayLoginsRefused,
-		"gateway_subscribes_refused", s.GatewaySubscribesRefused,
-		"applied", s.Total.Applied, "duplicates", s.Total.Duplicates, "stale", s.Total.Stale,
-		"versions", versions(s.ByVersion), "connects", s.Total.Connects, "reconnects", s.Total.Reconnects,
-		"acked_ok", s.Total.AckedOK, "acked_full", s.Total.AckedFull)
-}
-
-// versions formats {"2.0.0": 3, "1.0.0": 1} as "1.0.0=1,2.0.0=3".
-func versions(m map[string]int) string {
-	keys := slices.Sorted(maps.Keys(m))
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%d", k, m[k])
-	}
-	return strings.Join(parts, ",")
 }

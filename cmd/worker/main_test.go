@@ -80,6 +80,8 @@ func TestFlags(t *testing.T) {
 		{"backoff cap", []string{"--backoff-base", "2s", "--backoff-cap", "1s"}, "--backoff-cap 1s: want at least --backoff-base (2s)"},
 		{"keepalive", []string{"--keepalive", "500ms"}, "--keepalive 500ms: want at least 1s"},
 		{"ramp", []string{"--ramp", "-1ms"}, "--ramp"},
+		{"connect timeout", []string{"--connect-timeout", "-1s"}, "--connect-timeout -1s: want 0 (keep trying) or a positive duration"},
+		{"connect timeout off", []string{"--connect-timeout", "0"}, ""},
 		{"broker", []string{"--broker", "127.0.0.1:1883"}, `--broker "127.0.0.1:1883": broker "127.0.0.1:1883": no scheme: want tcp://host:port`},
 		{"prefix", []string{"--prefix", "w/"}, `--prefix "w/"`},
 		{"prefix reserved", []string{"--prefix", "_w"}, "reserved"},
@@ -204,5 +206,28 @@ func TestCredentialsCoverGateways(t *testing.T) {
 	code := Main(context.Background(), append(args, "--gateway-size", "5"), &errb)
 	if want := `gateway gw-w-100: gateway devices w-{100..104} are not all in the credential's range w-1{0..99}`; code != cli.ExitUsage || !strings.Contains(errb.String(), want) {
 		t.Fatalf("exit %d, output:\n%s\nwant exit 2 and %q", code, errb.String(), want)
+	}
+}
+
+// TestHelpExitCodes: --help lists the exit codes worker can end with, and
+// no other: it has no outbox file, so never exits 3.
+func TestHelpExitCodes(t *testing.T) {
+	var out bytes.Buffer
+	if code := Main(context.Background(), []string{"--help"}, &out); code != cli.ExitOK {
+		t.Fatalf("exit %d", code)
+	}
+	help := out.String()
+	for _, want := range []string{
+		"  0  stopped by SIGINT, SIGTERM, SIGHUP or a broken pipe",
+		"  1  runtime failure: no session connected within --connect-timeout",
+		"  2  bad flags or a bad --credentials-file",
+		"the broker refused the login before any session\n     connected",
+	} {
+		if !strings.Contains(help, want) {
+			t.Errorf("--help does not say %q", want)
+		}
+	}
+	if strings.Contains(help, "  3  ") || strings.Contains(help, "outbox") {
+		t.Errorf("--help lists exit 3 or an outbox:\n%s", help)
 	}
 }

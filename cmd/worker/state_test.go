@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +160,58 @@ func TestStateFileUnwritable(t *testing.T) {
 	code := Main(context.Background(), []string{"--state", bad}, &errb)
 	if code != cli.ExitUsage || !strings.Contains(errb.String(), "--state "+bad) {
 		t.Fatalf("exit %d, output:\n%s\nwant exit %d naming --state", code, errb.String(), cli.ExitUsage)
+	}
+}
+
+// TestWriteFileAtomic: replacing a state file leaves the old one whole
+// until the new one is, whatever fails on the way: while the new content
+// is written (the moment a crash would catch) the file still reads as
+// the old one; a write or a rename that fails leaves it so, and no
+// temporary file behind.
+func TestWriteFileAtomic(t *testing.T) {
+	const old, next = "old state\n", "the new state, whole\n"
+	errCrash := errors.New("crashed half way")
+	for _, tc := range []struct {
+		name   string
+		fail   error // what the write returns
+		rename func(string, string) error
+		want   string
+	}{
+		{"replaced", nil, nil, next},
+		{"write fails half way", errCrash, nil, old},
+		{"rename fails", nil, func(string, string) error { return errors.New("rename: no space left") }, old},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.rename != nil {
+				defer func(r func(string, string) error) { rename = r }(rename)
+				rename = tc.rename
+			}
+			err := writeFileAtomic(path, func(w io.Writer) error {
+				if _, err := io.WriteString(w, next[:len(next)/2]); err != nil {
+					return err
+				}
+				if mid, err := os.ReadFile(path); err != nil || string(mid) != old {
+					t.Errorf("half way through the write the file holds %q (%v), want the old %q", mid, err, old)
+				}
+				if tc.fail != nil {
+					return tc.fail
+				}
+				_, err := io.WriteString(w, next[len(next)/2:])
+				return err
+			})
+			if (err != nil) != (tc.want == old) {
+				t.Errorf("writeFileAtomic: %v", err)
+			}
+			if got, err := os.ReadFile(path); err != nil || string(got) != tc.want {
+				t.Errorf("the file holds %q (%v), want %q", got, err, tc.want)
+			}
+			if entries, err := os.ReadDir(filepath.Dir(path)); err != nil || len(entries) != 1 {
+				t.Errorf("the directory holds %v (%v), want only the state file", entries, err)
+			}
+		})
 	}
 }

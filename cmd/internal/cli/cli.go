@@ -17,7 +17,7 @@ import (
 
 // Exit codes of every fleetsim binary.
 const (
-	ExitOK      = 0 // the command did what it was asked, or was stopped by SIGINT/SIGTERM
+	ExitOK      = 0 // the command did what it was asked, or was stopped by SIGINT/SIGTERM/SIGHUP
 	ExitRuntime = 1 // a failure while running (broker unreachable, port in use, lost session, ...)
 	ExitUsage   = 2 // bad flags or arguments: the message names the flag and what would be valid
 	ExitOutbox  = 3 // the outbox file is unusable: locked by another process, corrupt, not an outbox
@@ -26,7 +26,7 @@ const (
 
 // ExitCodesHelp is the exit-code table for long help texts.
 const ExitCodesHelp = `Exit codes:
-  0  ok (also after SIGINT/SIGTERM: a graceful stop)
+  0  ok (also after SIGINT, SIGTERM or SIGHUP: a graceful stop)
   1  runtime failure (broker unreachable, port in use, session lost, ...)
   2  bad flags or arguments (the message names the flag and the valid values)
   3  outbox file unusable (locked by a running leader, corrupt, not an outbox)`
