@@ -35,6 +35,30 @@ const (
 	MaxCheckDepth  = expect.MaxCheckDepth
 )
 
+// Limits of what a file makes once parsed, checked before the work they
+// bound: an alias repeats its anchor's value, a check costs its compiler
+// a quarter of a millisecond and more per byte, and each variant of a
+// sweep is a copy of the scenario, built and checked whole. A shipped
+// scenario repeats no text by alias, compiles at most 11 checks of 1.7 KB
+// in all, and its variants hold at most 300 keys and list items together.
+// docs/SCENARIOS.md lists them; MaxNodes counts the keys and list items
+// with the aliases expanded too.
+const (
+	// MaxAliasBytes is the most text aliases may repeat: each alias
+	// counts the bytes of the scalars of the value it stands for.
+	MaxAliasBytes = 1 << 20
+	// MaxChecks is the most checks (expectations and comparisons) one
+	// load compiles, a sweep's variants' included; a text given twice is
+	// compiled once.
+	MaxChecks = 1000
+	// MaxCheckBytes is the most bytes those checks may hold in all.
+	MaxCheckBytes = 64 << 10
+	// MaxSweepNodes is the most keys and list items a sweep's variants
+	// may hold together: the variants times the file's keys and list
+	// items, aliases expanded.
+	MaxSweepNodes = 250_000
+)
+
 // checkShape checks data against MaxDepth, MaxKeys and MaxNodes in one
 // pass over its bytes, stopping at the first limit passed, and returns an
 // Error at that place (nil if none is). It reads YAML's lexical structure

@@ -148,6 +148,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, errs
 	}
 	d := newDecoder(src, body)
+	if err := checkExpansion(src, body); err != nil {
+		return nil, Errors{err}
+	}
 	s := &Scenario{File: file}
 	d.value(body, reflect.ValueOf(s).Elem(), "", "")
 	errs = append(errs, d.errs...)
@@ -160,60 +163,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		errs = append(errs, unlessFailed(compileComparisons(s, src), d.failed())...)
 	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
-		// Each swept value once, the other parameters at their first value,
-		// so that a bad value is reported once at its place in the sweep;
-		// then, if they all pass, every combination (values can clash).
-		var all []Variant // with one parameter, the loop builds them all
-		pick := make([]int, len(sweep))
-		for i, p := range sweep {
-			for j := range p.Values {
-				if j == 0 && i > 0 {
-					continue
-				}
-				clear(pick)
-				pick[i] = j
-				v, verrs := s.variant(src, pick)
-				errs = append(errs, verrs...)
-				if len(verrs) == 0 {
-					all = append(all, v)
-				}
-			}
-		}
-		if len(errs) == 0 && len(sweep) > 1 {
-			vs, err := s.Variants()
-			if err != nil {
-				var es Errors
-				if !errors.As(err, &es) {
-					return nil, err
-				}
-				errs = append(errs, es...)
-			}
-			all = vs
-		}
-		if len(errs) == 0 {
-			s.Warnings = commonWarnings(all)
-		}
+		errs = append(errs, s.checkVariants()...)
 	}
 	if len(errs) > 0 {
 		return nil, errs.sorted()
 	}
 	return s, nil
-}
-
-// commonWarnings are the warnings every variant has: a check that reads
-// only what some variants never send still compares the others.
-func commonWarnings(vs []Variant) Errors {
-	if len(vs) == 0 {
-		return nil
-	}
-	return slices.DeleteFunc(slices.Clone(vs[0].Scenario.Warnings), func(w *Error) bool {
-		for _, v := range vs[1:] {
-			if !slices.ContainsFunc(v.Scenario.Warnings, func(x *Error) bool { return *x == *w }) {
-				return true
-			}
-		}
-		return false
-	})
 }
 
 // parseDocument parses data into its one YAML document's body, a mapping.
