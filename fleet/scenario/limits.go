@@ -22,6 +22,12 @@ const (
 	// DefaultMaxFileSize is the largest file, in bytes, that ReadFile is
 	// usually given (sim's --max-file-size).
 	DefaultMaxFileSize = 1 << 20
+	// MaxFileSize is the largest file one load should read (the most
+	// sim's --max-file-size allows). At its peak a load takes up to 45
+	// bytes of memory per byte of file (the YAML parser's; a file of
+	// block scalars or quoted text costs it most), so 4 MiB keeps one
+	// load within 256 MB; docs/BENCHMARKS.md has the measurements.
+	MaxFileSize = 4 << 20
 	// MaxDepth is how deep values may nest: mappings, lists and flow
 	// brackets, each a level.
 	MaxDepth = 64
