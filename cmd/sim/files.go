@@ -85,8 +85,10 @@ func (s source) read(maxSize int64) ([]byte, error) {
 	b, err := scenario.ReadFile(s.path, maxSize)
 	var pe *fs.PathError
 	switch {
-	case errors.Is(err, scenario.ErrTooLarge):
+	case errors.Is(err, scenario.ErrTooLarge) && maxSize < maxByteSize:
 		err = fmt.Errorf("%w: raise the limit with --max-file-size, up to %v (what one load may cost)", err, byteSize(maxByteSize))
+	case errors.Is(err, scenario.ErrTooLarge):
+		err = fmt.Errorf("%w: %v is the most --max-file-size allows (what one load may cost): split the file", err, byteSize(maxByteSize))
 	case errors.As(err, &pe):
 		err = pe // "open x.yaml: permission denied"
 	}

@@ -35,6 +35,10 @@ func TestMaxFileSizeCeiling(t *testing.T) {
 	if want := `invalid argument "64MiB" for "--max-file-size" flag: want 1 byte to 4MiB`; code != 2 || !strings.Contains(stderr, want) {
 		t.Fatalf("--max-file-size 64MiB: exit %d, stderr:\n%s\nwant exit 2 saying %q", code, stderr, want)
 	}
+	code, _, stderr = sim(t, "validate", huge, "--max-file-size", "4MiB")
+	if want := "file too large (52428800 bytes, the limit is 4194304): 4MiB is the most --max-file-size allows (what one load may cost): split the file"; code != 2 || !strings.Contains(stderr, want) {
+		t.Fatalf("--max-file-size 4MiB: exit %d, stderr:\n%s\nwant exit 2 saying %q", code, stderr, want)
+	}
 
 	const unit = "  a\n"
 	head := minimal + "description: |\n"
