@@ -34,7 +34,8 @@ type decoder struct {
 
 // maxSteps bounds the values one decode visits. A real scenario has a few
 // thousand; aliases of aliases can make a small file expand without end
-// ("billion laughs").
+// ("billion laughs"). checkExpansion refuses such a file before it is
+// decoded; this stays as the decoder's own bound.
 const maxSteps = 1 << 18
 
 // newDecoder returns a decoder for doc (nil: for values that refer to the
