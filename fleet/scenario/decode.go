@@ -62,7 +62,9 @@ func (d *decoder) fail(n ast.Node, path, format string, args ...any) {
 		d.bad = map[string]bool{}
 	}
 	d.bad[path] = true
-	d.errs = append(d.errs, d.src.atPos(nodePos(n), path, fmt.Sprintf(format, args...)))
+	if len(d.errs) < maxProblems {
+		d.errs = append(d.errs, d.src.atPos(nodePos(n), path, fmt.Sprintf(format, args...)))
+	}
 }
 
 // failed returns the paths that failed to decode.

@@ -92,6 +92,27 @@ func (e *Error) quote(b *strings.Builder) {
 // characters.
 const maxQuote = 160
 
+// A file with thousands of values can have thousands of problems, each of
+// which can cost a search through every name the file defines (for "did
+// you mean"): a load reports at most maxProblems of them, and each
+// message lists at most maxListed names.
+const (
+	maxProblems = 100
+	maxListed   = 20
+)
+
+// capped keeps the first maxProblems of es in file order and, when there
+// were as many, says at the last that the rest of the file was not
+// checked.
+func (es Errors) capped() Errors {
+	if len(es) < maxProblems {
+		return es
+	}
+	es = es[:maxProblems]
+	last := es[len(es)-1]
+	return append(es, &Error{File: last.File, Line: last.Line, Col: last.Col, Msg: fmt.Sprintf("stopped at %d problems: fix these, and load the file again for the rest", maxProblems)})
+}
+
 // Errors is every problem found in one scenario file, in file order. Load
 // and Parse return it (as an error) when the file is not valid; a caller
 // tells bad input from an unreadable file with errors.As. Scenario.Warnings

@@ -58,6 +58,9 @@ func compileChecks(s *Scenario, src *source) Errors {
 	names := cc.internNames(keys)
 	sent := s.feeds()
 	for _, i := range todo {
+		if len(errs) >= maxProblems {
+			break
+		}
 		e := &s.Expect[i]
 		path, at := e.place(src, "expect", i)
 		k := cc.expectation(e.Check)
@@ -100,7 +103,9 @@ func distinctNames(items []Expect, src *source, list, msg string) (errs Errors, 
 		e := &items[i]
 		_, at := e.place(src, list, i)
 		if where, ok := first[e.Name]; ok {
-			errs = append(errs, src.at(at, msg, expect.Shorten(e.Name), where))
+			if len(errs) < maxProblems {
+				errs = append(errs, src.at(at, msg, expect.Shorten(e.Name), where))
+			}
 			continue
 		}
 		p := src.pos[at]
@@ -266,6 +271,9 @@ func compileComparisons(s *Scenario, src *source) Errors {
 		return append(errs, over...)
 	}
 	for _, i := range todo {
+		if len(errs) >= maxProblems {
+			break
+		}
 		e := &s.Compare[i]
 		path, at := e.place(src, "compare", i)
 		var c *expect.Check

@@ -38,6 +38,8 @@ func BenchmarkLimits(b *testing.B) {
 		{"49000-checks/refused", []byte(minimal + "expect:\n" + repeat(49_000, func(i int) string { return fmt.Sprintf("  - lost == %d\n", i) })), false, true},
 		{"1000-checks/parse", []byte(withDeploy + "expect:\n" + repeat(MaxChecks, small)), false, false},
 		{"1000-variants-of-100-checks/parse", []byte(withDeploy + "expect:\n" + repeat(100, small) + sweepOf(1000)), false, false},
+		{"45000-ids/parse", []byte("name: ids\nduration: 1m\nfleet: {count: 100000}\ntimeline:\n  - at: 1s\n    deploy:\n      version: 1.2.3\n      workers: [" +
+			strings.TrimSuffix(repeat(45_000, func(i int) string { return WorkerID(2*i) + ", " }), ", ") + "]\n"), false, false},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.data)))

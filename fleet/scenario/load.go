@@ -122,12 +122,17 @@ func regular(path string, st os.FileInfo, max int64) error {
 // deeper than MaxDepth, or with more keys than MaxKeys in a mapping or
 // MaxNodes in all, is refused before the YAML parser sees it, and a check
 // longer than MaxCheckLength or with brackets deeper than MaxCheckDepth
-// before the expression parser does, each with its place and the limit.
-// A leading byte order mark is ignored. Then: an unknown key,
+// before the expression parser does, each with its place and the limit;
+// so is a file that is not UTF-8. Once parsed, aliases that repeat more
+// than MaxAliasBytes of text (or make more than MaxNodes keys and list
+// items), checks past MaxChecks or MaxCheckBytes, and a sweep whose
+// variants hold more than MaxSweepNodes are refused before the work they
+// would cost. A leading byte order mark is ignored. Then: an unknown key,
 // a value of the wrong type or out of range, an event with no action or
 // two, a selector naming a group or a worker the fleet does not have, a
 // check that does not compile against Result or that cannot depend on the
-// run (lost >= 0)... Every problem is reported, as an Errors, each with
+// run (lost >= 0)... Every problem is reported (up to 100, with a last
+// one saying the file was checked no further), as an Errors, each with
 // file:line:col, the YAML path, the offending text and what would be
 // valid. file names the data in messages.
 //
@@ -166,7 +171,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		errs = append(errs, s.checkVariants()...)
 	}
 	if len(errs) > 0 {
-		return nil, errs.sorted()
+		return nil, errs.sorted().capped()
 	}
 	return s, nil
 }

@@ -151,7 +151,7 @@ func (s *Scenario) checkVariants() Errors {
 	pick := make([]int, len(s.Sweep))
 	for i, p := range s.Sweep {
 		for j := range p.Values {
-			if j == 0 && i > 0 {
+			if j == 0 && i > 0 || len(errs) >= maxProblems {
 				continue
 			}
 			clear(pick)
