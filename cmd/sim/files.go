@@ -33,7 +33,7 @@ type fileFlags struct{ maxSize byteSize }
 
 func (f *fileFlags) add(c *cobra.Command) {
 	f.maxSize = scenario.DefaultMaxFileSize
-	c.Flags().Var(&f.maxSize, "max-file-size", "largest scenario file to read, in bytes or with a unit (512KiB, 4MiB; at most 1GiB): a larger file is refused before it is read")
+	c.Flags().Var(&f.maxSize, "max-file-size", "largest scenario file to read, in bytes or with a unit (512KiB, 2MiB): a larger file is refused before it is read; at most "+byteSize(maxByteSize).String()+", which keeps one load within 256 MB (at its peak a load takes up to 45 bytes of memory per byte of file)")
 }
 
 // resolve turns the command line's arguments into scenario files: a file,
@@ -85,8 +85,10 @@ func (s source) read(maxSize int64) ([]byte, error) {
 	b, err := scenario.ReadFile(s.path, maxSize)
 	var pe *fs.PathError
 	switch {
+	case errors.Is(err, scenario.ErrTooLarge) && maxSize < maxByteSize:
+		err = fmt.Errorf("%w: raise the limit with --max-file-size, up to %v (what one load may cost)", err, byteSize(maxByteSize))
 	case errors.Is(err, scenario.ErrTooLarge):
-		err = fmt.Errorf("%w: raise the limit with --max-file-size", err)
+		err = fmt.Errorf("%w: %v is the most --max-file-size allows (what one load may cost): split the file", err, byteSize(maxByteSize))
 	case errors.As(err, &pe):
 		err = pe // "open x.yaml: permission denied"
 	}

@@ -35,8 +35,8 @@ func TestFlagsRefused(t *testing.T) {
 		{[]string{"check", "--log-level", "verbose"}, `--log-level "verbose": want debug, info, warn or error`},
 		{[]string{"validate", "--log-level", "verbose"}, `--log-level "verbose": want debug, info, warn or error`},
 		{[]string{"validate", "--log-format", "xml"}, `--log-format "xml": want text or json`},
-		{[]string{"validate", "--max-file-size", "0"}, `invalid argument "0" for "--max-file-size" flag: want 1 byte to 1GiB`},
-		{[]string{"run", "--max-file-size", "2GiB"}, `invalid argument "2GiB" for "--max-file-size" flag: want 1 byte to 1GiB`},
+		{[]string{"validate", "--max-file-size", "0"}, `invalid argument "0" for "--max-file-size" flag: want 1 byte to 4MiB`},
+		{[]string{"run", "--max-file-size", "5MiB"}, `invalid argument "5MiB" for "--max-file-size" flag: want 1 byte to 4MiB`},
 		{[]string{"check", "--max-file-size", "lots"}, `invalid argument "lots" for "--max-file-size" flag: want a size in bytes, or with a unit`},
 	} {
 		args := append([]string{tc.args[0], "no-such-file.yaml"}, tc.args[1:]...)
@@ -52,13 +52,13 @@ func TestFlagsRefused(t *testing.T) {
 }
 
 func TestByteSize(t *testing.T) {
-	for in, want := range map[string]int64{"1": 1, "1048576": 1 << 20, "512KiB": 512 << 10, "4MiB": 4 << 20, "4MB": 4 << 20, "4M": 4 << 20, "1GiB": 1 << 30, "100B": 100} {
+	for in, want := range map[string]int64{"1": 1, "1048576": 1 << 20, "512KiB": 512 << 10, "4MiB": 4 << 20, "4MB": 4 << 20, "4M": 4 << 20, "4096KiB": 4 << 20, "100B": 100} {
 		var b byteSize
 		if err := b.Set(in); err != nil || int64(b) != want {
 			t.Errorf("Set(%q) = %d, %v; want %d", in, b, err, want)
 		}
 	}
-	for _, in := range []string{"", "0", "-1", "1.5MiB", "1TiB", "1025MiB", "MiB", "9223372036854775807GiB"} {
+	for _, in := range []string{"", "0", "-1", "1.5MiB", "1TiB", "1GiB", "5MiB", "4097KiB", "4194305", "MiB", "9223372036854775807GiB"} {
 		var b byteSize
 		if err := b.Set(in); err == nil {
 			t.Errorf("Set(%q) = %d, want an error", in, b)

@@ -55,14 +55,16 @@ const exitCodes = `Exit codes:
   3  the outbox file a scenario names is unusable (locked, corrupt, not an outbox)
   4  a scenario failed: an expectation was false, or its simulated time had to be
      forced on (run.forced_advances), or (check) its baseline regressed, or
-     (check --require-kept-up) it fell behind its schedule; 'sim run' stopped
-     after a run was judged failed exits 4 too
+     (check --require-kept-up) it fell behind its schedule; or it was NOT JUDGED:
+     it has checks and none could be judged (each divided by zero, or read a
+     timing on a run that fell behind), so it has shown nothing; 'sim run'
+     stopped after a run was judged failed exits 4 too
 
 SIGINT, SIGTERM or SIGHUP (the terminal closed) stops sim at once, whether it
 is loading files, running or checking; the dashboard leaves the terminal as
 it found it. 'sim run' writes a run's reports (--report) as soon as the run
 is judged, before the dashboard waits for q: a run judged before the stop
-keeps its verdict (PASS or FAIL), and only a run stopped before its end
+keeps its verdict (PASS, FAIL or NOT JUDGED), and only a run stopped before its end
 reads STOPPED.`
 
 func newRoot(ctx context.Context, stdout, stderr io.Writer) *cobra.Command {

@@ -184,6 +184,22 @@ func TestRunFailingExpectation(t *testing.T) {
 	}
 }
 
+// TestRunNotJudged: a run whose every check divides by zero has judged
+// nothing: it reads NOT JUDGED, not PASS, exits 4 naming it, and its
+// summary.md says so.
+func TestRunNotJudged(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := sim(t, "run", "testdata/unjudged.yaml", "--headless", "--report", dir, "--log-level", "error")
+	if code != 4 || !strings.Contains(stdout, "NOT JUDGED unjudged") || strings.Contains(stdout, "PASS") ||
+		!strings.Contains(stderr, "1 of 1 runs not judged (no check could be judged): unjudged") {
+		t.Fatalf("exit %d, want 4\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil || !strings.Contains(string(md), "| unjudged |  | ❌ not judged |") {
+		t.Errorf("summary.md: %v\n%s", err, md)
+	}
+}
+
 // TestCheckBaselines: without a baseline check fails (exit 4) and says how
 // to record one; recorded, the same run passes; JUnit is written.
 func TestCheckBaselines(t *testing.T) {

@@ -4,14 +4,18 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // byteSize is a flag's size in bytes, written as a whole number with an
-// optional unit: 1048576, 512KiB, 4MiB, 1GiB (KB, MB and GB are read as
-// the same powers of 1024). It is at least 1 byte and at most maxByteSize.
+// optional unit: 1048576, 512KiB, 4MiB (KB, MB and GB are read as the
+// same powers of 1024). It is at least 1 byte and at most maxByteSize.
 type byteSize int64
 
-const maxByteSize = 1 << 30
+// maxByteSize is the largest scenario file one load may read: what its
+// parse costs keeps it within its memory budget (scenario.MaxFileSize).
+const maxByteSize = scenario.MaxFileSize
 
 var sizeUnits = []struct {
 	names []string
@@ -23,13 +27,13 @@ var sizeUnits = []struct {
 	{[]string{"B", ""}, 1},
 }
 
-func (b *byteSize) String() string {
+func (b byteSize) String() string {
 	for _, u := range sizeUnits {
-		if int64(*b)%u.n == 0 {
-			return strconv.FormatInt(int64(*b)/u.n, 10) + u.names[0]
+		if int64(b)%u.n == 0 {
+			return strconv.FormatInt(int64(b)/u.n, 10) + u.names[0]
 		}
 	}
-	return strconv.FormatInt(int64(*b), 10)
+	return strconv.FormatInt(int64(b), 10)
 }
 
 func (b *byteSize) Type() string { return "size" }
@@ -47,11 +51,11 @@ func (b *byteSize) Set(s string) error {
 				continue // "MiB" ends in "B" too
 			}
 			if n < 1 || n > maxByteSize/u.n {
-				return fmt.Errorf("want 1 byte to 1GiB")
+				return fmt.Errorf("want 1 byte to %s", byteSize(maxByteSize).String())
 			}
 			*b = byteSize(n * u.n)
 			return nil
 		}
 	}
-	return fmt.Errorf("want a size in bytes, or with a unit: 512KiB, 4MiB, 1GiB")
+	return fmt.Errorf("want a size in bytes, or with a unit: 512KiB, 2MiB")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -24,6 +25,8 @@ func printSummary(w io.Writer, reps []*result.Report, cmps []report.Comparison, 
 		switch {
 		case stopped && i == len(reps)-1:
 			mark = "STOPPED"
+		case r.Outcome() == result.NotJudged && (cmps == nil || compared(cmps[i])):
+			mark = "NOT JUDGED"
 		case !ok:
 			mark = "FAIL"
 		}
@@ -34,6 +37,9 @@ func printSummary(w io.Writer, reps []*result.Report, cmps []report.Comparison, 
 			fmt.Fprintf(w, "  run error: %s\n", r.Err)
 		} else if why := res.Run.Behind(); why != "" {
 			fmt.Fprintf(w, "  fell behind: %s: timing checks not judged\n", why)
+		}
+		if mark == "NOT JUDGED" {
+			fmt.Fprintf(w, "  not one of its checks could be judged: the run has shown nothing, and does not pass\n")
 		}
 		report.Terminal(w, r)
 		printVerdicts(w, "  ", r.Verdicts)
@@ -91,20 +97,33 @@ func comparisonText(c report.Comparison) string {
 }
 
 // verdict is the command's error: nil when every run passed, else exit
-// code 4 naming the failures.
+// code 4 naming the runs that failed and those not judged (whose every
+// check was not judged: they have shown nothing, and do not pass).
 func verdict(reps []*result.Report, cmps []report.Comparison) error {
-	var failed []string
+	var failed, unjudged []string
 	for i, r := range reps {
-		if !r.Passed() || (cmps != nil && !compared(cmps[i])) {
-			name := r.Scenario
-			if r.Variant != "" {
-				name += " [" + r.Variant + "]"
-			}
+		if r.Passed() && (cmps == nil || compared(cmps[i])) {
+			continue
+		}
+		name := r.Scenario
+		if r.Variant != "" {
+			name += " [" + r.Variant + "]"
+		}
+		if r.Outcome() == result.NotJudged && (cmps == nil || compared(cmps[i])) {
+			unjudged = append(unjudged, name)
+		} else {
 			failed = append(failed, name)
 		}
 	}
-	if len(failed) == 0 {
+	var parts []string
+	if len(failed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d runs failed: %s", len(failed), len(reps), strings.Join(failed, ", ")))
+	}
+	if len(unjudged) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d runs not judged (no check could be judged): %s", len(unjudged), len(reps), strings.Join(unjudged, ", ")))
+	}
+	if len(parts) == 0 {
 		return nil
 	}
-	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d of %d runs failed: %s", len(failed), len(reps), strings.Join(failed, ", "))}
+	return &cli.Error{Code: cli.ExitFailed, Err: errors.New(strings.Join(parts, "; "))}
 }

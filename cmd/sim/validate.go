@@ -32,9 +32,10 @@ An expectation that reads only counts the scenario cannot produce (lost
 warning on stderr, as 'sim run' and 'sim check' print it; warnings do not
 change the exit code.
 
-A file larger than --max-file-size, or nested or keyed past the limits of
-docs/SCENARIOS.md, is refused before it is parsed; only regular files are
-read (not a named pipe or a device).
+A file larger than --max-file-size, not UTF-8, or nested or keyed past the
+limits of docs/SCENARIOS.md, is refused before it is parsed; one whose
+aliases, checks or sweep would make more work than those limits allow, before
+that work. Only regular files are read (not a named pipe or a device).
 
 ` + exitCodes,
 		Example: "  sim validate scenarios/\n  sim validate my-scenario.yaml",

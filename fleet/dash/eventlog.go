@@ -134,7 +134,10 @@ func (e *eventLog) addReport(r *result.Report) {
 	res := r.Result
 	t := res.Run.SimSeconds
 	outcome := "PASSED"
-	if !r.Passed() {
+	switch r.Outcome() {
+	case result.NotJudged:
+		outcome = "NOT JUDGED"
+	case result.Fail:
 		outcome = "FAILED"
 	}
 	pass, fail, nj := result.Tally(r.Verdicts)

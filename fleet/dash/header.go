@@ -48,9 +48,12 @@ func (m *Model) headerView(w int) string {
 		phase = "starting"
 	}
 	if phase == result.PhaseDone && l.Report != nil {
-		if l.Report.Passed() {
+		switch l.Report.Outcome() {
+		case result.Pass:
 			phase = stGood.Render("done: PASSED")
-		} else {
+		case result.NotJudged:
+			phase = stBad.Render("done: NOT JUDGED")
+		default:
 			phase = stBad.Render("done: FAILED")
 		}
 	}

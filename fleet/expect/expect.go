@@ -333,6 +333,10 @@ func durationAt(text string, line, col int) (lit, secs string, start int, ok boo
 	return tok, strconv.FormatFloat(d.Seconds(), 'f', -1, 64), a, true
 }
 
+// maxListed is the most names a message lists of those a scenario
+// defines (events, windows, variants), which a file may have thousands of.
+const maxListed = 20
+
 // UnknownKeys finds a read of a named map (events["away"], windows["herd"])
 // whose key is not one the scenario defines: keys lists the valid keys by
 // map name. It returns a *Error at the key, or nil.
@@ -366,7 +370,7 @@ func UnknownKeys(text string, keys map[string][]string) error {
 			if len(valid) == 0 {
 				msg += fmt.Sprintf("; this scenario defines no %s", id.Value)
 			} else {
-				msg += "; it has " + strings.Join(valid, ", ")
+				msg += "; it has " + wording.Some(valid, maxListed)
 			}
 			bad = &Error{Col: key.Location().From, Msg: msg}
 		}

@@ -126,6 +126,9 @@ func status(r *result.Report, c *Comparison) (ok bool, text string) {
 	if len(why) > 0 {
 		return false, strings.Join(why, "; ")
 	}
+	if r.Outcome() == result.NotJudged {
+		return false, fmt.Sprintf("no check could be judged (%d not judged), so the run has shown nothing", nj+len(r.Comparisons))
+	}
 	text = plural(pass, "expectation held", "expectations held")
 	if nj > 0 {
 		text += fmt.Sprintf(", %d not judged", nj)
@@ -134,6 +137,19 @@ func status(r *result.Report, c *Comparison) (ok bool, text string) {
 		text += ", no baseline regression"
 	}
 	return true, text
+}
+
+// word is a run's outcome in one word or two, as status decides it:
+// passed, failed or not judged.
+func word(r *result.Report, c *Comparison) string {
+	ok, _ := status(r, c)
+	switch {
+	case ok:
+		return "passed"
+	case r.Outcome() == result.NotJudged && (c == nil || !c.Regressed()):
+		return "not judged"
+	}
+	return "failed"
 }
 
 // outcomeText is a difference's outcome with its mark.

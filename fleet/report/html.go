@@ -34,7 +34,7 @@ func HTML(w io.Writer, r *result.Report) error {
 	}
 	ok, text := status(r, nil)
 	d := pageData{
-		Title: name(r), R: r, OK: ok, Status: text, RunLine: runLine(r),
+		Title: name(r), R: r, OK: ok, Word: word(r, nil), Status: text, RunLine: runLine(r),
 		Charts: cs, Result: string(res),
 	}
 	if r.Err == "" {
@@ -104,6 +104,7 @@ type pageData struct {
 	Title   string
 	R       *result.Report
 	OK      bool
+	Word    string // passed, failed or not judged
 	Status  string
 	RunLine string
 	Behind  bool
@@ -172,10 +173,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <style>` + style + `</style>
 </head>
 <body>
-<h1>{{.Title}} {{if .OK}}<span class="badge pass">passed</span>{{else}}<span class="badge fail">failed</span>{{end}}</h1>
+<h1>{{.Title}} <span class="badge {{if .OK}}pass{{else}}fail{{end}}">{{.Word}}</span></h1>
 {{with .R.Description}}<p>{{.}}</p>{{end}}
 <p class="sub">{{.RunLine}}</p>
-<p class="{{if .OK}}pass{{else}}fail{{end}}"><strong>{{if .OK}}passed{{else}}failed{{end}}</strong>: {{.Status}}</p>
+<p class="{{if .OK}}pass{{else}}fail{{end}}"><strong>{{.Word}}</strong>: {{.Status}}</p>
 {{if .R.Err}}<div class="err">The run did not complete: {{.R.Err}}</div>{{end}}
 {{if .Behind}}<p class="warn">The machine could not keep up {{.Why}}: timing expectations were not judged.</p>{{end}}
 {{with .Keys}}

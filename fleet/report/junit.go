@@ -153,6 +153,12 @@ func suiteOf(r *result.Report, c *Comparison, o JUnitOptions) junitSuite {
 			why = "could not keep up at speed " + num(run.Speed)
 		}
 		runCase.Failure = &junitProblem{Message: why, Type: "kept_up", Text: "run.kept_up is false: " + why + "; its timing checks were not judged"}
+	} else if r.Outcome() == result.NotJudged {
+		// Every check skipped would pass the suite: a run that has shown
+		// nothing must not.
+		n := len(r.Verdicts) + len(r.Comparisons)
+		msg := fmt.Sprintf("not judged: none of its %d checks could be judged", n)
+		runCase.Failure = &junitProblem{Message: msg, Type: "not_judged", Text: msg + " (each divided by zero, or read a timing on a run that fell behind): the run has shown nothing"}
 	}
 	s.Cases = append(s.Cases, runCase)
 

@@ -325,7 +325,9 @@ func TestJUnitKeptUp(t *testing.T) {
 	behind := small()
 	behind.Scenario = "behind"
 	behind.Result.Run = result.RunInfo{Seed: 1, Speed: 50, ServiceLagP99: 2.3, LagThreshold: 1}
-	behind.Verdicts = []result.Verdict{{Check: "leader.mailbox.wait.p99 <= 1", Status: result.NotJudged, Detail: why}}
+	// A count judged beside it: a run whose every check is skipped is not
+	// judged, and fails on its own account (TestJUnitNotJudged).
+	behind.Verdicts = []result.Verdict{{Check: "leader.mailbox.wait.p99 <= 1", Status: result.NotJudged, Detail: why}, {Check: "lost == 0", Status: result.Pass}}
 	kept := small()
 	kept.Scenario = "kept"
 	kept.Result.Run.KeptUp = true
@@ -354,6 +356,49 @@ func TestJUnitKeptUp(t *testing.T) {
 		}
 		if k.Failures != 0 || k.Cases[0].Failure != nil {
 			t.Errorf("require %v: a run that kept up failed: %+v", require, k.Cases[0].Failure)
+		}
+	}
+}
+
+// TestJUnitNotJudged: a run whose every check was not judged (here each
+// divided by zero) has shown nothing: its "run" testcase fails with type
+// not_judged, so the suite does not pass on skipped cases alone; the
+// summary says "not judged" too. A run with one check judged beside it
+// passes as before.
+func TestJUnitNotJudged(t *testing.T) {
+	dz := result.Verdict{Check: "fleet.count / workers.crashes >= 1", Status: result.NotJudged, Detail: "not judged: division by zero (the divisor workers.crashes = 0)"}
+	none := small()
+	none.Scenario = "none"
+	none.Verdicts = []result.Verdict{dz, dz}
+	some := small()
+	some.Scenario = "some"
+	some.Verdicts = []result.Verdict{dz, {Check: "lost == 0", Status: result.Pass}}
+	var buf bytes.Buffer
+	if err := JUnit(&buf, []*result.Report{none, some}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := validateJUnit(buf.Bytes()); err != nil {
+		t.Fatalf("not valid against the JUnit schema: %v", err)
+	}
+	var doc xSuites
+	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	n, s := doc.Suites[0], doc.Suites[1]
+	if run := n.Cases[0]; run.Failure == nil || run.Failure.Type != "not_judged" || n.Failures != 1 || doc.Failures != 1 {
+		t.Errorf("a run with no check judged: run case %+v, suite failures %d, total %d; want one not_judged failure", run.Failure, n.Failures, doc.Failures)
+	}
+	if s.Failures != 0 || s.Cases[0].Failure != nil {
+		t.Errorf("a run with a check judged failed: %+v", s.Cases[0].Failure)
+	}
+
+	buf.Reset()
+	if err := Markdown(&buf, []*result.Report{none, some}, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**1 of 2 runs passed.**", "| none |  | ❌ not judged | 0 ✓ 0 ✗ 2 – |", "**not judged**: no check could be judged (2 not judged)", "| some |  | ✅ passed |"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, buf.String())
 		}
 	}
 }

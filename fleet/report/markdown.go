@@ -46,7 +46,7 @@ func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 		pass, fail, nj := result.Tally(r.Verdicts)
 		res := "✅ passed"
 		if !ok {
-			res = "❌ failed"
+			res = "❌ " + word(r, c)
 		}
 		if r.Err != "" {
 			res = "❌ did not complete"
@@ -115,11 +115,7 @@ func markdownRun(p func(string, ...any), r *result.Report, c *Comparison, descri
 		p("%s\n\n", mdText(r.Description))
 	}
 	p("%s\n\n", mdText(runLine(r)))
-	word := "passed"
-	if !ok {
-		word = "failed"
-	}
-	p("**%s**: %s\n\n", word, mdText(text))
+	p("**%s**: %s\n\n", word(r, c), mdText(text))
 	if run := r.Result.Run; !run.KeptUp && r.Err == "" {
 		why := "(" + run.Behind() + ")"
 		if why == "()" { // a report without its lags

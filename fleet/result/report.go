@@ -16,9 +16,12 @@ type Verdict struct {
 type Status string
 
 const (
-	Pass      Status = "pass"
-	Fail      Status = "fail"
-	NotJudged Status = "not_judged" // a timing check on a run that fell behind, or a division by zero
+	Pass Status = "pass"
+	Fail Status = "fail"
+	// NotJudged is a timing check on a run that fell behind, or a
+	// division by zero; a run whose every check is not judged is
+	// NotJudged too (Report.Outcome), and does not pass.
+	NotJudged Status = "not_judged"
 )
 
 // Record is something that happened during a run: a timeline event, a
@@ -79,17 +82,33 @@ func Tally(vs []Verdict) (pass, fail, notJudged int) {
 	return pass, fail, notJudged
 }
 
-// Passed reports whether the run completed and no expectation failed.
-func (r *Report) Passed() bool {
+// Outcome is the run's verdict: Fail when it did not complete or an
+// expectation or comparison failed; NotJudged when it has checks and not
+// one of them could be judged (each divided by zero, or read a timing on
+// a run that fell behind): a run that has shown nothing does not pass;
+// Pass otherwise (a run with no checks passes by completing).
+func (r *Report) Outcome() Status {
 	if r.Err != "" {
-		return false
+		return Fail
 	}
+	judged, checks := false, 0
 	for _, vs := range [][]Verdict{r.Verdicts, r.Comparisons} {
 		for _, v := range vs {
-			if v.Status == Fail {
-				return false
+			checks++
+			switch v.Status {
+			case Fail:
+				return Fail
+			case Pass:
+				judged = true
 			}
 		}
 	}
-	return true
+	if checks > 0 && !judged {
+		return NotJudged
+	}
+	return Pass
 }
+
+// Passed reports whether the run completed, no expectation failed and at
+// least one was judged (Outcome is Pass).
+func (r *Report) Passed() bool { return r.Outcome() == Pass }

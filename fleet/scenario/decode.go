@@ -34,7 +34,8 @@ type decoder struct {
 
 // maxSteps bounds the values one decode visits. A real scenario has a few
 // thousand; aliases of aliases can make a small file expand without end
-// ("billion laughs").
+// ("billion laughs"). checkExpansion refuses such a file before it is
+// decoded; this stays as the decoder's own bound.
 const maxSteps = 1 << 18
 
 // newDecoder returns a decoder for doc (nil: for values that refer to the
@@ -42,32 +43,18 @@ const maxSteps = 1 << 18
 func newDecoder(src *source, doc ast.Node) *decoder {
 	d := &decoder{src: src}
 	if doc != nil {
-		ast.Walk(anchorFinder(src.anchors), doc)
+		collectAnchors(src, doc)
 	}
 	return d
 }
 
-// anchorFinder records the anchors of each name in document order.
-type anchorFinder map[string][]ast.Node
-
-func (f anchorFinder) Visit(n ast.Node) ast.Visitor {
-	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil && a.Value != nil {
-		name := a.Name.GetToken().Value
-		f[name] = append(f[name], a)
-	}
-	return f
-}
-
-// anchor returns the value of the last anchor of name before p: a name can
-// be anchored again, and an alias means the latest one.
+// anchor returns the value an alias of name at p stands for (anchorOf).
 func (d *decoder) anchor(name string, p position) (ast.Node, bool) {
-	var v ast.Node
-	for _, a := range d.src.anchors[name] {
-		if q := nodePos(a); q.Line < p.Line || q.Line == p.Line && q.Col < p.Col {
-			v = a.(*ast.AnchorNode).Value
-		}
+	a, _ := d.src.anchorOf(name, p).(*ast.AnchorNode)
+	if a == nil {
+		return nil, false
 	}
-	return v, v != nil
+	return a.Value, a.Value != nil
 }
 
 func (d *decoder) fail(n ast.Node, path, format string, args ...any) {
@@ -75,7 +62,9 @@ func (d *decoder) fail(n ast.Node, path, format string, args ...any) {
 		d.bad = map[string]bool{}
 	}
 	d.bad[path] = true
-	d.errs = append(d.errs, d.src.atPos(nodePos(n), path, fmt.Sprintf(format, args...)))
+	if len(d.errs) < maxProblems {
+		d.errs = append(d.errs, d.src.atPos(nodePos(n), path, fmt.Sprintf(format, args...)))
+	}
 }
 
 // failed returns the paths that failed to decode.
@@ -154,10 +143,16 @@ func (d *decoder) value(n ast.Node, v reflect.Value, path, show string) {
 	if n == nil || !d.step(n, show) {
 		return
 	}
+	at := n
 	if n = d.resolve(n, show); n == nil {
 		return
 	}
-	d.src.pos[path] = nodePos(n)
+	if _, alias := at.(*ast.AliasNode); !alias {
+		at = n
+	}
+	// An alias's value is placed where the alias is: the problems with it
+	// as a whole (a name given twice, the wrong type) are the alias's.
+	d.src.pos[path] = nodePos(at)
 	null := n.Type() == ast.NullType
 	switch v.Type() {
 	case selectorType:

@@ -183,12 +183,16 @@ func TestDocsLimits(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	want := map[string]string{
-		"file size":                                fmt.Sprintf("%d MiB", DefaultMaxFileSize>>20),
-		"nesting":                                  fmt.Sprintf("%d levels", MaxDepth),
-		"keys in one mapping":                      fmt.Sprint(MaxKeys),
-		"keys and list items in the file":          fmt.Sprint(MaxNodes),
-		"length of one check":                      fmt.Sprintf("%d bytes", expect.MaxCheckLength),
-		"brackets `(` `[` `{` nested in one check": fmt.Sprint(expect.MaxCheckDepth),
+		"file size":                                 fmt.Sprintf("%d MiB (`--max-file-size` of `sim run`, `check` and `validate` raises it, up to %d MiB", DefaultMaxFileSize>>20, MaxFileSize>>20),
+		"nesting":                                   fmt.Sprintf("%d levels", MaxDepth),
+		"keys in one mapping":                       fmt.Sprint(MaxKeys),
+		"keys and list items in the file":           fmt.Sprint(MaxNodes),
+		"length of one check":                       fmt.Sprintf("%d bytes", expect.MaxCheckLength),
+		"brackets `(` `[` `{` nested in one check":  fmt.Sprint(expect.MaxCheckDepth),
+		"text repeated by aliases":                  fmt.Sprintf("%d MiB", MaxAliasBytes>>20),
+		"checks to compile":                         fmt.Sprint(MaxChecks),
+		"bytes of those checks":                     fmt.Sprintf("%d KiB", MaxCheckBytes>>10),
+		"keys and list items of a sweep's variants": fmt.Sprint(MaxSweepNodes),
 	}
 	seen := 0
 	for _, line := range strings.Split(section, "\n") {

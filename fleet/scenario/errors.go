@@ -3,8 +3,10 @@ package scenario
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/goccy/go-yaml/ast"
 )
@@ -90,6 +92,27 @@ func (e *Error) quote(b *strings.Builder) {
 // characters.
 const maxQuote = 160
 
+// A file with thousands of values can have thousands of problems, each of
+// which can cost a search through every name the file defines (for "did
+// you mean"): a load reports at most maxProblems of them, and each
+// message lists at most maxListed names.
+const (
+	maxProblems = 100
+	maxListed   = 20
+)
+
+// capped keeps the first maxProblems of es in file order and, when there
+// were as many, says at the last that the rest of the file was not
+// checked.
+func (es Errors) capped() Errors {
+	if len(es) < maxProblems {
+		return es
+	}
+	es = es[:maxProblems]
+	last := es[len(es)-1]
+	return append(es, &Error{File: last.File, Line: last.Line, Col: last.Col, Msg: fmt.Sprintf("stopped at %d problems: fix these, and load the file again for the rest", maxProblems)})
+}
+
 // Errors is every problem found in one scenario file, in file order. Load
 // and Parse return it (as an error) when the file is not valid; a caller
 // tells bad input from an unreadable file with errors.As. Scenario.Warnings
@@ -126,7 +149,7 @@ type position struct{ Line, Col int }
 // errors found after decoding (validation, expectations, Scale).
 type source struct {
 	file  string
-	lines []string
+	lines *lines
 	// pos maps a value's path to where it is written. A path not in it
 	// was not written (its default applies).
 	pos map[string]position
@@ -138,10 +161,51 @@ type source struct {
 	// anchors are the document's anchors by name, in document order (the
 	// aliases in a sweep's values refer to them too).
 	anchors map[string][]ast.Node
+	// nodes counts the document's keys and list items, aliases expanded
+	// (0 for a Scenario built in code): what each variant of a sweep
+	// copies and checks again. extents are its anchors' values', measured
+	// (checkExpansion).
+	nodes   int
+	extents map[ast.Node]extent
+	// checks are the checks compiled for this document and its variants.
+	checks *compiled
 }
 
 func newSource(file string, data []byte) *source {
-	return &source{file: file, lines: strings.Split(string(data), "\n"), pos: map[string]position{}, anchors: map[string][]ast.Node{}}
+	return &source{file: file, lines: &lines{text: string(data)}, pos: map[string]position{}, anchors: map[string][]ast.Node{}, checks: &compiled{}}
+}
+
+// lines is a file's text split into lines when a message first quotes
+// one: a file of a million empty lines costs 4 bytes a line, not a
+// string header each (so lines past 2 GiB are not quoted).
+type lines struct {
+	text   string
+	once   sync.Once
+	starts []int32 // where each line starts
+}
+
+// line returns line n (1-based) without its line end, and whether the
+// file has it.
+func (l *lines) line(n int) (string, bool) {
+	if l == nil {
+		return "", false
+	}
+	l.once.Do(func() {
+		l.starts = append(l.starts, 0)
+		for i := 0; i < min(len(l.text), math.MaxInt32-1); i++ {
+			if l.text[i] == '\n' {
+				l.starts = append(l.starts, int32(i+1))
+			}
+		}
+	})
+	if n < 1 || n > len(l.starts) {
+		return "", false
+	}
+	end := len(l.text)
+	if n < len(l.starts) {
+		end = int(l.starts[n]) - 1
+	}
+	return strings.TrimRight(l.text[l.starts[n-1]:end], "\r"), true
 }
 
 // has reports whether the value at path was written in the file.
@@ -187,9 +251,7 @@ func (s *source) at(path, format string, args ...any) *Error {
 // atPos returns an Error at p.
 func (s *source) atPos(p position, path, msg string) *Error {
 	e := &Error{File: s.file, Line: p.Line, Col: p.Col, Path: path, Msg: msg}
-	if p.Line >= 1 && p.Line <= len(s.lines) {
-		e.Source = strings.TrimRight(s.lines[p.Line-1], "\r")
-	}
+	e.Source, _ = s.lines.line(p.Line)
 	return e
 }
 

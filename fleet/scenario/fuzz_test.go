@@ -34,6 +34,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(sweepFile))
 	f.Add([]byte(fuzzJudgeFile))
 	f.Add([]byte(scaleFile))
+	for _, seed := range budgetSeeds() {
+		f.Add([]byte(seed))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// The fuzzer does not notice an input that never returns; a panic
 		// makes it save the input as a failure (a self-merging anchor once
@@ -108,6 +111,32 @@ func FuzzLimits(f *testing.F) {
 			t.Fatalf("the parser built %d levels and %d keys in a mapping; the scan counted %d and %d", tr.depth, tr.keys, s.maxDepth, s.maxKeys)
 		}
 	})
+}
+
+// budgetSeeds are files just past each limit of what a file makes once
+// parsed (aliases, checks, a sweep's variants) and of its text (UTF-8),
+// and smaller ones within each (TestLoadBudget has those just within: at
+// the limit, a load takes too long for the race detector's five seconds).
+func budgetSeeds() []string {
+	checks := func(n int, f func(i int) string) string { return minimal + "expect:\n" + repeat(n, f) }
+	small := func(i int) string { return fmt.Sprintf("  - lost == %d\n", i) }
+	big := func(i int) string { return "  - " + bigCheck(580) + fmt.Sprintf(" + %d\n", i) }
+	text := strings.Repeat("x", 64<<10)
+	return []string{
+		minimal + "description: &d " + text + "\nsweep:\n  description: [" + strings.Repeat("*d, ", 15) + "*d]\n",
+		minimal + "description: &d " + text + "\nsweep:\n  description: [" + strings.Repeat("*d, ", 16) + "*d]\n",
+		minimal + "leader: &l {mailbox: *l}\n",
+		minimal + "leader:\n  mailbox: &m {capacity: 5}\n  outbox: {<<: *m}\n",
+		checks(100, small),
+		checks(MaxChecks+1, small),
+		checks(4, big),
+		checks(17, big),
+		checks(2, func(int) string { return "  - lost == 0\n" }),
+		checks(20, small) + sweepOf(100),
+		checks(245, small) + sweepOf(1000),
+		minimal + "description: caf\xe9\n",
+		"\xff\xfen\x00a\x00",
+	}
 }
 
 // limitSeeds are the shapes the scan reads: indentation, lists, flow
@@ -213,7 +242,9 @@ func FuzzExpectation(f *testing.F) {
 		// unknown keys, the place in the file.
 		s := *host
 		s.Expect = []Expect{{Check: text}}
-		for _, e := range compileChecks(&s, host.src) {
+		src := *host.src
+		src.checks = &compiled{} // each input on a budget of its own
+		for _, e := range compileChecks(&s, &src) {
 			if e.Msg == "" {
 				t.Fatalf("an error without a message: %#v", e)
 			}

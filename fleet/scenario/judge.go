@@ -39,27 +39,34 @@ func (d *decoder) expect(n ast.Node, e *Expect, path, show string) {
 // the column of the misspelt name when the check is on one line), and
 // each that cannot depend on the run (constantMessage). It sets
 // s.Warnings to the checks that cannot depend on this scenario's run
-// (vacuousMessage).
+// (vacuousMessage). A name given twice is refused before anything
+// compiles, and so are checks past MaxChecks or MaxCheckBytes; a text
+// the load has compiled already (a sweep's variant repeats the file's
+// checks) is not compiled again.
 func compileChecks(s *Scenario, src *source) Errors {
-	var errs Errors
 	s.checks = make([]*expect.Check, len(s.Expect))
 	s.Warnings = nil
-	byName := map[string]string{}
-	for i := range s.Expect {
+	errs, todo := distinctNames(s.Expect, src, "expect", "the expectation %q is already at %s: give each a different name (reports and baselines know them by name)")
+	cc := src.compiled()
+	if over := admit(cc, s.Expect, todo, src, "expect", false); over != nil {
+		return append(errs, over...)
+	}
+	keys := map[string][]string{
+		"events":  sortedNames(eventNames(s)),
+		"windows": windowNames(s),
+	}
+	names := cc.internNames(keys)
+	sent := s.feeds()
+	for _, i := range todo {
+		if len(errs) >= maxProblems {
+			break
+		}
 		e := &s.Expect[i]
 		path, at := e.place(src, "expect", i)
-		if first, ok := byName[e.Name]; ok {
-			errs = append(errs, src.at(at, "the expectation %q is already at %s: give each a different name (reports and baselines know them by name)", e.Name, first))
-		} else {
-			p := src.pos[at]
-			byName[e.Name] = fmt.Sprintf("%d:%d", p.Line, p.Col)
-		}
-		c, err := expect.Compile(e.Check)
+		k := cc.expectation(e.Check)
+		err := k.err
 		if err == nil {
-			err = expect.UnknownKeys(e.Check, map[string][]string{
-				"events":  sortedNames(eventNames(s)),
-				"windows": windowNames(s),
-			})
+			err = cc.unknownKeys(e.Check, keys, names)
 		}
 		if err != nil {
 			ce := err.(*expect.Error)
@@ -67,23 +74,60 @@ func compileChecks(s *Scenario, src *source) Errors {
 			errs = append(errs, src.atPos(within(src, p, e.Check, ce), path, fmt.Sprintf("check %q: %s", expect.Shorten(e.Check), ce.Msg)))
 			continue
 		}
-		if msg := expect.ConstantMessage(e.Check, c); msg != "" {
-			errs = append(errs, src.atPos(src.pos[at], path, msg))
+		if k.constant != "" {
+			errs = append(errs, src.atPos(src.pos[at], path, k.constant))
 			continue
 		}
-		s.checks[i] = c
-		e.Timing = c.Timing
-		if msg := inputsOnlyMessage(e.Check); msg != "" {
-			w := src.atPos(src.pos[at], path, msg)
-			w.Warning = true
-			s.Warnings = append(s.Warnings, w)
-		} else if msg := vacuousMessage(s, e.Check, c); msg != "" {
+		s.checks[i] = k.check
+		e.Timing = k.check.Timing
+		msg := k.inputsOnly
+		if msg == "" {
+			msg = vacuousMessage(sent, e.Check, k.vacuity)
+		}
+		if msg != "" {
 			w := src.atPos(src.pos[at], path, msg)
 			w.Warning = true
 			s.Warnings = append(s.Warnings, w)
 		}
 	}
 	return errs
+}
+
+// distinctNames names each item of list (expect or compare; place) and
+// refuses each name given before, with msg (the name, and where it was
+// first given). It returns the indexes of the items to compile: those
+// whose name is new.
+func distinctNames(items []Expect, src *source, list, msg string) (errs Errors, todo []int) {
+	first := map[string]string{}
+	for i := range items {
+		e := &items[i]
+		_, at := e.place(src, list, i)
+		if where, ok := first[e.Name]; ok {
+			if len(errs) < maxProblems {
+				errs = append(errs, src.at(at, msg, expect.Shorten(e.Name), where))
+			}
+			continue
+		}
+		p := src.pos[at]
+		first[e.Name] = fmt.Sprintf("%d:%d (%s)", p.Line, p.Col, index(list, i))
+		todo = append(todo, i)
+	}
+	return errs, todo
+}
+
+// admit counts the checks todo of items against the load's budget
+// (compiled.admit), and refuses the first past it.
+func admit(cc *compiled, items []Expect, todo []int, src *source, list string, comparison bool) Errors {
+	texts := make([]string, len(todo))
+	for j, i := range todo {
+		texts[j] = items[i].Check
+	}
+	j, msg := cc.admit(texts, comparison)
+	if j < 0 {
+		return nil
+	}
+	_, at := items[todo[j]].place(src, list, todo[j])
+	return Errors{src.at(at, "%s", msg)}
 }
 
 func windowNames(s *Scenario) []string {
@@ -114,10 +158,11 @@ func (e *Expect) place(src *source, list string, i int) (path, at string) {
 // inside it, if the line shows the check there as written (plain, or
 // quoted without escapes before the column).
 func within(src *source, p position, text string, ce *expect.Error) position {
-	if ce.Line != 0 || p.Line < 1 || p.Line > len(src.lines) || strings.Contains(text, "\n") {
+	text1, ok := src.lines.line(p.Line)
+	if ce.Line != 0 || !ok || strings.Contains(text, "\n") {
 		return p
 	}
-	line := []rune(src.lines[p.Line-1])
+	line := []rune(text1)
 	start := p.Col - 1
 	if start < len(line) && (line[start] == '"' || line[start] == '\'') {
 		start++
@@ -214,26 +259,31 @@ func compileComparisons(s *Scenario, src *source) Errors {
 	if len(s.Sweep) == 0 {
 		return Errors{src.at("compare", "compare: checks compare a sweep's variants, and this scenario has no sweep: move them to expect:, or add a sweep")}
 	}
-	var errs Errors
 	labels := s.labels()
 	example := "label" // a sweep that makes no variant is reported where it is written
 	if len(labels) > 0 {
 		example = labels[0]
 	}
 	s.comparisons = make([]*expect.Check, len(s.Compare))
-	seen := map[string]bool{}
-	for i := range s.Compare {
+	errs, todo := distinctNames(s.Compare, src, "compare", "the comparison %q is already at %s: give each a different name")
+	cc := src.compiled()
+	if over := admit(cc, s.Compare, todo, src, "compare", true); over != nil {
+		return append(errs, over...)
+	}
+	for _, i := range todo {
+		if len(errs) >= maxProblems {
+			break
+		}
 		e := &s.Compare[i]
 		path, at := e.place(src, "compare", i)
-		if seen[e.Name] {
-			errs = append(errs, src.at(at, "the comparison %q is listed twice: give each a different name", e.Name))
-		}
-		seen[e.Name] = true
 		var c *expect.Check
 		var err error
 		if !strings.Contains(e.Check, "variant") {
 			err = &expect.Error{Msg: fmt.Sprintf("a comparison reads the variants' results, as in variant[%q].relay.backpressure; this one reads none (an expectation of each variant goes under expect:)", example)}
-		} else if c, err = expect.CompileComparison(e.Check); err == nil {
+		} else if k := cc.comparison(e.Check); k.err != nil {
+			err = k.err
+		} else {
+			c = k.check
 			err = expect.UnknownKeys(e.Check, map[string][]string{"variant": labels})
 		}
 		if err != nil {

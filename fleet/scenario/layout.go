@@ -180,6 +180,12 @@ func (p WorkerProfile) merge(o WorkerProfile) WorkerProfile {
 	return p
 }
 
+// percentOf is how many of n workers a percentage p selects: at least
+// one, at most all.
+func percentOf(n int, p float64) int {
+	return min(max(int(math.Round(float64(n)*p/100)), 1), n)
+}
+
 // Select returns the indexes of the workers sel picks, in index order.
 // An unknown group or id is an error (Validate catches these at load time).
 func (sel Selector) Select(ws []WorkerSpec) ([]int, error) {
@@ -193,8 +199,7 @@ func (sel Selector) Select(ws []WorkerSpec) ([]int, error) {
 	case sel.Percent > 0:
 		// Spread evenly over the fleet (every k-th worker), so a percentage
 		// hits every group in proportion rather than the first group only.
-		n := int(math.Round(float64(len(ws)) * sel.Percent / 100))
-		n = min(max(n, 1), len(ws))
+		n := percentOf(len(ws), sel.Percent)
 		for j := range n {
 			out = append(out, j*len(ws)/n)
 		}

@@ -22,6 +22,12 @@ const (
 	// DefaultMaxFileSize is the largest file, in bytes, that ReadFile is
 	// usually given (sim's --max-file-size).
 	DefaultMaxFileSize = 1 << 20
+	// MaxFileSize is the largest file one load should read (the most
+	// sim's --max-file-size allows). At its peak a load takes up to 45
+	// bytes of memory per byte of file (the YAML parser's; a file of
+	// block scalars or quoted text costs it most), so 4 MiB keeps one
+	// load within 256 MB; docs/BENCHMARKS.md has the measurements.
+	MaxFileSize = 4 << 20
 	// MaxDepth is how deep values may nest: mappings, lists and flow
 	// brackets, each a level.
 	MaxDepth = 64
@@ -33,6 +39,30 @@ const (
 	// expectation or a comparison), which fleet/expect enforces.
 	MaxCheckLength = expect.MaxCheckLength
 	MaxCheckDepth  = expect.MaxCheckDepth
+)
+
+// Limits of what a file makes once parsed, checked before the work they
+// bound: an alias repeats its anchor's value, a check costs its compiler
+// a quarter of a millisecond and more per byte, and each variant of a
+// sweep is a copy of the scenario, built and checked whole. A shipped
+// scenario repeats no text by alias, compiles at most 11 checks of 1.7 KB
+// in all, and its variants hold at most 300 keys and list items together.
+// docs/SCENARIOS.md lists them; MaxNodes counts the keys and list items
+// with the aliases expanded too.
+const (
+	// MaxAliasBytes is the most text aliases may repeat: each alias
+	// counts the bytes of the scalars of the value it stands for.
+	MaxAliasBytes = 1 << 20
+	// MaxChecks is the most checks (expectations and comparisons) one
+	// load compiles, a sweep's variants' included; a text given twice is
+	// compiled once.
+	MaxChecks = 1000
+	// MaxCheckBytes is the most bytes those checks may hold in all.
+	MaxCheckBytes = 64 << 10
+	// MaxSweepNodes is the most keys and list items a sweep's variants
+	// may hold together: the variants times the file's keys and list
+	// items, aliases expanded.
+	MaxSweepNodes = 250_000
 )
 
 // checkShape checks data against MaxDepth, MaxKeys and MaxNodes in one
@@ -88,16 +118,47 @@ type limitErr struct {
 
 // check scans s.data, leaving the first limit passed in s.err.
 func (s *shape) check() {
-	// YAML allows no control character but tab and the line ends, and the
-	// parser reads a NUL as the end of the file: refuse them first.
-	for i, c := range s.data {
+	// A scenario file is UTF-8 text, and YAML allows no control character
+	// but tab and the line ends (the parser reads a NUL as the end of the
+	// file): refuse the first byte that is not, before anything reads on.
+	bad, end := badUTF8(s.data), len(s.data)
+	if bad >= 0 {
+		end = bad
+	}
+	for i, c := range s.data[:end] {
 		if c < ' ' && c != '\t' && c != '\n' && c != '\r' || c == 0x7f {
 			s.i, s.line = i, 1+bytes.Count(s.data[:i], []byte{'\n'})
 			s.fail(i, "the control character %U is not valid in YAML: a scenario file is text (write it escaped in a double-quoted string, as \\u%04X)", rune(c), c)
 			return
 		}
 	}
+	if bad >= 0 {
+		s.i, s.line = bad, 1+bytes.Count(s.data[:bad], []byte{'\n'})
+		switch {
+		case bytes.HasPrefix(s.data, []byte{0xff, 0xfe}) || bytes.HasPrefix(s.data, []byte{0xfe, 0xff}):
+			s.fail(bad, "the file starts with a UTF-16 byte order mark: a scenario file is UTF-8 text; save it as UTF-8")
+		default:
+			s.fail(bad, "the byte 0x%02X is not valid UTF-8: a scenario file is UTF-8 text; save it as UTF-8 (or write the character escaped in a double-quoted string, as \\u00E9)", s.data[bad])
+		}
+		return
+	}
 	s.run()
+}
+
+// badUTF8 returns the offset of the first byte of data that is not valid
+// UTF-8, or -1.
+func badUTF8(data []byte) int {
+	if utf8.Valid(data) {
+		return -1
+	}
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // report is the limit passed, if any, as an Error in file. It does not
@@ -116,8 +177,23 @@ func (s *shape) report(file string) *Error {
 		// The column in characters, as the parser's positions are.
 		Col:    utf8.RuneCount(s.data[start:s.err.at]) + 1,
 		Msg:    s.err.msg,
-		Source: strings.TrimRight(string(s.data[start:end]), "\r"),
+		Source: validText(bytes.TrimRight(s.data[start:end], "\r")),
 	}
+}
+
+// validText is line as text, each byte that is not UTF-8 shown as U+FFFD
+// (one character each, as the column counts them).
+func validText(line []byte) string {
+	if utf8.Valid(line) {
+		return string(line)
+	}
+	var b strings.Builder
+	for len(line) > 0 {
+		r, n := utf8.DecodeRune(line)
+		b.WriteRune(r) // utf8.RuneError for a bad byte, n == 1
+		line = line[n:]
+	}
+	return b.String()
 }
 
 func (s *shape) fail(at int, format string, args ...any) {

@@ -122,12 +122,17 @@ func regular(path string, st os.FileInfo, max int64) error {
 // deeper than MaxDepth, or with more keys than MaxKeys in a mapping or
 // MaxNodes in all, is refused before the YAML parser sees it, and a check
 // longer than MaxCheckLength or with brackets deeper than MaxCheckDepth
-// before the expression parser does, each with its place and the limit.
-// A leading byte order mark is ignored. Then: an unknown key,
+// before the expression parser does, each with its place and the limit;
+// so is a file that is not UTF-8. Once parsed, aliases that repeat more
+// than MaxAliasBytes of text (or make more than MaxNodes keys and list
+// items), checks past MaxChecks or MaxCheckBytes, and a sweep whose
+// variants hold more than MaxSweepNodes are refused before the work they
+// would cost. A leading byte order mark is ignored. Then: an unknown key,
 // a value of the wrong type or out of range, an event with no action or
 // two, a selector naming a group or a worker the fleet does not have, a
 // check that does not compile against Result or that cannot depend on the
-// run (lost >= 0)... Every problem is reported, as an Errors, each with
+// run (lost >= 0)... Every problem is reported (up to 100, with a last
+// one saying the file was checked no further), as an Errors, each with
 // file:line:col, the YAML path, the offending text and what would be
 // valid. file names the data in messages.
 //
@@ -148,6 +153,9 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		return nil, errs
 	}
 	d := newDecoder(src, body)
+	if err := checkExpansion(src, body); err != nil {
+		return nil, Errors{err}
+	}
 	s := &Scenario{File: file}
 	d.value(body, reflect.ValueOf(s).Elem(), "", "")
 	errs = append(errs, d.errs...)
@@ -160,60 +168,12 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		errs = append(errs, unlessFailed(compileComparisons(s, src), d.failed())...)
 	}
 	if len(sweep) > 0 && (len(errs) == 0 || len(errs) == len(serrs)) {
-		// Each swept value once, the other parameters at their first value,
-		// so that a bad value is reported once at its place in the sweep;
-		// then, if they all pass, every combination (values can clash).
-		var all []Variant // with one parameter, the loop builds them all
-		pick := make([]int, len(sweep))
-		for i, p := range sweep {
-			for j := range p.Values {
-				if j == 0 && i > 0 {
-					continue
-				}
-				clear(pick)
-				pick[i] = j
-				v, verrs := s.variant(src, pick)
-				errs = append(errs, verrs...)
-				if len(verrs) == 0 {
-					all = append(all, v)
-				}
-			}
-		}
-		if len(errs) == 0 && len(sweep) > 1 {
-			vs, err := s.Variants()
-			if err != nil {
-				var es Errors
-				if !errors.As(err, &es) {
-					return nil, err
-				}
-				errs = append(errs, es...)
-			}
-			all = vs
-		}
-		if len(errs) == 0 {
-			s.Warnings = commonWarnings(all)
-		}
+		errs = append(errs, s.checkVariants()...)
 	}
 	if len(errs) > 0 {
-		return nil, errs.sorted()
+		return nil, errs.sorted().capped()
 	}
 	return s, nil
-}
-
-// commonWarnings are the warnings every variant has: a check that reads
-// only what some variants never send still compares the others.
-func commonWarnings(vs []Variant) Errors {
-	if len(vs) == 0 {
-		return nil
-	}
-	return slices.DeleteFunc(slices.Clone(vs[0].Scenario.Warnings), func(w *Error) bool {
-		for _, v := range vs[1:] {
-			if !slices.ContainsFunc(v.Scenario.Warnings, func(x *Error) bool { return *x == *w }) {
-				return true
-			}
-		}
-		return false
-	})
 }
 
 // parseDocument parses data into its one YAML document's body, a mapping.

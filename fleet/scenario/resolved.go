@@ -24,7 +24,13 @@ func Resolved(s *Scenario) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &resolver{s: s, ws: ws, docs: keyDocs()}
+	r := &resolver{s: s, ws: ws, docs: keyDocs(), sizes: map[string]int{}}
+	for _, w := range ws {
+		if r.sizes[w.Group] == 0 {
+			r.groups = append(r.groups, w.Group)
+		}
+		r.sizes[w.Group]++
+	}
 	root := r.mapping(reflect.ValueOf(s).Elem(), "")
 	if c := r.groupsComment(); c != "" {
 		fleet := root.get("fleet")
@@ -47,6 +53,11 @@ type resolver struct {
 	s    *Scenario
 	ws   []WorkerSpec
 	docs map[string]keyDoc
+	// The groups in layout order and their sizes, counted once: a fleet
+	// of a million workers may have thousands of groups and events.
+	groups []string
+	sizes  map[string]int
+	ids    map[string]bool // the workers' ids, when a selector lists some
 }
 
 // ynode is a YAML value to write: a scalar, a mapping (keys in order) or a
@@ -177,8 +188,8 @@ func (r *resolver) value(v reflect.Value, path string, doc keyDoc) *ynode {
 		if len(sel.IDs) > 0 {
 			n.scalar = "[" + strings.Join(sel.IDs, ", ") + "]"
 		}
-		if idx, err := sel.Select(r.ws); err == nil {
-			n.comment = plural(len(idx), "worker")
+		if count, ok := r.selected(sel); ok {
+			n.comment = plural(count, "worker")
 		}
 		return n
 	case v.Type() == expectType:
@@ -247,14 +258,36 @@ func (r *resolver) event(n *ynode, ev *Event) *ynode {
 	return n
 }
 
-func (r *resolver) groupSize(name string) int {
-	n := 0
-	for _, w := range r.ws {
-		if w.Group == name {
-			n++
+func (r *resolver) groupSize(name string) int { return r.sizes[name] }
+
+// selected counts the workers sel selects, as Select would list them, and
+// reports whether it selects any without error.
+func (r *resolver) selected(sel Selector) (int, bool) {
+	n := len(r.ws)
+	switch {
+	case sel.All:
+		return n, n > 0
+	case sel.Percent > 0:
+		return percentOf(n, sel.Percent), n > 0
+	case sel.Range:
+		return sel.To - sel.From + 1, sel.From >= 0 && sel.From <= sel.To && sel.To < n
+	case sel.Group != "":
+		return r.sizes[sel.Group], r.sizes[sel.Group] > 0
+	case len(sel.IDs) > 0:
+		if r.ids == nil {
+			r.ids = make(map[string]bool, n)
+			for _, w := range r.ws {
+				r.ids[w.ID] = true
+			}
 		}
+		for _, id := range sel.IDs {
+			if !r.ids[id] {
+				return 0, false
+			}
+		}
+		return len(sel.IDs), true
 	}
-	return n
+	return n, n > 0 // an unset selector means every worker
 }
 
 // groupsComment says how many workers each group has, the default group
@@ -263,17 +296,9 @@ func (r *resolver) groupsComment() string {
 	if len(r.s.Fleet.Groups) == 0 {
 		return ""
 	}
-	sizes := map[string]int{}
-	var order []string
-	for _, w := range r.ws {
-		if sizes[w.Group] == 0 {
-			order = append(order, w.Group)
-		}
-		sizes[w.Group]++
-	}
-	parts := make([]string, len(order))
-	for i, g := range order {
-		parts[i] = fmt.Sprintf("%s %d", g, sizes[g])
+	parts := make([]string, len(r.groups))
+	for i, g := range r.groups {
+		parts[i] = fmt.Sprintf("%s %d", g, r.sizes[g])
 	}
 	return "groups: " + strings.Join(parts, ", ")
 }

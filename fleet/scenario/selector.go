@@ -3,7 +3,6 @@ package scenario
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -109,6 +108,7 @@ func (d *decoder) selector(n ast.Node, sel *Selector, path, show string) {
 			d.fail(n, show, "an empty list selects no worker: list worker ids, or write %s", SelectorSyntax)
 			return
 		}
+		listed := make(map[string]bool, len(seq.Values)) // a list of 40,000 ids is checked in one pass
 		for i, item := range seq.Values {
 			if item = d.resolve(item, show); item == nil {
 				continue
@@ -122,10 +122,11 @@ func (d *decoder) selector(n ast.Node, sel *Selector, path, show string) {
 				d.fail(item, index(show, i), "%v", err)
 				continue
 			}
-			if slices.Contains(sel.IDs, id) {
+			if listed[id] {
 				d.fail(item, index(show, i), "%s is listed twice", id)
 				continue
 			}
+			listed[id] = true
 			sel.IDs = append(sel.IDs, id)
 		}
 		sel.Text = "[" + strings.Join(sel.IDs, ", ") + "]"
@@ -163,7 +164,7 @@ func (sel *Selector) check(f fleetShape) string {
 	case sel.Group != "":
 		n, ok := f.groups[sel.Group]
 		if !ok {
-			return fmt.Sprintf("no group %q%s; the groups are %s", sel.Group, wording.DidYouMean(sel.Group, f.names), strings.Join(f.names, ", "))
+			return fmt.Sprintf("no group %q%s; the groups are %s", sel.Group, wording.DidYouMean(sel.Group, f.names), wording.Some(f.names, maxListed))
 		}
 		if n == 0 {
 			return fmt.Sprintf("group %q has no workers (the named groups take all of fleet.count)", sel.Group)

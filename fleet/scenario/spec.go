@@ -463,6 +463,10 @@ type SweepParam struct {
 	// nodes are the values as written, so that a bad one is reported at
 	// its place in the file.
 	nodes []ast.Node
+	// size counts the keys and list items of the values as written,
+	// aliases expanded, and their entries: what the parameter adds to the
+	// file (sweepSize).
+	size int
 }
 
 // Duration is a time.Duration written as Go duration text ("250ms", "1m30s").

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -47,24 +48,34 @@ func (s *Scenario) Variants() ([]Variant, error) {
 	if len(s.Sweep) == 0 {
 		return []Variant{{Scenario: s}}, nil
 	}
+	var out []Variant
+	err := s.eachVariant(func(v Variant) { out = append(out, v) })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachVariant builds the sweep's variants in turn, as Variants, and gives
+// each that is valid to f; it returns the errors of the others, sorted.
+// It holds one variant at a time.
+func (s *Scenario) eachVariant(f func(Variant)) error {
 	base := s.src
 	if base == nil {
 		base = sourceOf(s)
 	}
-	total := 1
 	for _, p := range s.Sweep {
 		if len(p.Values) == 0 {
-			return nil, Errors{base.at(join("sweep", p.Path), "no values: give a list of at least one value")}
+			return Errors{base.at(join("sweep", p.Path), "no values: give a list of at least one value")}
 		}
 		if msg := sweepTarget(p.Path); msg != "" {
-			return nil, Errors{base.at(join("sweep", p.Path), "%s", msg)}
-		}
-		total *= len(p.Values)
-		if total > maxVariants {
-			return nil, Errors{base.at("sweep", "the sweep makes more than %d variants: sweep fewer values, or split the file", maxVariants)}
+			return Errors{base.at(join("sweep", p.Path), "%s", msg)}
 		}
 	}
-	var out []Variant
+	total, err := sweepSize(s.Sweep, base)
+	if err != nil {
+		return Errors{err}
+	}
 	var errs Errors
 	pick := make([]int, len(s.Sweep))
 	for range total {
@@ -72,7 +83,7 @@ func (s *Scenario) Variants() ([]Variant, error) {
 		if err != nil {
 			errs = append(errs, err...)
 		} else {
-			out = append(out, v)
+			f(v)
 		}
 		// Next combination: the last parameter varies fastest.
 		for i := len(pick) - 1; i >= 0; i-- {
@@ -83,9 +94,88 @@ func (s *Scenario) Variants() ([]Variant, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs.sorted()
+		return errs.sorted()
 	}
-	return out, nil
+	return nil
+}
+
+// sweepSize returns how many variants sweep makes, or an Error when they
+// are more than maxVariants or hold more than MaxSweepNodes keys and list
+// items together. Each variant holds the file's (src.nodes, aliases
+// expanded) but for the sweep's values, and one value of each parameter.
+func sweepSize(sweep []SweepParam, src *source) (int, *Error) {
+	total, base := 1, src.nodes
+	for _, p := range sweep {
+		total *= max(len(p.Values), 1)
+		if total > maxVariants {
+			return 0, src.at("sweep", "the sweep makes more than %d variants: sweep fewer values, or split the file", maxVariants)
+		}
+		base -= p.size
+	}
+	n := total * max(base, 0)
+	for _, p := range sweep {
+		// Each value is in total/len(p.Values) of the variants.
+		n += p.size * (total / max(len(p.Values), 1))
+	}
+	if n > MaxSweepNodes {
+		return 0, src.at("sweep", "the sweep makes %d variants of %d keys and list items each (the file's, one value of each parameter): %d in all, over the limit of %d (each variant is a copy of the scenario, built and checked whole): sweep fewer values, or split the file", total, n/total, n, MaxSweepNodes)
+	}
+	return total, nil
+}
+
+// checkVariants builds the variants of s's sweep to check them, and sets
+// s.Warnings to those every variant has (a check that reads only what
+// some variants never send still compares the others). Each swept value
+// is tried once first, the other parameters at their first value, so
+// that a bad value is reported once at its place in the sweep; then, if
+// they all pass, every combination (values can clash). It holds one
+// variant at a time.
+func (s *Scenario) checkVariants() Errors {
+	var (
+		errs   Errors
+		common Errors
+		seen   bool
+	)
+	keep := func(v Variant) {
+		if !seen {
+			common, seen = slices.Clone(v.Scenario.Warnings), true
+			return
+		}
+		common = slices.DeleteFunc(common, func(w *Error) bool {
+			return !slices.ContainsFunc(v.Scenario.Warnings, func(x *Error) bool { return *x == *w })
+		})
+	}
+	if _, err := sweepSize(s.Sweep, s.src); err != nil {
+		return Errors{err}
+	}
+	pick := make([]int, len(s.Sweep))
+	for i, p := range s.Sweep {
+		for j := range p.Values {
+			if j == 0 && i > 0 || len(errs) >= maxProblems {
+				continue
+			}
+			clear(pick)
+			pick[i] = j
+			v, verrs := s.variant(s.src, pick)
+			errs = append(errs, verrs...)
+			if len(verrs) == 0 && len(s.Sweep) == 1 {
+				keep(v) // with one parameter, the loop builds them all
+			}
+		}
+	}
+	if len(errs) == 0 && len(s.Sweep) > 1 {
+		if err := s.eachVariant(keep); err != nil {
+			var es Errors
+			if !errors.As(err, &es) {
+				return Errors{s.src.at("sweep", "%v", err)}
+			}
+			errs = append(errs, es...)
+		}
+	}
+	if len(errs) == 0 {
+		s.Warnings = common
+	}
+	return errs
 }
 
 // variant builds the variant with value pick[i] of each parameter i.
@@ -100,9 +190,12 @@ func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 		label = append(label, l)
 	}
 	v.Name, v.Label = strings.Join(name, ","), strings.Join(label, ",")
-	sc := s.Clone()
-	sc.Sweep, sc.Compare, sc.comparisons = nil, nil, nil
-	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, pos: maps.Clone(base.pos),
+	// Without its sweep and comparisons, which a variant has not: copying
+	// them would cost every variant all the sweep's values.
+	shallow := *s
+	shallow.Sweep, shallow.Compare, shallow.comparisons = nil, nil, nil
+	sc := shallow.Clone()
+	src := &source{file: base.file, lines: base.lines, anchors: base.anchors, nodes: base.nodes, checks: base.compiled(), pos: maps.Clone(base.pos),
 		note: " (in the variant " + v.Name + ")", labels: map[string]string{}}
 	d := newDecoder(src, nil)
 	for i, p := range s.Sweep {
@@ -228,6 +321,7 @@ func readSweep(d *decoder, body ast.Node) (_ []SweepParam, errs Errors) {
 	failed := len(d.errs)
 	defer func() { errs = append(errs, d.errs[failed:]...) }()
 	keep := func(p SweepParam, at ast.Node, show string) {
+		p.size = 1 + measure(src, at).nodes
 		if len(p.Values) == 0 {
 			if len(d.errs) == failed {
 				errs = append(errs, src.atPos(nodePos(at), show, "no value to try: want a list of values, or a mapping of labels to values"))

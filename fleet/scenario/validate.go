@@ -42,8 +42,14 @@ type validator struct {
 }
 
 func (v *validator) errorf(path, format string, args ...any) {
-	v.errs = append(v.errs, v.src.at(path, format, args...))
+	if !v.full() {
+		v.errs = append(v.errs, v.src.at(path, format, args...))
+	}
 }
+
+// full reports whether the validator has maxProblems already: it checks
+// no further (an event's selector can cost a search through every group).
+func (v *validator) full() bool { return len(v.errs) >= maxProblems }
 
 // validate checks a decoded scenario whose mechanism defaults are filled
 // in (fillDefaults) and whose scenario-level defaults are not yet
@@ -77,6 +83,9 @@ func validate(s *Scenario, src *source) Errors {
 	shape, ok := v.fleet(s)
 	v.leader(&s.Leader)
 	for i := range s.Timeline {
+		if v.full() {
+			break
+		}
 		v.event(s, &s.Timeline[i], shape, ok)
 	}
 	v.windows(s)

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/internal/wording"
@@ -52,6 +51,9 @@ func (v *validator) windows(s *Scenario) {
 	named := eventNames(s)
 	windows := map[string]bool{}
 	for i := range s.Windows {
+		if v.full() {
+			break
+		}
 		w := &s.Windows[i]
 		path := index("windows", i)
 		v.name(join(path, "name"), w.Name, "a window", true)
@@ -79,7 +81,9 @@ func (v *validator) edge(s *Scenario, named map[string]int, path string, e Edge,
 	case e.Event != "":
 		i, ok := named[e.Event]
 		if !ok {
-			v.errorf(path, "no timeline event is named %q%s; %s", e.Event, wording.DidYouMean(e.Event, sortedNames(named)), namedList(named))
+			if !v.full() { // the suggestion searches every name
+				v.errorf(path, "no timeline event is named %q%s; %s", e.Event, wording.DidYouMean(e.Event, sortedNames(named)), namedList(named))
+			}
 			return 0, false
 		}
 		return s.Timeline[i].At.D(), true
@@ -94,7 +98,7 @@ func namedList(named map[string]int) string {
 	if len(named) == 0 {
 		return "no event has a name: give one a name (name: heal) to start or end a window at it"
 	}
-	return "the named events are " + strings.Join(sortedNames(named), ", ")
+	return "the named events are " + wording.Some(sortedNames(named), maxListed)
 }
 
 // Span is a window's edges in simulated time, for a validated scenario.

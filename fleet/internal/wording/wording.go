@@ -1,6 +1,9 @@
 package wording
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // DidYouMean returns " (did you mean X?)" for the options closest to word,
 // or "" when none is close: a misspelt key or metric should cost a glance,
@@ -55,6 +58,16 @@ func distance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Some joins the first n of xs with commas, and says how many more there
+// are: "a, b, c and 997 more". A message that lists the names a file
+// defines stays short however many it defines.
+func Some(xs []string, n int) string {
+	if len(xs) <= n {
+		return strings.Join(xs, ", ")
+	}
+	return strings.Join(xs[:n], ", ") + " and " + strconv.Itoa(len(xs)-n) + " more"
 }
 
 // List joins xs as "a", "a and b", "a, b and c".
