@@ -234,3 +234,27 @@ func loadString(t *testing.T, text string) *Scenario {
 	}
 	return s
 }
+
+// TestLoadVersionRule: a deploy's version follows the rule the leader and
+// its workers share, so a version a worker would refuse ("-1") is refused
+// at load instead of being dead-lettered mid-run.
+func TestLoadVersionRule(t *testing.T) {
+	const file = `name: v
+duration: 1m
+fleet: {count: 10}
+timeline:
+  - at: 10s
+    deploy: {version: "%s", workers: all}
+`
+	for _, tc := range []struct {
+		version string
+		ok      bool
+	}{{"2.1.0", true}, {"2.1.0-rc.1", true}, {"-1", false}, {".1", false}, {"2 1", false}} {
+		_, err := Parse("v.yaml", []byte(fmt.Sprintf(file, tc.version)))
+		if tc.ok != (err == nil) {
+			t.Errorf("version %q: err %v, want ok=%v", tc.version, err, tc.ok)
+		} else if err != nil && !strings.Contains(err.Error(), "deploy.version") {
+			t.Errorf("version %q: %v, want the error to name deploy.version", tc.version, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 	"reflect"
 	"regexp"
 	"strings"
@@ -302,13 +303,12 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 	}
 }
 
-// version checks a version string (it travels in messages and reports).
+// version checks a version string by the rule the leader and its workers
+// share (wire.ValidVersion): a version they would refuse is refused at
+// load, not dead-lettered mid-run.
 func (v *validator) version(path, ver string) {
-	switch {
-	case ver == "":
-		v.errorf(path, "a version is required, as in 2.1.0")
-	case len(ver) > maxNameLen || strings.ContainsFunc(ver, func(r rune) bool { return r <= ' ' || r == 0x7f }):
-		v.errorf(path, "%q is not a valid version: want at most %d characters without spaces, as in 2.1.0", ver, maxNameLen)
+	if err := wire.ValidVersion(ver); err != nil {
+		v.errorf(path, "%v", err)
 	}
 }
 
