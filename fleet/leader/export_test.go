@@ -11,3 +11,7 @@ func (l *Leader) GatewaysKnown() int {
 	defer l.fleet.mu.Unlock()
 	return len(l.fleet.gateways)
 }
+
+// ProgressRounds returns how many progress ticks the leader has handled
+// (reconciled and saved, or found nothing to save).
+func (l *Leader) ProgressRounds() int64 { return l.progressRounds.Load() }

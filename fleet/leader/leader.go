@@ -26,6 +26,8 @@ type Leader struct {
 	clk   clock.Clock
 	relay *outbox.Relay
 
+	progressRounds atomic.Int64 // progress ticks handled: tests wait on it
+
 	inbox      *mailbox.Mailbox[inbound]   // requests and telemetry, bounded
 	heartbeats *mailbox.Mailbox[heartbeat] // coalescing, one per worker
 	replies    chan reply                  // answers for the replier goroutine

@@ -26,7 +26,10 @@ func (l *Leader) loadDeploys() error {
 // keepProgress reconciles the deploys' progress with the outbox and saves
 // it there every Config.ProgressEvery until ctx ends.
 func (l *Leader) keepProgress(ctx context.Context) {
-	l.every(ctx, l.cfg.ProgressEvery, func() { l.saveProgress(ctx, false) })
+	l.every(ctx, l.cfg.ProgressEvery, func() {
+		l.saveProgress(ctx, false)
+		l.progressRounds.Add(1)
+	})
 }
 
 // every calls f every d on the leader's clock until ctx ends.
