@@ -143,6 +143,9 @@ func (e *Envelope) check() error {
 		if b.What == "" {
 			return fmt.Errorf("request: body \"what\" is required")
 		}
+		if b.What != RequestSync {
+			return fmt.Errorf("request: body \"what\" is %s: the one request a leader answers is %q", clipQuote(b.What), RequestSync)
+		}
 	case KindHeartbeat:
 		var b Heartbeat
 		return e.body(&b, false)

@@ -122,6 +122,11 @@ type Job struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
+// RequestSync is what a worker asks for after it (re)connects: the
+// request that makes a thundering herd. It is the one request a leader
+// answers; Decode refuses any other.
+const RequestSync = "sync"
+
 // Request is the body of a worker's request.
 type Request struct {
 	// What the worker asks for; fleetsim workers send "sync" after they

@@ -68,6 +68,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"config without body", `{"v":1,"kind":"config","id":"c"}`, wire.Down, wire.ErrMalformed, `"body" is required`},
 		{"seq past 2^53", `{"v":1,"kind":"firmware","id":"f","key":"firmware","seq":9007199254740992,"body":{"version":"1"}}`, wire.Down, wire.ErrMalformed, `"seq" = 9007199254740992, must be at most 2^53-1`},
 		{"seq of a wall clock", `{"v":1,"kind":"heartbeat","id":"h","key":"hb","seq":1764633600000000000}`, wire.Up, wire.ErrMalformed, `"seq"`},
+		{"request without what", `{"v":1,"kind":"request","id":"r","body":{}}`, wire.Up, wire.ErrMalformed, `"what" is required`},
+		{"request of an unknown what", `{"v":1,"kind":"request","id":"r","body":{"what":"reboot-all"}}`, wire.Up, wire.ErrMalformed, `the one request a leader answers is "sync"`},
 		{"negative ttl", `{"v":1,"kind":"ping","id":"p","ttl_ms":-1}`, wire.Down, wire.ErrMalformed, "ttl_ms"},
 		{"too large", `{"v":1,"kind":"ping","id":"` + strings.Repeat("x", 100) + `"}`, wire.Down, wire.ErrTooLarge, "limit 64"},
 	}

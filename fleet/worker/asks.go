@@ -284,7 +284,7 @@ func (w *Worker) housekeeping() {
 		if now.Before(w.syncDue) {
 			earliest(w.syncDue)
 		} else {
-			env := wire.Envelope{V: wire.Version, ID: w.newID("s"), Kind: wire.KindRequest, SentMs: now.UnixMilli(), Body: wire.Body(wire.Request{What: "sync"})}
+			env := wire.Envelope{V: wire.Version, ID: w.newID("s"), Kind: wire.KindRequest, SentMs: now.UnixMilli(), Body: wire.Body(wire.Request{What: wire.RequestSync})}
 			if w.sendAsk(env, &ask{}) {
 				w.setSyncDue(time.Time{})
 				w.update(func(s *Stats) { s.SyncSent++ })
