@@ -24,6 +24,21 @@ func (r *rig) acked(n uint64) func() error {
 	}
 }
 
+// poll makes the relay partition of worker look at its queue now: a
+// worker of the same partition comes back online, which wakes it. A
+// command sent just after the partition's last poll would otherwise wait
+// for the next (30 s on the fake clock).
+func (r *rig) poll(worker string) {
+	n := len(r.l.Stats().Relay.Partitions)
+	for i := 0; ; i++ {
+		if id := fmt.Sprintf("poker-%d", i); outbox.PartitionOf(id, n) == outbox.PartitionOf(worker, n) {
+			r.status(id, "offline p")
+			r.status(id, "online p")
+			return
+		}
+	}
+}
+
 func (r *rig) online(t *testing.T, worker string) bool {
 	t.Helper()
 	for _, w := range r.l.Fleet().Workers {
@@ -94,17 +109,7 @@ func TestStaleOfflineKeepsDelivering(t *testing.T) {
 	r := startLeader(t, leader.Config{})
 	ctx := context.Background()
 	const w = "w-1"
-	n := len(r.l.Stats().Relay.Partitions)
-	poker := ""
-	for i := 0; poker == ""; i++ {
-		if id := fmt.Sprintf("poker-%d", i); outbox.PartitionOf(id, n) == outbox.PartitionOf(w, n) {
-			poker = id
-		}
-	}
-	poll := func() { // back online, poker is woken: its partition polls now
-		r.status(poker, "offline p")
-		r.status(poker, "online p")
-	}
+	poll := func() { r.poll(w) }
 	// ackNext waits for the command the leader publishes and acks it.
 	ackNext := func(what string) {
 		t.Helper()
@@ -175,6 +180,7 @@ func TestPlainOfflineKeepsDelivering(t *testing.T) {
 	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
 		t.Fatal(err)
 	}
+	r.poll(w)
 	cmd := fleettest.Receive(t, 10*time.Second, "the job", r.link.out, r.seen)
 	b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: cmd.ID, Result: wire.ResultOK})
 	if err != nil {
