@@ -45,7 +45,7 @@ NAME is a scenario name: lower-case letters, digits and single dashes
 between them, at most 64 characters. new never overwrites a file: if the
 file exists it exits 2 and writes nothing.
 
-` + exitCodes,
+` + exitCodesOf("new"),
 		Example: "  sim new my-rollout\n  sim new edge-storm --output scenarios/edge-storm.yaml",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
