@@ -109,8 +109,13 @@ func TestListAndNames(t *testing.T) {
 		t.Fatalf("validate leader-crash: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = sim(t, "validate", "no-such-scenario")
-	if code != 2 || !strings.Contains(stderr, "not a shipped scenario (shipped: ") {
+	if code != 2 || !strings.Contains(stderr, "not a shipped scenario; the shipped ones are ") || strings.Contains(stderr, "did you mean") {
 		t.Fatalf("unknown name: exit %d: %s", code, stderr)
+	}
+	// A misspelt name: the closest shipped one.
+	code, _, stderr = sim(t, "run", "thundring-herd", "--headless")
+	if code != 2 || !strings.Contains(stderr, "thundring-herd: no such file or directory, and not a shipped scenario (did you mean thundering-herd?); the shipped ones are ") {
+		t.Fatalf("misspelt name: exit %d: %s", code, stderr)
 	}
 }
 
