@@ -79,18 +79,17 @@ func baselineProblem(bs baselines, path string, v scenario.Variant, dir string, 
 	}
 	gateways, size := scenario.GatewayShape(ws)
 	if why := b.Mismatch(report.Shape{Workers: len(ws), Gateways: gateways, GatewaySize: size}); why != "" {
-		var at []string
-		if b.FleetCount != len(ws) {
-			at = append(at, fmt.Sprintf("--workers %d", b.FleetCount))
-		}
+		// --workers scales the file's gateways too: the fleet's size is
+		// the one to name when it differs.
+		at := fmt.Sprintf("--workers %d", b.FleetCount)
 		switch {
-		case b.GatewaySize == size:
+		case b.FleetCount != len(ws):
 		case b.GatewaySize > 0:
-			at = append(at, fmt.Sprintf("--gateway-size %d", b.GatewaySize))
+			at = fmt.Sprintf("--gateway-size %d", b.GatewaySize)
 		default:
-			at = append(at, "a session per worker, without --gateway-size")
+			at = "a session per worker, without --gateway-size"
 		}
-		return fmt.Sprintf("%s: %s; check at the baseline's size (%s), or capture a baseline at this one with %s", path, why, strings.Join(at, " "), capture), nil
+		return fmt.Sprintf("%s: %s; check at the baseline's size (%s), or capture a baseline at this one with %s", path, why, at, capture), nil
 	}
 	bs[path] = b
 	return "", nil
