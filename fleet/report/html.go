@@ -13,7 +13,8 @@ import (
 )
 
 // HTML writes run as one self-contained page (no scripts, no external
-// assets): its verdict, the summary and key numbers, the expectations,
+// assets): its verdict, the summary and key numbers, the expectations and
+// comparisons, its baseline comparison when it was compared with one,
 // charts over simulated time (inline SVG drawn with gonum/plot: the
 // relay's limit per partition, titled AIMD or static, leader mailbox depth
 // against capacity, outbox depth and oldest age, workers online and at the
@@ -35,7 +36,7 @@ func HTML(w io.Writer, run Run) error {
 	}
 	d := pageData{
 		Title: name(r), R: r, V: run.Verdict, Class: class(run.Verdict.Status), RunLine: runLine(r),
-		Charts: cs, Result: string(res),
+		Charts: cs, Result: string(res), Baseline: baselinePart(run),
 	}
 	if r.Err == "" {
 		d.Keys = keyNumbers(r)
@@ -87,6 +88,29 @@ func Index(w io.Writer, runs []Run) error {
 	return execute(w, indexTmpl, d)
 }
 
+// baselinePart is the page's baseline section: nil when the run was not
+// compared with a baseline.
+func baselinePart(run Run) *baselineData {
+	c := run.Baseline
+	if c == nil {
+		return nil
+	}
+	b := &baselineData{Skipped: c.Skipped, Failed: run.Verdict.BaselineFailed}
+	if c.Skipped == "" {
+		b.Line = fmt.Sprintf("%s, %d better, %d not compared (%s compared).",
+			plural(len(c.Regressions()), "regression", "regressions"), c.count(Better), c.count(NotCompared), plural(c.Compared, "metric", "metrics"))
+	}
+	for _, d := range c.Diffs {
+		got := num(d.Got)
+		if d.Absent {
+			got = "–"
+		}
+		b.Diffs = append(b.Diffs, diffRow{Outcome: outcomeText(d.Outcome), Regression: d.Outcome == Regression,
+			Metric: d.Metric, Baseline: num(d.Baseline), Got: got, Rule: d.Rule.String(), Why: d.Why})
+	}
+	return b
+}
+
 // class is a status's CSS class.
 func class(s Status) string {
 	switch s {
@@ -121,8 +145,21 @@ type pageData struct {
 	Keys    []keyNumber
 	Params  [][2]string
 	Charts  []chart
-	Records []recordRow
-	Result  string
+	Records  []recordRow
+	Result   string
+	Baseline *baselineData
+}
+
+type baselineData struct {
+	Skipped string // why nothing was compared
+	Failed  bool   // the comparison fails the run
+	Line    string // "2 regressions, 1 better, 0 not compared (127 metrics compared)."
+	Diffs   []diffRow
+}
+
+type diffRow struct {
+	Outcome, Metric, Baseline, Got, Rule, Why string
+	Regression                                bool
 }
 
 type recordRow struct {
@@ -210,6 +247,14 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
 {{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
 {{end}}</table>
+{{end}}
+{{with .Baseline}}
+<h2>Baseline</h2>
+{{if .Skipped}}<p class="{{if .Failed}}fail{{end}}">Not compared: {{.Skipped}}</p>{{else}}<p class="{{if .Failed}}fail{{else}}pass{{end}}">{{.Line}}</p>{{end}}
+{{with .Diffs}}<table>
+<tr><th></th><th>metric</th><th>baseline</th><th>got</th><th>rule</th><th>why</th></tr>
+{{range .}}<tr class="{{if .Regression}}fail{{end}}"><td>{{.Outcome}}</td><td><code>{{.Metric}}</code></td><td class="n">{{.Baseline}}</td><td class="n">{{.Got}}</td><td>{{.Rule}}</td><td>{{.Why}}</td></tr>
+{{end}}</table>{{end}}
 {{end}}
 {{with .Params}}
 <h2>Parameters</h2>

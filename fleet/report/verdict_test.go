@@ -226,6 +226,9 @@ func TestEveryFormatSaysTheVerdict(t *testing.T) {
 			if !strings.Contains(plain(page.String()), st.Word()+": "+why) {
 				t.Errorf("HTML: no status line %q", st.Word()+": "+why)
 			}
+			if run.Baseline != nil && !strings.Contains(plain(page.String()), "Baseline 1 regression, 0 better") {
+				t.Errorf("HTML: the baseline's regression is not shown")
+			}
 			if st != Failed && strings.Contains(plain(page.String()), "failed") {
 				t.Errorf("HTML: a run that is %s reads failed somewhere", st.Word())
 			}
