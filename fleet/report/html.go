@@ -135,16 +135,16 @@ func execute(w io.Writer, t *template.Template, data any) error {
 }
 
 type pageData struct {
-	Title   string
-	R       *result.Report
-	V       Verdict
-	Class   string // the status's CSS class
-	RunLine string
-	Behind  bool
-	Why     string // how the run fell behind, when it did
-	Keys    []keyNumber
-	Params  [][2]string
-	Charts  []chart
+	Title    string
+	R        *result.Report
+	V        Verdict
+	Class    string // the status's CSS class
+	RunLine  string
+	Behind   bool
+	Why      string // how the run fell behind, when it did
+	Keys     []keyNumber
+	Params   [][2]string
+	Charts   []chart
 	Records  []recordRow
 	Result   string
 	Baseline *baselineData
