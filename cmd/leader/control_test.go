@@ -245,3 +245,21 @@ func TestCancelRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestPrintAnswerCounts: a deploy to one worker in one wave says so in
+// the singular ("in 1 waves" before).
+func TestPrintAnswerCounts(t *testing.T) {
+	for _, tc := range []struct {
+		targets, waves int
+		want           string
+	}{
+		{1, 1, "to 1 worker in 1 wave (request r)"},
+		{40, 4, "to 40 workers in 4 waves (request r)"},
+	} {
+		var out strings.Builder
+		printAnswer(&out, deployRequest{ID: "r", Version: "2.0.0"}, deployAnswer{OK: true, Targets: tc.targets, Waves: tc.waves})
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("printed %q, want %q", out.String(), tc.want)
+		}
+	}
+}

@@ -330,10 +330,18 @@ func printAnswer(w io.Writer, req deployRequest, ans deployAnswer) {
 		}
 		fmt.Fprintf(w, "deploy %d cancelled%s: %d updates withdrawn, %d out for delivery finish (request %s)\n", ans.Deploy, again, ans.Withdrawn, ans.InFlight, req.ID)
 	case ans.Again:
-		fmt.Fprintf(w, "deploy %d started: %s %s to %d workers in %d waves (request %s, which had started it before)\n",
-			ans.Deploy, cmp.Or(req.Kind, string(wire.KindFirmware)), req.Version, ans.Targets, ans.Waves, req.ID)
+		fmt.Fprintf(w, "deploy %d started: %s %s to %s in %s (request %s, which had started it before)\n",
+			ans.Deploy, cmp.Or(req.Kind, string(wire.KindFirmware)), req.Version, count(ans.Targets, "worker"), count(ans.Waves, "wave"), req.ID)
 	default:
-		fmt.Fprintf(w, "deploy %d started: %s %s to %d workers in %d waves (request %s)\n",
-			ans.Deploy, cmp.Or(req.Kind, string(wire.KindFirmware)), req.Version, ans.Targets, ans.Waves, req.ID)
+		fmt.Fprintf(w, "deploy %d started: %s %s to %s in %s (request %s)\n",
+			ans.Deploy, cmp.Or(req.Kind, string(wire.KindFirmware)), req.Version, count(ans.Targets, "worker"), count(ans.Waves, "wave"), req.ID)
 	}
+}
+
+// count is n things, in the singular for one: "1 wave", "4 waves".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

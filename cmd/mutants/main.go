@@ -63,7 +63,9 @@ sees them), builds sim there, and runs the scenarios with 'sim run
 on its own expectations and comparisons; baselines are not read.
 
 It prints a Markdown table to stdout: mutant, mechanism, claim, and the
-failing checks that caught it, or "SURVIVED". Progress goes to stderr.
+failing checks that caught it (read from each run's report and the verdict
+sim gave it), "caught: not judged" when the runs that caught it judged
+none of their checks, or "SURVIVED". Progress goes to stderr.
 
 Exit codes:
   0  every mutant was caught
@@ -71,7 +73,9 @@ Exit codes:
      on the unchanged tree, the suite itself failed (a scratch tree it
      could not write), or SIGINT/SIGTERM stopped it
   (a run or test that crashes or passes --timeout with a mutant in counts
-  as caught: a CI would go red; the table says "the run failed")
+  as caught: a CI would go red; the table says "the run failed"; so does a
+  run NOT JUDGED, none of its checks judged, which sim exits 4 for: the
+  table says "caught: not judged" with why)
   2  bad flags, or a mutants file with errors (each named)
   4  a mutant survived: a mechanism can break and its scenarios still pass`,
 		Args: cli.NoArgs,
@@ -150,7 +154,11 @@ func run(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 				}
 				mu.Lock()
 				outcomes[i] = o
-				fmt.Fprintf(stderr, "%-9s %-28s %s (%.0fs)\n", o.Status, ms[i].Name, o.By, o.Elapsed.Seconds())
+				st := string(o.Status)
+				if o.NotJudged {
+					st += " (not judged)"
+				}
+				fmt.Fprintf(stderr, "%-9s %-28s %s (%.0fs)\n", st, ms[i].Name, o.By, o.Elapsed.Seconds())
 				mu.Unlock()
 			}
 		})
@@ -201,6 +209,10 @@ func writeTable(w io.Writer, outcomes []Outcome) {
 			}
 		case Crashed:
 			by = "the run failed: " + by
+		case Caught:
+			if o.NotJudged {
+				by = "caught: not judged: " + by
+			}
 		case Broken:
 			by = "**did not build**: " + by
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -29,10 +29,15 @@ const (
 
 // Outcome is what one mutant's run found.
 type Outcome struct {
-	Mutant  Mutant
-	Status  Status
-	By      string // the failing checks, "scenario: check", or the test
-	Elapsed time.Duration
+	Mutant Mutant
+	Status Status
+	By     string // the failing checks, "scenario: check", or the test
+	// NotJudged: the runs that caught it were not judged (each of their
+	// checks divided by zero, or read a timing on a run that fell
+	// behind) rather than failed: the gate goes red on them (exit 4), but
+	// no check named what broke.
+	NotJudged bool
+	Elapsed   time.Duration
 }
 
 // suite runs mutants in scratch copies of a tree.
@@ -93,13 +98,15 @@ func (s *suite) build(ctx context.Context, dir string) (string, error) {
 }
 
 // play is what one scenario run with a mutant in showed: the checks that
-// failed, or why the run gave no verdict (crash); neither when it passed.
+// failed, the runs not judged, or why the run gave no verdict (crash);
+// none of them when it passed.
 type play struct {
-	failed []string
-	crash  string
+	failed   []string
+	unjudged []string
+	crash    string
 }
 
-func (p play) passed() bool { return len(p.failed) == 0 && p.crash == "" }
+func (p play) passed() bool { return len(p.failed) == 0 && len(p.unjudged) == 0 && p.crash == "" }
 
 // runScenario plays one shipped scenario with sim in the tree at dir. A
 // run that exits 4 failed checks, named from its reports; one that exits
@@ -134,51 +141,58 @@ func (s *suite) runScenario(ctx context.Context, dir, bin, name string) (play, e
 	case !errors.As(runErr, &exit):
 		return play{}, fmt.Errorf("running sim for %s: %w", name, runErr)
 	case exit.ExitCode() == 4:
-		failed, err := failedChecks(reports, name)
-		return play{failed: failed}, err
+		return judged(reports, name)
 	}
 	return play{crash: fmt.Sprintf("%s: exit %d: %s", name, exit.ExitCode(), lastLine(stderr.String()))}, nil
 }
 
-// failedChecks reads the JSON reports in dir and names every check that
-// failed, as "scenario: check" or "scenario [variant]: check".
-func failedChecks(dir, scenario string) ([]string, error) {
+// judged reads the JSON reports in dir, each with the verdict sim gave
+// it, and names every check that failed, as "scenario: check" or
+// "scenario [variant]: check", and every run that was not judged (sim
+// exits 4 for it too), with why.
+func judged(dir, scenario string) (play, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
-		return nil, err
+		return play{}, err
 	}
-	var failed []string
+	var p play
 	for _, f := range files {
-		data, err := os.ReadFile(f)
+		fh, err := os.Open(f)
 		if err != nil {
-			return nil, err
+			return play{}, err
 		}
-		var rep result.Report
-		if err := json.Unmarshal(data, &rep); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		run, err := report.ReadRun(fh)
+		fh.Close()
+		if err != nil {
+			return play{}, fmt.Errorf("%s: %w", f, err)
 		}
+		rep := run.Report
 		where := scenario
 		if rep.Variant != "" {
 			where += " [" + rep.Variant + "]"
 		}
+		if run.Verdict.Status == report.NotJudged {
+			p.unjudged = append(p.unjudged, where+": "+run.Verdict.Text())
+			continue
+		}
 		if rep.Err != "" {
-			failed = append(failed, where+": run failed: "+rep.Err)
+			p.failed = append(p.failed, where+": run failed: "+rep.Err)
 		}
 		for _, v := range rep.Verdicts {
 			if v.Status == result.Fail {
-				failed = append(failed, where+": "+v.Name)
+				p.failed = append(p.failed, where+": "+v.Name)
 			}
 		}
 		for _, v := range rep.Comparisons {
 			if v.Status == result.Fail {
-				failed = append(failed, scenario+": "+v.Name)
+				p.failed = append(p.failed, scenario+": "+v.Name)
 			}
 		}
 	}
-	if len(failed) == 0 {
-		failed = []string{scenario + ": failed (no failing check in its reports)"}
+	if len(p.failed) == 0 && len(p.unjudged) == 0 {
+		p.failed = []string{scenario + ": failed (no failing check in its reports)"}
 	}
-	return failed, nil
+	return p, nil
 }
 
 // runTest runs a unit test in the tree at dir and reports whether it
@@ -219,7 +233,7 @@ func (s *suite) control(ctx context.Context, dir string, ms []Mutant) error {
 			return fmt.Errorf("the unchanged tree: %w", err)
 		}
 		if !p.passed() {
-			return fmt.Errorf("the unchanged tree fails %s (%s%s): fix that before judging mutants", name, strings.Join(p.failed, "; "), p.crash)
+			return fmt.Errorf("the unchanged tree fails %s (%s%s): fix that before judging mutants", name, strings.Join(append(p.failed, p.unjudged...), "; "), p.crash)
 		}
 		fmt.Fprintf(s.log, "control   %-28s passes (%.0fs)\n", name, time.Since(start).Seconds())
 	}
@@ -282,7 +296,9 @@ func (s *suite) mutate(ctx context.Context, dir string, m Mutant) (o Outcome, er
 			o.Status, o.By = Crashed, p.crash
 			return o, nil
 		case !p.passed():
-			o.Status, o.By = Caught, strings.Join(p.failed, "; ")
+			// A run not judged fails the gate as a failed one does.
+			o.Status, o.By = Caught, strings.Join(append(p.failed, p.unjudged...), "; ")
+			o.NotJudged = len(p.failed) == 0
 			return o, nil
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,23 +32,32 @@ result with its baseline in --baseline: exact for what the scenario's
 timeline decides, and within a band for what load decides, from
 value/factor - abs to value*factor + abs, so that a count falling to a
 tenth fails as one rising tenfold does (timings too, when the run and the
-baseline's run kept up; see docs/REPORTS.md). It exits 4 when an
-expectation fails or a baseline regresses, and writes JUnit XML for the CI
-to display.
+baseline's run kept up). Each run's verdict is one of passed, failed,
+stopped or not judged, and the terminal, --junit, --summary and --report
+all say the same one (docs/REPORTS.md, "The verdict"). It exits 4 when a
+run failed or was not judged.
 
-When a file does not load, nothing runs: every file's problems are
-printed (exit 2), and --junit still writes its file, with a failed
-testcase per file that did not load.
+Before any run starts, check refuses (exit 2, naming each file and the
+command that fixes it) what it could not compare: a scenario file that
+does not load, and a baseline that is missing, unreadable, or captured at
+another fleet size or gateway layout than this check's (--workers,
+--gateway-size: counts at 100 workers say nothing about 300). --junit,
+--summary and --report then say why nothing ran. A new scenario's first
+step is to capture its baseline:
 
-A missing baseline, or one captured at another fleet size or gateway size
-(--workers, --gateway-size), fails the check:
-record one with --update-baseline. With --repeat N each scenario runs N
-times: each metric's value is the median of the runs, its band is sized
-from their spread, and the spread (runs, min, max) is written beside it.
-Without --repeat the bands are each kind of metric's default, and the file
-says they were not measured. Updating keeps an existing file's metrics (a
-line you deleted stays deleted, a rule you made exact stays exact) and
-measures their values and bands anew; review the diff before committing it.
+  sim check my-scenario.yaml --update-baseline --repeat 10
+  sim check my-scenario.yaml
+
+--update-baseline records the baselines from this run instead of
+comparing (replacing one of another size). With --repeat N each scenario
+runs N times: each metric's value is the median of the runs, its band is
+sized from their spread, and the spread (runs, min, max) is written
+beside it. Without --repeat the bands are each kind of metric's default,
+and the file says they were not measured. Updating keeps an existing
+file's metrics (a line you deleted stays deleted, a rule you made exact
+stays exact) and measures their values and bands anew; review the diff
+before committing it. To gate on expectations alone, without baselines:
+sim run --headless.
 
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the runs.
@@ -62,12 +70,13 @@ process did not settle) fails. A run that fell behind its schedule anyway
 threshold, which only something waiting on the wall clock inside the
 process causes) has its timing checks not judged and its timings not
 compared; it passes on its counts. With --require-kept-up it fails instead
-(exit 4), with a line naming the run and the lag, for a CI that must not
-pass on timings it did not check.
+(exit 4), its verdict naming the lag, for a CI that must not pass on
+timings it did not check.
 
-` + exitCodes,
-		Example: `  sim check scenarios/ --junit junit.xml
-  sim check scenarios/ --workers 300 --update-baseline --repeat 10`,
+` + exitCodesOf("check"),
+		Example: `  sim check my-scenario.yaml --update-baseline --repeat 10   # first: capture its baseline
+  sim check my-scenario.yaml                                 # then: check against it
+  sim check scenarios/ --workers 300 --junit junit.xml --summary summary.md`,
 		Args: needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {
 			log, err := logs.Logger(stderr)
@@ -86,14 +95,22 @@ pass on timings it did not check.
 				return cli.Runtime(fmt.Errorf("%w: nothing was checked", err))
 			}
 			var failed loadError
-			if errors.As(err, &failed) && junit != "" {
+			if errors.As(err, &failed) {
 				// The CI shows why there are no runs.
-				if werr := writeFile(junit, func(w io.Writer) error { return report.JUnitLoadFailures(w, failed) }); werr != nil {
-					fmt.Fprintf(stderr, "sim check: --junit %s: %v\n", junit, werr)
-				}
+				return refuse(report.Refusal{Phase: report.RefusedLoad, Problems: failed}, junit, summary, f.report, stderr)
 			}
 			if err != nil {
 				return err
+			}
+			bs := baselines{}
+			if !update {
+				var rf *report.Refusal
+				if bs, rf, err = loadBaselines(scs, baseline, &f); err != nil {
+					return err
+				}
+				if rf != nil {
+					return refuse(*rf, junit, summary, f.report, stderr)
+				}
 			}
 			var rounds [][]*result.Report
 			err = withCPUProfile(f.cpu, func() (err error) {
@@ -107,87 +124,42 @@ pass on timings it did not check.
 				return cli.Runtime(errors.New("stopped by SIGINT/SIGTERM: the runs did not complete, nothing was checked"))
 			}
 			reps := rounds[len(rounds)-1]
-			cmps, err := compareAll(reps, rounds, baseline, update, stdout)
+			cmps, err := compareAll(reps, rounds, bs, baseline, update, stdout)
 			if err != nil {
 				return err
 			}
-			if err := writeReports(f.report, reps, cmps); err != nil {
+			runs := report.Judge(reps, cmps, report.Options{RequireKeptUp: keptUp})
+			if err := writeReports(f.report, runs); err != nil {
 				return err
 			}
 			if junit != "" {
-				jo := report.JUnitOptions{RequireKeptUp: keptUp}
-				if err := writeFile(junit, func(w io.Writer) error { return report.JUnitWith(w, reps, cmps, jo) }); err != nil {
+				if err := writeFile(junit, func(w io.Writer) error { return report.JUnit(w, runs) }); err != nil {
 					return cli.Runtime(fmt.Errorf("--junit %s: %w", junit, err))
 				}
 			}
 			if summary != "" {
-				if err := writeFile(summary, func(w io.Writer) error { return report.Markdown(w, reps, cmps) }); err != nil {
+				if err := writeFile(summary, func(w io.Writer) error { return report.Markdown(w, runs) }); err != nil {
 					return cli.Runtime(fmt.Errorf("--summary %s: %w", summary, err))
 				}
 			}
 			earlier := earlierFailures(stdout, rounds)
-			printSummary(stdout, reps, cmps, false)
+			report.Text(stdout, runs)
 			printReportPaths(stdout, f.report, reps, true)
-			err = verdict(reps, cmps)
-			if err == nil {
-				err = earlier
+			if err := verdict(runs); err != nil {
+				return err
 			}
-			if keptUp {
-				err = requireKeptUp(stdout, reps, err)
-			}
-			return err
+			return earlier
 		},
 	}
 	f.add(c, "")
 	c.Flags().StringVar(&junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
-	c.Flags().StringVar(&baseline, "baseline", "testdata/baselines", "directory of the baseline files")
+	c.Flags().StringVar(&baseline, "baseline", defaultBaselines, "directory of the baseline files")
 	c.Flags().BoolVar(&update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
 	repeat.add(c)
 	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
 	c.Flags().BoolVar(&keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
 	f.headless = true
 	return c
-}
-
-// compareAll compares each report with its baseline, or records the
-// baselines with update, each from its runs over all rounds. A run that
-// could not complete is not recorded.
-func compareAll(reps []*result.Report, rounds [][]*result.Report, dir string, update bool, stdout io.Writer) ([]report.Comparison, error) {
-	cmps := make([]report.Comparison, len(reps))
-	for i, r := range reps {
-		path := report.BaselinePath(dir, r.Scenario, r.Variant)
-		if update {
-			runs := runsOf(rounds, i)
-			for _, run := range runs {
-				if run.Err != "" {
-					return nil, cli.Runtime(fmt.Errorf("%s: not recording a baseline from a run that failed: %s", r.Scenario, run.Err))
-				}
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return nil, cli.Runtime(err)
-			}
-			if err := report.UpdateBaseline(path, runs...); err != nil {
-				return nil, cli.Runtime(err)
-			}
-			fmt.Fprintf(stdout, "baseline written: %s\n", path)
-		}
-		b, err := report.LoadBaseline(path)
-		if err != nil && !errors.Is(err, report.ErrNoBaseline) {
-			return nil, cli.Runtime(err)
-		}
-		if update {
-			for _, w := range b.Warnings() {
-				fmt.Fprintf(stdout, "  warning: %s\n", w)
-			}
-		}
-		if errors.Is(err, report.ErrNoBaseline) {
-			cmps[i] = report.Comparison{Scenario: r.Scenario, Variant: r.Variant,
-				Skipped: fmt.Sprintf("no baseline at %s: record one with --update-baseline", path)}
-			continue
-		}
-		cmps[i] = report.Compare(b, r)
-	}
-	return cmps, nil
 }
 
 // writeFile writes a file through fn, or appends when it is the GitHub step
@@ -206,32 +178,4 @@ func writeFile(path string, fn func(io.Writer) error) error {
 		return err
 	}
 	return fh.Close()
-}
-
-// requireKeptUp prints a line for each run that completed but could not
-// keep up with its speed, naming the lag that passed its threshold, and
-// returns the check's error: err if there is one, else exit code 4 naming
-// those runs.
-func requireKeptUp(stdout io.Writer, reps []*result.Report, err error) error {
-	var behind []string
-	for _, r := range reps {
-		run := r.Result.Run
-		if r.Err != "" || run.KeptUp {
-			continue // a run that did not complete has failed already
-		}
-		name := r.Scenario
-		if r.Variant != "" {
-			name += " [" + r.Variant + "]"
-		}
-		why := run.Behind()
-		if why == "" { // a Result without its lags
-			why = fmt.Sprintf("could not keep up at speed %g", run.Speed)
-		}
-		fmt.Fprintf(stdout, "BEHIND %s: %s (--require-kept-up)\n", name, why)
-		behind = append(behind, name)
-	}
-	if err != nil || len(behind) == 0 {
-		return err
-	}
-	return &cli.Error{Code: cli.ExitFailed, Err: fmt.Errorf("%d of %d runs could not keep up (--require-kept-up): %s", len(behind), len(reps), strings.Join(behind, ", "))}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"html"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,5 +153,68 @@ func TestEarlierFailures(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "round 1 of 3:\nFAIL s") || !strings.Contains(out.String(), "(lost = 3)") {
 		t.Errorf("printed:\n%s", out.String())
+	}
+}
+
+// TestCheckRefusesBaselineOfAnotherSize: a baseline captured at another
+// fleet size or gateway layout than the check's is refused before any run
+// starts (exit 2, nothing on stdout), naming the file, both sizes and the
+// two ways out, and the terminal, --junit, --summary and --report's
+// index.html and summary.md all say it; a missing baseline alike.
+func TestCheckRefusesBaselineOfAnotherSize(t *testing.T) {
+	base := t.TempDir()
+	b := `{"scenario": "tiny", "seed": 1, "fleet_count": 300, "kept_up": true, "metrics": [{"metric": "lost", "value": 0, "rule": "exact"}]}`
+	if err := os.WriteFile(filepath.Join(base, "tiny.json"), []byte(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := `{"scenario": "tiny", "seed": 1, "fleet_count": 20, "kept_up": true, "metrics": [{"metric": "lost", "value": 0, "rule": "exact"}]}`
+	gbase := t.TempDir()
+	if err := os.WriteFile(filepath.Join(gbase, "tiny.json"), []byte(g), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path, gpath := filepath.Join(base, "tiny.json"), filepath.Join(gbase, "tiny.json")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"another fleet size", []string{"--baseline", base, "--workers", "100"}, []string{
+			path + ": the baseline was captured with 300 workers and this run has 100: counts at different sizes do not compare",
+			"; check at the baseline's size (--workers 300)",
+			"or capture a baseline at this one with 'sim check testdata/tiny.yaml --workers 100 --baseline " + base + " --update-baseline'",
+		}},
+		{"another gateway layout", []string{"--baseline", gbase, "--gateway-size", "5"}, []string{
+			gpath + ": the baseline was captured with a session per worker and this run has 4 gateways of up to 5 workers",
+			"; check at the baseline's size (a session per worker, without --gateway-size)",
+		}},
+		{"no baseline", []string{"--baseline", t.TempDir()}, []string{`tiny.json: no baseline of "tiny" to compare with: capture one with 'sim check testdata/tiny.yaml --baseline `}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			junit, summary, rep := filepath.Join(out, "junit.xml"), filepath.Join(out, "summary.md"), filepath.Join(out, "report")
+			args := append([]string{"check", "testdata/tiny.yaml", "--junit", junit, "--summary", summary, "--report", rep, "--log-level", "error"}, tc.args...)
+			code, stdout, stderr := sim(t, args...)
+			if code != 2 || stdout != "" || !strings.Contains(stderr, "Nothing ran: 1 baseline cannot be compared with these runs:") {
+				t.Fatalf("exit %d, want 2 before any run\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			files := map[string]string{"stderr": stderr}
+			for name, p := range map[string]string{"junit": junit, "summary": summary, "index.html": filepath.Join(rep, "index.html"), "report summary.md": filepath.Join(rep, "summary.md")} {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files[name] = html.UnescapeString(strings.ReplaceAll(string(data), `\`, ""))
+			}
+			for name, text := range files {
+				for _, want := range append(tc.want, "Nothing ran: 1 baseline cannot be compared with these runs") {
+					if !strings.Contains(text, want) {
+						t.Errorf("%s lacks %q:\n%s", name, want, text)
+					}
+				}
+			}
+			if !strings.Contains(files["junit"], `<testsuite name="baseline" tests="1" failures="1"`) {
+				t.Errorf("junit has no failed baseline suite:\n%s", files["junit"])
+			}
+		})
 	}
 }

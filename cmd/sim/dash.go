@@ -62,7 +62,7 @@ the leader's login may read these topics: pass --password-file with the
 leader's password (the username defaults to "leader"). The dashboard uses its
 own client id, so the leader's session is not disturbed.
 
-` + cli.ExitCodesHelp,
+` + exitCodesOf("dash"),
 		Example: `  sim dash --broker tcp://127.0.0.1:1883
   sim dash --broker ssl://plant7:8883 --topic-prefix plant7 --password-file leader.pw`,
 		Args: cli.NoArgs,

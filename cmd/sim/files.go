@@ -66,7 +66,9 @@ func resolve(args []string) []source {
 		case errors.Is(err, fs.ErrNotExist):
 			s, ok := shipped(a)
 			if !ok {
-				s = source{path: a, err: fmt.Errorf("%s: no such file or directory, and not a shipped scenario (shipped: %s)", a, strings.Join(shippedNames(), ", "))}
+				names := shippedNames()
+				name := strings.TrimSuffix(filepath.Base(a), ".yaml")
+				s = source{path: a, err: fmt.Errorf("%s: no such file or directory, and not a shipped scenario%s; the shipped ones are %s", a, scenario.DidYouMean(name, names), strings.Join(names, ", "))}
 			}
 			out = append(out, s)
 		default:

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -108,8 +109,13 @@ func TestListAndNames(t *testing.T) {
 		t.Fatalf("validate leader-crash: exit %d: %s", code, stderr)
 	}
 	code, _, stderr = sim(t, "validate", "no-such-scenario")
-	if code != 2 || !strings.Contains(stderr, "not a shipped scenario (shipped: ") {
+	if code != 2 || !strings.Contains(stderr, "not a shipped scenario; the shipped ones are ") || strings.Contains(stderr, "did you mean") {
 		t.Fatalf("unknown name: exit %d: %s", code, stderr)
+	}
+	// A misspelt name: the closest shipped one.
+	code, _, stderr = sim(t, "run", "thundring-herd", "--headless")
+	if code != 2 || !strings.Contains(stderr, "thundring-herd: no such file or directory, and not a shipped scenario (did you mean thundering-herd?); the shipped ones are ") {
+		t.Fatalf("misspelt name: exit %d: %s", code, stderr)
 	}
 }
 
@@ -191,7 +197,7 @@ func TestRunNotJudged(t *testing.T) {
 	dir := t.TempDir()
 	code, stdout, stderr := sim(t, "run", "testdata/unjudged.yaml", "--headless", "--report", dir, "--log-level", "error")
 	if code != 4 || !strings.Contains(stdout, "NOT JUDGED unjudged") || strings.Contains(stdout, "PASS") ||
-		!strings.Contains(stderr, "1 of 1 runs not judged (no check could be judged): unjudged") {
+		!strings.Contains(stderr, "1 of 1 run not judged (no check could be judged): unjudged") {
 		t.Fatalf("exit %d, want 4\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
@@ -200,18 +206,24 @@ func TestRunNotJudged(t *testing.T) {
 	}
 }
 
-// TestCheckBaselines: without a baseline check fails (exit 4) and says how
-// to record one; recorded, the same run passes; JUnit is written.
+// TestCheckBaselines: without a baseline check runs nothing (exit 2), and
+// says which file is missing and the command that captures it, on stderr
+// and in its JUnit file; captured, the same check passes and its JUnit
+// has the baseline's case.
 func TestCheckBaselines(t *testing.T) {
 	base := t.TempDir()
 	junit := filepath.Join(t.TempDir(), "junit.xml")
 	args := []string{"check", "testdata/tiny.yaml", "--baseline", base, "--junit", junit, "--log-level", "warn", "--progress", "0"}
 	code, stdout, stderr := sim(t, args...)
-	if code != 4 || !strings.Contains(stdout, "no baseline at") || !strings.Contains(stdout, "--update-baseline") {
-		t.Fatalf("without a baseline: exit %d\n%s", code, stdout)
+	missing := filepath.Join(base, "tiny.json") + `: no baseline of "tiny" to compare with: capture one with 'sim check testdata/tiny.yaml --baseline ` + base + ` --update-baseline'`
+	if code != 2 || stdout != "" || !strings.Contains(stderr, missing) {
+		t.Fatalf("without a baseline: exit %d, want 2 before any run, naming %q\nstdout:\n%s\nstderr:\n%s", code, missing, stdout, stderr)
 	}
 	if !strings.Contains(stderr, `warning: expect[2]: check "heartbeats.sent == 0"`) {
 		t.Errorf("check does not print the file's warning; stderr:\n%s", stderr)
+	}
+	if b, err := os.ReadFile(junit); err != nil || !bytes.Contains(b, []byte(`<testsuite name="baseline"`)) || !bytes.Contains(b, []byte("no baseline of")) {
+		t.Errorf("junit of the refused check: %v\n%s", err, b)
 	}
 	// Recorded from three runs, as the docs advise: one run cannot size a
 	// band, and small counts such as the leader's max depth at 20 workers
@@ -224,22 +236,47 @@ func TestCheckBaselines(t *testing.T) {
 		t.Fatalf("against its own baseline: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	b, err := os.ReadFile(junit)
-	if err != nil || !bytes.Contains(b, []byte("<testsuites")) || !bytes.Contains(b, []byte(`name="baseline"`)) {
+	if err != nil || !bytes.Contains(b, []byte("<testsuites")) || !bytes.Contains(b, []byte(`name="baseline"`)) || !bytes.Contains(b, []byte(`<property name="status" value="passed">`)) {
 		t.Fatalf("junit: %v\n%s", err, b)
 	}
 }
 
 // TestRunInterrupted: SIGINT (here: the context ending) during a run is a
 // stop the user asked for: the partial report is printed as STOPPED and
-// the exit code is 0. The run lasts 10 s of wall time at speed 1; the
-// context ends long before.
+// the exit code is 0, and every report says stopped, none failed: the JSON
+// report's status, the HTML page's badge, summary.md and index.html. The
+// run lasts 10 s of wall time at speed 1; the context ends long before.
 func TestRunInterrupted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
+	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	code := Main(ctx, []string{"run", "testdata/tiny.yaml", "--headless", "--speed", "1", "--report", "", "--log-level", "error"}, &out, &errb)
-	if code != 0 || !strings.Contains(out.String(), "STOPPED tiny") {
+	code := Main(ctx, []string{"run", "testdata/tiny.yaml", "--headless", "--speed", "1", "--report", dir, "--log-level", "error"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "STOPPED tiny") || !strings.Contains(out.String(), "\n  stopped: by a signal at ") ||
+		!strings.Contains(out.String(), "\n1 run stopped before its end, not judged\n") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
+	}
+	f, err := os.Open(filepath.Join(dir, "tiny.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	run, err := report.ReadRun(f)
+	if err != nil || run.Verdict.Status != report.Stopped || run.Report.Err != "" || !strings.HasPrefix(run.Report.Stopped, "a signal at ") {
+		t.Errorf("tiny.json: %v: status %q, error %q, stopped %q; want stopped, no error", err, run.Verdict.Status, run.Report.Err, run.Report.Stopped)
+	}
+	for file, want := range map[string]string{
+		"tiny.html":  `<span class="badge stopped">stopped</span>`,
+		"summary.md": "| tiny |  | ⏹️ stopped |",
+		"index.html": "<strong>stopped</strong>: by a signal at ",
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), want) || strings.Contains(string(data), "failed") || strings.Contains(string(data), "did not complete") {
+			t.Errorf("%s does not say stopped (%q), or says failed:\n%s", file, want, data)
+		}
 	}
 }
 
@@ -263,14 +300,18 @@ func TestCheckRequireKeptUp(t *testing.T) {
 
 	behind := &result.Report{Scenario: "behind"}
 	behind.Result.Run = result.RunInfo{Speed: 10, LagThreshold: 1, DeliveryLagP99: 2.5}
-	var out bytes.Buffer
-	err := requireKeptUp(&out, []*result.Report{behind}, nil)
+	runs := report.Judge([]*result.Report{behind}, nil, report.Options{RequireKeptUp: true})
+	err := verdict(runs)
 	var ce *cli.Error
-	if !errors.As(err, &ce) || ce.Code != cli.ExitFailed || !strings.Contains(err.Error(), "could not keep up (--require-kept-up): behind") {
-		t.Fatalf("requireKeptUp on a run that fell behind: %v, want exit 4 naming it", err)
+	if !errors.As(err, &ce) || ce.Code != cli.ExitFailed || err.Error() != "1 of 1 run failed: behind" {
+		t.Fatalf("verdict on a run that fell behind: %v, want exit 4 naming it", err)
 	}
-	if want := "BEHIND behind: delivery lag p99 2.5s > threshold 1s at speed 10 (--require-kept-up)\n"; out.String() != want {
-		t.Fatalf("requireKeptUp printed %q, want %q", out.String(), want)
+	var out bytes.Buffer
+	report.Text(&out, runs)
+	for _, want := range []string{"FAIL behind: ", "\n  failed: fell behind its schedule: delivery lag p99 2.5s > threshold 1s at speed 10 (--require-kept-up)\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("printed %q, want it to contain %q", out.String(), want)
+		}
 	}
 }
 
@@ -280,5 +321,52 @@ func TestProgressLineNamesTheLag(t *testing.T) {
 	l := result.Live{Scenario: "s", Phase: result.PhaseRunning, Lag: 2.3, Behind: true, LagOf: "service"}
 	if got := progressLine(l, result.Sample{}); !strings.Contains(got, "BEHIND 2.30s  (service lag)") {
 		t.Errorf("progress line %q does not name the service lag", got)
+	}
+}
+
+// TestRunOutboxUnusable: a scenario whose leader.outbox.path is not a
+// fleetsim outbox exits 3, as the help says, naming the file; not 4, as a
+// run that failed its checks.
+func TestRunOutboxUnusable(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "outbox.db")
+	if err := os.WriteFile(junk, []byte("not a database, by a long way: these bytes are text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tiny, err := os.ReadFile("testdata/tiny.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(file, append(tiny, []byte("leader: {outbox: {path: "+junk+"}}\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := sim(t, "run", file, "--headless", "--report", "", "--log-level", "error")
+	if code != 3 || !strings.Contains(stderr, junk) || strings.Contains(stdout, "FAIL") {
+		t.Fatalf("exit %d, want 3 naming %s\nstdout:\n%s\nstderr:\n%s", code, junk, stdout, stderr)
+	}
+}
+
+// TestHelpExitCodes: the root's help has every exit code in full; each
+// subcommand's lists only the codes it can exit with, and points to the
+// root's; dash, which opens no outbox and judges no run, lists neither 3
+// nor 4.
+func TestHelpExitCodes(t *testing.T) {
+	_, root, _ := sim(t, "--help")
+	for _, code := range []string{"\n  0  ", "\n  1  ", "\n  2  ", "\n  3  ", "\n  4  "} {
+		if !strings.Contains(root, code) {
+			t.Errorf("sim --help lacks exit code %q", strings.TrimSpace(code))
+		}
+	}
+	for cmd, codes := range map[string]string{"run": "01234", "check": "01234", "validate": "012", "new": "012", "schema": "01", "dash": "012"} {
+		_, help, _ := sim(t, cmd, "--help")
+		if !strings.Contains(help, "Exit codes ('sim --help' has them all, in full):") || strings.Contains(help, "SIGINT, SIGTERM or SIGHUP (the terminal closed) stops sim at once") {
+			t.Errorf("sim %s --help repeats the root's block or does not point to it:\n%s", cmd, help)
+		}
+		for _, c := range "01234" {
+			if has := strings.Contains(help, "\n  "+string(c)+"  "); has != strings.ContainsRune(codes, c) {
+				t.Errorf("sim %s --help lists exit %c: %v, want %v", cmd, c, has, !has)
+			}
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -37,15 +38,18 @@ func newNewCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `new writes NAME.yaml (or --output), a commented scenario named NAME to start
 from: a small fleet, a leader, a timeline, expectations that read what the
 mechanisms buy, and a sweep to uncomment that switches one off and makes
-its expectation fail. It validates as it is and runs in a few seconds:
+its expectation fail. It validates as it is and runs in a few seconds.
+It prints the next steps, each a command that works as printed, in order:
 
-  sim new my-rollout && sim run my-rollout.yaml
+  sim run my-rollout.yaml                                  # watch it run
+  sim check my-rollout.yaml --update-baseline --repeat 10  # capture its baseline
+  sim check my-rollout.yaml                                # check it, as a CI would
 
 NAME is a scenario name: lower-case letters, digits and single dashes
 between them, at most 64 characters. new never overwrites a file: if the
 file exists it exits 2 and writes nothing.
 
-` + exitCodes,
+` + exitCodesOf("new"),
 		Example: "  sim new my-rollout\n  sim new edge-storm --output scenarios/edge-storm.yaml",
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -76,10 +80,26 @@ file exists it exits 2 and writes nothing.
 			if err := f.Close(); err != nil {
 				return cli.Runtime(err)
 			}
-			fmt.Fprintf(stdout, "wrote %s: run it with 'sim run %s'\n", path, path)
+			fmt.Fprint(stdout, nextSteps(path, name))
 			return nil
 		},
 	}
 	c.Flags().StringVarP(&output, "output", "o", "", "file to write (default NAME.yaml in the current directory)")
 	return c
+}
+
+// nextSteps is what sim new prints after writing path: the commands that
+// take a new scenario from its first run to a passing check, in order,
+// each as it works when typed in the current directory. A check compares
+// with a baseline, and refuses to run without one: capturing it comes
+// first.
+func nextSteps(path, name string) string {
+	return fmt.Sprintf(`wrote %[1]s. Next, in this directory:
+  watch it run (the live dashboard, on a terminal):
+    sim run %[1]s
+  capture its baseline, %[2]s (commit it with the scenario):
+    sim check %[1]s --update-baseline --repeat 10
+  check it against that baseline, as a CI would (exit 4 if it fails):
+    sim check %[1]s
+`, path, report.BaselinePath(defaultBaselines, name, ""))
 }

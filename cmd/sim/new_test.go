@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,6 +64,54 @@ func TestNew(t *testing.T) {
 		t.Errorf("sim new default-place: exit %d", code)
 	} else if _, err := os.Stat(filepath.Join(dir, "default-place.yaml")); err != nil {
 		t.Errorf("no NAME.yaml in the current directory: %v", err)
+	}
+}
+
+// TestNewStepsWork: the commands sim new prints, run as printed and in
+// order in the directory it wrote the scenario to, each exit 0: its first
+// check compares with the baseline the step before captured. Each of its
+// YAML header's commands is among them.
+func TestNewStepsWork(t *testing.T) {
+	t.Chdir(t.TempDir())
+	code, stdout, stderr := sim(t, "new", "mini")
+	if code != 0 {
+		t.Fatalf("sim new: exit %d: %s", code, stderr)
+	}
+	var steps [][]string
+	for line := range strings.Lines(stdout) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "sim "); ok {
+			steps = append(steps, strings.Fields(rest))
+		}
+	}
+	checks := 0
+	for _, args := range steps {
+		if args[0] == "check" && !slices.Contains(args, "--update-baseline") {
+			checks++
+		}
+	}
+	if len(steps) < 3 || checks == 0 {
+		t.Fatalf("sim new printed %d steps, %d a check against a baseline:\n%s", len(steps), checks, stdout)
+	}
+	for _, args := range steps {
+		code, out, errb := sim(t, append(args, "--log-level", "error")...)
+		if code != 0 {
+			t.Fatalf("sim %s: exit %d\n%s\n%s", strings.Join(args, " "), code, out, errb)
+		}
+		t.Logf("sim %s: exit 0", strings.Join(args, " "))
+	}
+	data, err := os.ReadFile("mini.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		rest, ok := strings.CutPrefix(line, "#   sim ")
+		if !ok {
+			continue
+		}
+		cmd, _, _ := strings.Cut(rest, "#")
+		if !slices.ContainsFunc(steps, func(s []string) bool { return slices.Equal(s, strings.Fields(cmd)) }) {
+			t.Errorf("the file's header says sim %s, which sim new did not print", strings.TrimSpace(cmd))
+		}
 	}
 }
 

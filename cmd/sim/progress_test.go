@@ -129,7 +129,7 @@ func TestErrorAfterVerdicts(t *testing.T) {
 	var both bytes.Buffer
 	code := Main(context.Background(), []string{"run", "testdata/failing.yaml", "--headless", "--report", t.TempDir(), "--log-level", "error"}, &both, &both)
 	out := both.String()
-	verdict, summary, reports, errAt := strings.Index(out, "✗ nobody is at a version"), strings.Index(out, "lost ....."), strings.Index(out, "reports: "), strings.Index(out, "sim: error: 1 of 1 runs failed")
+	verdict, summary, reports, errAt := strings.Index(out, "✗ nobody is at a version"), strings.Index(out, "lost ....."), strings.Index(out, "reports: "), strings.Index(out, "sim: error: 1 of 1 run failed: failing")
 	if code != 4 || verdict < 0 || summary < 0 || reports < 0 || errAt < max(verdict, summary, reports) {
 		t.Fatalf("exit %d; want the error after the verdicts, the summary and the reports' path:\n%s", code, out)
 	}

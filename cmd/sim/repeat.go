@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
@@ -71,17 +72,13 @@ func runsOf(rounds [][]*result.Report, i int) []*result.Report {
 func earlierFailures(w io.Writer, rounds [][]*result.Report) error {
 	var failed []string
 	for i, round := range rounds[:len(rounds)-1] {
-		for _, r := range round {
-			if r.Passed() {
+		for _, run := range report.Judge(round, nil, report.Options{}) {
+			if !run.Verdict.Status.Fails() {
 				continue
 			}
 			fmt.Fprintf(w, "round %d of %d:\n", i+1, len(rounds))
-			printSummary(w, []*result.Report{r}, nil, false)
-			name := r.Scenario
-			if r.Variant != "" {
-				name += " [" + r.Variant + "]"
-			}
-			failed = append(failed, fmt.Sprintf("%s (round %d)", name, i+1))
+			report.Text(w, []report.Run{run})
+			failed = append(failed, fmt.Sprintf("%s (round %d)", runName(run), i+1))
 		}
 	}
 	if len(failed) == 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dash"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/runner"
@@ -184,7 +185,7 @@ the machine allows. --speed sets that ceiling for either.
 A file's warnings (an expectation that cannot depend on this scenario's run;
 see 'sim validate') go to stderr before the run.
 
-` + exitCodes,
+` + exitCodesOf("run"),
 		Example: `  sim run scenarios/wave-deploy.yaml
   sim run thundering-herd --workers 200 --speed 20 --headless
   sim run wave-deploy --workers 2000 --gateway-size 100 --headless
@@ -219,8 +220,9 @@ see 'sim validate') go to stderr before the run.
 			// Each judged run's reports were written as it was judged;
 			// this writes them once more with a stopped run's partial
 			// report and the sweep's comparisons.
-			werr := writeReports(f.report, out.reps, nil)
-			printSummary(stdout, out.reps, nil, out.stopped)
+			runs := report.Judge(out.reps, nil, report.Options{})
+			werr := writeReports(f.report, runs)
+			report.Text(stdout, runs)
 			printReportPaths(stdout, f.report, out.reps, werr == nil)
 			if out.left > 0 {
 				fmt.Fprintf(stdout, "stopped: %d more %s not run\n", out.left, plural(out.left, "run", "runs"))
@@ -231,12 +233,8 @@ see 'sim validate') go to stderr before the run.
 			if err := out.saveErr; err != nil {
 				return err
 			}
-			judged := out.reps
-			if out.stopped {
-				// A run stopped before its end was not judged: not a failure.
-				judged = judged[:len(judged)-1]
-			}
-			return verdict(judged, nil)
+			// A run stopped before its end was not judged: not a failure.
+			return verdict(runs)
 		},
 	}
 	f.add(c, "fleetsim-report")
@@ -262,7 +260,8 @@ func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, 
 type outcome struct {
 	reps []*result.Report
 	// stopped: the last report's run was stopped (q, SIGINT, SIGTERM,
-	// SIGHUP) before it was judged; its report is partial.
+	// SIGHUP) before it was judged; its report is partial, and says so
+	// (result.Report.Stopped).
 	stopped bool
 	// left counts the runs not started because the user stopped.
 	left int
@@ -294,8 +293,8 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 			}
 			prior := out.reps
 			save := func(rep *result.Report) {
-				all := append(slices.Clip(prior), rep)
-				if err := writeReports(f.report, all, nil); err != nil && out.saveErr == nil {
+				all := report.Judge(append(slices.Clip(prior), rep), nil, report.Options{})
+				if err := writeReports(f.report, all); err != nil && out.saveErr == nil {
 					out.saveErr = err
 				}
 			}
@@ -397,17 +396,28 @@ func runOne(ctx context.Context, v scenario.Variant, sweep dash.Sweep, f *runFla
 		headless(runCtx, r, f.progress, stdout, finished)
 	}
 	res := <-done
+	if errors.Is(res.err, outbox.ErrLocked) || errors.Is(res.err, outbox.ErrCorrupt) || errors.Is(res.err, outbox.ErrNotOutbox) {
+		// The file the scenario names, not the run: exit code 3.
+		return nil, false, false, cli.Outbox(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
+	}
 	if res.err != nil && res.rep == nil {
 		return nil, false, false, cli.Runtime(fmt.Errorf("%s: %w", v.Scenario.File, res.err))
 	}
 	rep = res.rep
 	// Stopped only if it ended because the run was cancelled: a run
-	// judged before the q or the signal keeps its verdict.
+	// judged before the q or the signal keeps its verdict. A stopped run
+	// was not judged, which is not a failure: its report says what
+	// stopped it instead of an error.
 	stopped = res.err != nil && runCtx.Err() != nil
-	if quit && stopped {
-		rep.Err = fmt.Sprintf("stopped from the dashboard at %.1fs of %v (simulated): not judged", float64(rep.Result.Run.SimSeconds), v.Scenario.Duration)
-	}
-	if res.err != nil && rep.Err == "" {
+	switch {
+	case stopped:
+		by := "a signal"
+		if quit {
+			by = "a key on the dashboard"
+		}
+		rep.Stopped = fmt.Sprintf("%s at %.1fs of %v (simulated)", by, float64(rep.Result.Run.SimSeconds), v.Scenario.Duration)
+		rep.Err = ""
+	case res.err != nil && rep.Err == "":
 		rep.Err = res.err.Error()
 	}
 	if logFile != nil {
@@ -422,11 +432,11 @@ func isTerminal(f *os.File) bool {
 }
 
 // writeReports writes the report files (nothing without a directory).
-func writeReports(dir string, reps []*result.Report, cmp []report.Comparison) error {
-	if dir == "" || len(reps) == 0 {
+func writeReports(dir string, runs []report.Run) error {
+	if dir == "" || len(runs) == 0 {
 		return nil
 	}
-	if err := report.WriteDir(dir, reps, cmp); err != nil {
+	if err := report.WriteDir(dir, runs); err != nil {
 		return cli.Runtime(fmt.Errorf("--report %s: %w", dir, err))
 	}
 	return nil

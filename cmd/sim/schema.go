@@ -29,7 +29,7 @@ A file the loader accepts, the schema accepts; what depends on other keys
 (a selector's group, a range up to fleet.count, an expectation's names) only
 'sim validate' checks.
 
-` + exitCodes,
+` + exitCodesOf("schema"),
 		Example: "  sim schema > fleetsim-scenario.schema.json",
 		Args:    cli.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

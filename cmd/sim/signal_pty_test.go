@@ -164,3 +164,101 @@ func tail(s string) string {
 	}
 	return s
 }
+
+// TestQuitBeforeTheEnd: q on the dashboard before the run's end stops it:
+// exit 0, STOPPED on the terminal, and every report says stopped, none
+// failed (the HTML page showed a red "failed" badge, summary.md "did not
+// complete", and the JSON report no status, only "context canceled").
+func TestQuitBeforeTheEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a sim process")
+	}
+	master, slave := openPTY(t)
+	defer master.Close()
+	// A terminal of 100×30: the dashboard draws nothing on one of no size.
+	size := [4]uint16{30, 100, 0, 0}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, slave.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&size))); e != 0 {
+		t.Skipf("set the pty's size: %v", e)
+	}
+	dir := filepath.Join(t.TempDir(), "fleetsim-report")
+	cmd := exec.Command(os.Args[0], "run", "testdata/tiny.yaml", "--speed", "1", "--report", dir, "--log-level", "error")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "TERM=xterm-256color")
+	cmd.Stdin, cmd.Stdout = slave, slave
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	var (
+		mu  sync.Mutex
+		out bytes.Buffer
+	)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(buf)
+			mu.Lock()
+			out.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The dashboard is drawn once the run is under way: its header names
+	// the phase.
+	deadline := time.After(60 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-tick.C:
+			mu.Lock()
+			waiting = !strings.Contains(out.String(), "running")
+			mu.Unlock()
+		case err := <-done:
+			t.Fatalf("sim ended (%v) before q:\nstderr:\n%s", err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("no dashboard after 60s:\n%q\nstderr:\n%s", tail(out.String()), stderr.String())
+		}
+	}
+	if _, err := master.Write([]byte("q")); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("sim still running 30s after q")
+	}
+	master.SetReadDeadline(time.Now().Add(2 * time.Second))
+	<-read
+	mu.Lock()
+	got := out.String()
+	mu.Unlock()
+	if err != nil || !strings.Contains(got, "STOPPED tiny") || !strings.Contains(got, "stopped: by a key on the dashboard at ") {
+		t.Fatalf("exit %v, want 0 and STOPPED tiny\nterminal:\n%q\nstderr:\n%s", err, tail(got), stderr.String())
+	}
+	for file, want := range map[string]string{
+		"tiny.json":  `"status": "stopped"`,
+		"tiny.html":  `<span class="badge stopped">stopped</span>`,
+		"summary.md": "| tiny |  | ⏹️ stopped |",
+		"index.html": "<strong>stopped</strong>: by a key on the dashboard at ",
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), want) || strings.Contains(string(data), "failed") {
+			t.Errorf("%s does not say stopped (%q), or says failed:\n%s", file, want, data)
+		}
+	}
+}

@@ -197,7 +197,7 @@ func TestSignalWhileRunning(t *testing.T) {
 		out  string
 	}{
 		{"run", []string{"--headless", "--report", ""}, 0, "STOPPED tiny"},
-		{"check", []string{"--baseline", t.TempDir()}, 1, ""},
+		{"check", []string{"--baseline", t.TempDir(), "--update-baseline"}, 1, ""},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			// At speed 1 the run lasts 10 s of wall time and more.

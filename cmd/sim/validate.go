@@ -37,7 +37,7 @@ limits of docs/SCENARIOS.md, is refused before it is parsed; one whose
 aliases, checks or sweep would make more work than those limits allow, before
 that work. Only regular files are read (not a named pipe or a device).
 
-` + exitCodes,
+` + exitCodesOf("validate"),
 		Example: "  sim validate scenarios/\n  sim validate my-scenario.yaml",
 		Args:    needScenarios,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -327,7 +327,7 @@ func TestCaptureGateways(t *testing.T) {
 	if c := Compare(got, r); c.Skipped != "" || c.Compared == 0 {
 		t.Errorf("same layout: %+v", c)
 	}
-	if c := Compare(got, small()); !strings.Contains(c.Skipped, "this run had a session per worker") {
+	if c := Compare(got, small()); !strings.Contains(c.Skipped, "this run has a session per worker") {
 		t.Errorf("a run without gateways compared: %+v", c)
 	}
 	if other := capture(t, small()); other.Gateways != 0 {

@@ -37,10 +37,10 @@ func TestFellBehindNamesTheLag(t *testing.T) {
 	}
 
 	var md, page bytes.Buffer
-	if err := Markdown(&md, []*result.Report{r}, nil); err != nil {
+	if err := Markdown(&md, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	if err := HTML(&page, r); err != nil {
+	if err := HTML(&page, one(r)); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "could not keep up ("+mdText(why)+"): timing expectations were not judged") {

@@ -88,6 +88,35 @@ func gatewayText(gateways, size int) string {
 	return fmt.Sprintf("%s of up to %s", plural(gateways, "gateway", "gateways"), plural(size, "worker", "workers"))
 }
 
+// Shape is what the runs of a baseline and a later run must share to be
+// compared: the fleet's size and its gateway layout (fleet.count,
+// fleet.gateways and fleet.gateway_size). It is known before a run starts,
+// so a check can refuse a baseline of another shape before it runs
+// anything.
+type Shape struct {
+	Workers     int
+	Gateways    int // 0: a session per worker
+	GatewaySize int
+}
+
+// ShapeOf is the shape of a run's result.
+func ShapeOf(res *result.Result) Shape {
+	return Shape{Workers: res.Fleet.Count, Gateways: res.Fleet.Gateways, GatewaySize: res.Fleet.GatewaySize}
+}
+
+// Mismatch says why a run of shape s cannot be compared with b, naming
+// both sizes; "" when it can.
+func (b Baseline) Mismatch(s Shape) string {
+	switch {
+	case b.FleetCount != s.Workers:
+		return fmt.Sprintf("the baseline was captured with %d workers and this run has %d: counts at different sizes do not compare", b.FleetCount, s.Workers)
+	case b.Gateways != s.Gateways || b.GatewaySize != s.GatewaySize:
+		return fmt.Sprintf("the baseline was captured with %s and this run has %s: counts of other sessions do not compare",
+			gatewayText(b.Gateways, b.GatewaySize), gatewayText(s.Gateways, s.GatewaySize))
+	}
+	return ""
+}
+
 // Compare compares r with b by each metric's rule. A run that cannot be
 // compared meaningfully (another scenario or variant, another fleet size
 // or gateway layout,
@@ -103,11 +132,10 @@ func Compare(b Baseline, r *result.Report) Comparison {
 		c.Skipped = "the run did not complete: " + r.Err
 	case b.Err != "":
 		c.Skipped = "the baseline's run did not complete (" + b.Err + "): capture it again"
-	case b.FleetCount != res.Fleet.Count:
-		c.Skipped = fmt.Sprintf("the baseline was captured with %d workers and this run had %d: counts at different sizes do not compare; capture a baseline at this size", b.FleetCount, res.Fleet.Count)
-	case b.Gateways != res.Fleet.Gateways || b.GatewaySize != res.Fleet.GatewaySize:
-		c.Skipped = fmt.Sprintf("the baseline was captured with %s and this run had %s: counts of other sessions do not compare; capture a baseline with this gateway size",
-			gatewayText(b.Gateways, b.GatewaySize), gatewayText(res.Fleet.Gateways, res.Fleet.GatewaySize))
+	default:
+		if why := b.Mismatch(ShapeOf(res)); why != "" {
+			c.Skipped = why + "; capture a baseline at this size"
+		}
 	}
 	if c.Skipped != "" {
 		return c

@@ -133,17 +133,17 @@ func TestCompareSkips(t *testing.T) {
 		why  string
 	}{
 		{"fleet size", nil, func(r *result.Report) { r.Result.Fleet.Count = 1000; r.Result.Lost = 5 },
-			"the baseline was captured with 10 workers and this run had 1000"},
+			"the baseline was captured with 10 workers and this run has 1000"},
 		{"gateways in the run", nil, func(r *result.Report) {
 			r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 5
 			r.Result.Lost = 5
 		},
-			"the baseline was captured with a session per worker and this run had 2 gateways of up to 5 workers"},
+			"the baseline was captured with a session per worker and this run has 2 gateways of up to 5 workers"},
 		{"gateways in the baseline", func(b *Baseline) { b.Gateways, b.GatewaySize = 1, 10 }, nil,
-			"the baseline was captured with 1 gateway of up to 10 workers and this run had a session per worker"},
+			"the baseline was captured with 1 gateway of up to 10 workers and this run has a session per worker"},
 		{"another gateway size", func(b *Baseline) { b.Gateways, b.GatewaySize = 2, 6 },
 			func(r *result.Report) { r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 2, 9 },
-			"the baseline was captured with 2 gateways of up to 6 workers and this run had 2 gateways of up to 9 workers"},
+			"the baseline was captured with 2 gateways of up to 6 workers and this run has 2 gateways of up to 9 workers"},
 		{"another scenario", func(b *Baseline) { b.Scenario = "t" }, nil, `the baseline is of "t", not "s"`},
 		{"another variant", func(b *Baseline) { b.Variant = "x=1" }, nil, `the baseline is of "s" variant "x=1", not "s"`},
 		{"run did not complete", nil, func(r *result.Report) { r.Err = "broker: listen: address in use" }, "the run did not complete: broker: listen"},

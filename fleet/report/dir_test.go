@@ -13,7 +13,7 @@ import (
 func TestWriteDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "reports")
 	reps, cmp := goldenSet(t)
-	if err := WriteDir(dir, reps, cmp); err != nil {
+	if err := WriteDir(dir, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(dir)
@@ -57,11 +57,11 @@ func TestWriteDirRefuses(t *testing.T) {
 	dir := t.TempDir()
 	a, b := small(), small()
 	a.Variant, b.Variant = "x=a/b", "x=a/b"
-	err := WriteDir(dir, []*result.Report{a, b}, nil)
+	err := WriteDir(dir, judged([]*result.Report{a, b}, nil))
 	if err == nil || !strings.Contains(err.Error(), "would both be written to") {
 		t.Errorf("two runs, one name: err = %v", err)
 	}
-	if err := WriteDir(dir, []*result.Report{a, nil}, nil); err == nil || !strings.Contains(err.Error(), "reports[1] is nil") {
+	if err := WriteDir(dir, judged([]*result.Report{a, nil}, nil)); err == nil || !strings.Contains(err.Error(), "runs[1]: no report") {
 		t.Errorf("nil report: err = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -72,7 +72,7 @@ func TestWriteDirRefuses(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteDir(filepath.Join(file, "sub"), []*result.Report{a}, nil); err == nil || !strings.Contains(err.Error(), file) {
+	if err := WriteDir(filepath.Join(file, "sub"), judged([]*result.Report{a}, nil)); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("err = %v", err)
 	}
 }

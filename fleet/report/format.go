@@ -105,53 +105,6 @@ func runLine(r *result.Report) string {
 	return strings.Join(parts, " · ")
 }
 
-// status is a run's outcome in a few words, the baseline included: ok is
-// false when the run did not complete, an expectation failed or the
-// baseline comparison found a regression.
-func status(r *result.Report, c *Comparison) (ok bool, text string) {
-	pass, fail, nj := result.Tally(r.Verdicts)
-	if r.Err != "" {
-		return false, "the run did not complete: " + r.Err
-	}
-	var why []string
-	if fail > 0 {
-		why = append(why, fmt.Sprintf("%d of %s failed", fail, plural(len(r.Verdicts), "expectation", "expectations")))
-	}
-	if _, cfail, _ := result.Tally(r.Comparisons); cfail > 0 {
-		why = append(why, fmt.Sprintf("%d of %s across the sweep's variants failed", cfail, plural(len(r.Comparisons), "comparison", "comparisons")))
-	}
-	if c != nil && c.Regressed() {
-		why = append(why, plural(len(c.Regressions()), "baseline regression", "baseline regressions"))
-	}
-	if len(why) > 0 {
-		return false, strings.Join(why, "; ")
-	}
-	if r.Outcome() == result.NotJudged {
-		return false, fmt.Sprintf("no check could be judged (%d not judged), so the run has shown nothing", nj+len(r.Comparisons))
-	}
-	text = plural(pass, "expectation held", "expectations held")
-	if nj > 0 {
-		text += fmt.Sprintf(", %d not judged", nj)
-	}
-	if c != nil && c.Skipped == "" {
-		text += ", no baseline regression"
-	}
-	return true, text
-}
-
-// word is a run's outcome in one word or two, as status decides it:
-// passed, failed or not judged.
-func word(r *result.Report, c *Comparison) string {
-	ok, _ := status(r, c)
-	switch {
-	case ok:
-		return "passed"
-	case r.Outcome() == result.NotJudged && (c == nil || !c.Regressed()):
-		return "not judged"
-	}
-	return "failed"
-}
-
 // outcomeText is a difference's outcome with its mark.
 func outcomeText(o Outcome) string {
 	switch o {
@@ -173,19 +126,23 @@ func find(cmp []Comparison, r *result.Report) *Comparison {
 	return nil
 }
 
-// sweep is the variants of one scenario, in the order given.
+// sweep is the variants of one scenario, in the order given, and the
+// comparisons across them (judged once the last has run, and carried by
+// its report).
 type sweep struct {
 	Scenario    string
 	Description string
-	Reps        []*result.Report
+	Runs        []Run
+	Comparisons []result.Verdict
 }
 
-// sweeps groups the reports that have a variant by scenario, in order of
+// sweeps groups the runs that have a variant by scenario, in order of
 // first appearance.
-func sweeps(reps []*result.Report) []sweep {
+func sweeps(runs []Run) []sweep {
 	var out []sweep
 	at := map[string]int{}
-	for _, r := range reps {
+	for _, run := range runs {
+		r := run.Report
 		if r.Variant == "" {
 			continue
 		}
@@ -195,7 +152,8 @@ func sweeps(reps []*result.Report) []sweep {
 			at[r.Scenario] = i
 			out = append(out, sweep{Scenario: r.Scenario, Description: r.Description})
 		}
-		out[i].Reps = append(out[i].Reps, r)
+		out[i].Runs = append(out[i].Runs, run)
+		out[i].Comparisons = append(out[i].Comparisons, r.Comparisons...)
 	}
 	return out
 }
@@ -207,19 +165,20 @@ type sweepRow struct {
 	Offered, Served, Rejected, Dropped, Depth string
 	Lost                                      string // the run's lost: unaccounted, not refused
 	P50, P99                                  string
-	Passed                                    bool
+	Status                                    Status
 }
 
 // sweepRows builds a sweep's table from the leader mailbox's accounting.
 func sweepRows(s sweep) []sweepRow {
-	rows := make([]sweepRow, 0, len(s.Reps))
-	for _, r := range s.Reps {
+	rows := make([]sweepRow, 0, len(s.Runs))
+	for _, run := range s.Runs {
+		r := run.Report
 		m := r.Result.Leader.Mailbox
 		rows = append(rows, sweepRow{
 			Variant: r.Variant, Offered: uthousands(m.Offered), Served: uthousands(m.Taken),
 			Rejected: uthousands(m.Rejected), Dropped: uthousands(m.Dropped),
 			Lost: thousands(r.Result.Lost), Depth: thousands(int64(m.MaxDepth)),
-			P50: secs(m.Wait.P50), P99: secs(m.Wait.P99), Passed: r.Passed(),
+			P50: secs(m.Wait.P50), P99: secs(m.Wait.P99), Status: run.Verdict.Status,
 		})
 	}
 	return rows

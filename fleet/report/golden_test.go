@@ -54,8 +54,9 @@ func itoa(i int) string { return string(bytes.TrimSpace([]byte(num(float64(i))))
 // goldenSet is every kind of run a summary shows: a run with a failed
 // expectation and a baseline with a regression, a better metric, a missing
 // metric and a new one; a run that fell behind (timings not compared); a
-// run that did not complete; and a sweep, one variant compared with a
-// baseline of another fleet size.
+// run that did not complete; a sweep with comparisons across its variants,
+// one variant compared with a baseline of another fleet size (which fails
+// it); and a run stopped before its end.
 func goldenSet(t testing.TB) ([]*result.Report, []Comparison) {
 	herd := herdReport()
 	b := capture(t, herd)
@@ -83,7 +84,20 @@ func goldenSet(t testing.TB) ([]*result.Report, []Comparison) {
 	sb := capture(t, sweep[2])
 	sb.FleetCount = 1000
 
+	// The sweep's comparisons across its variants, on its last report.
+	sweep[3].Comparisons = []result.Verdict{
+		{Name: "reject bounds the wait", Check: `variants["leader.mailbox.policy=reject"].leader.mailbox.wait.p99 < variants["leader.mailbox.policy=unbounded"].leader.mailbox.wait.p99`, Status: result.Pass},
+		{Name: "drop-oldest serves as much", Check: `variants["leader.mailbox.policy=drop-oldest"].leader.mailbox.taken >= 0.9 * variants["leader.mailbox.policy=reject"].leader.mailbox.taken`, Status: result.Pass},
+	}
+
 	reps := append([]*result.Report{herd, behind, brokenReport()}, sweep...)
+	reps = append(reps, stoppedReport())
 	cmp := []Comparison{Compare(b, herd), Compare(bb, behind), Compare(sb, sweep[2])}
 	return reps, cmp
 }
+
+// judged is Judge without options: what sim run and sim check show.
+func judged(reps []*result.Report, cmp []Comparison) []Run { return Judge(reps, cmp, Options{}) }
+
+// one is a run judged alone, not compared with a baseline.
+func one(r *result.Report) Run { return judged([]*result.Report{r}, nil)[0] }

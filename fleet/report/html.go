@@ -12,18 +12,20 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// HTML writes r as one self-contained page (no scripts, no external
-// assets): the summary and key numbers, the expectations, charts over
-// simulated time (inline SVG drawn with gonum/plot: the relay's limit per
-// partition, titled AIMD or static, leader mailbox depth against capacity,
-// outbox depth and oldest age, workers online and at the target version,
-// throughput, rejections and backpressure per second, with the timeline's
-// events as numbered markers), the timeline, and the full result. All text
-// from the report is escaped.
-func HTML(w io.Writer, r *result.Report) error {
-	if r == nil {
-		return fmt.Errorf("report: HTML: nil report")
+// HTML writes run as one self-contained page (no scripts, no external
+// assets): its verdict, the summary and key numbers, the expectations and
+// comparisons, its baseline comparison when it was compared with one,
+// charts over simulated time (inline SVG drawn with gonum/plot: the
+// relay's limit per partition, titled AIMD or static, leader mailbox depth
+// against capacity, outbox depth and oldest age, workers online and at the
+// target version, throughput, rejections and backpressure per second, with
+// the timeline's events as numbered markers), the timeline, and the full
+// result. All text from the report is escaped.
+func HTML(w io.Writer, run Run) error {
+	if err := checkRun(run); err != nil {
+		return fmt.Errorf("report: HTML: %w", err)
 	}
+	r := run.Report
 	cs, err := charts(r)
 	if err != nil {
 		return err
@@ -32,10 +34,9 @@ func HTML(w io.Writer, r *result.Report) error {
 	if err != nil {
 		return fmt.Errorf("report: HTML of %s: result: %w", name(r), err)
 	}
-	ok, text := status(r, nil)
 	d := pageData{
-		Title: name(r), R: r, OK: ok, Word: word(r, nil), Status: text, RunLine: runLine(r),
-		Charts: cs, Result: string(res),
+		Title: name(r), R: r, V: run.Verdict, Class: class(run.Verdict.Status), RunLine: runLine(r),
+		Charts: cs, Result: string(res), Baseline: baselinePart(run),
 	}
 	if r.Err == "" {
 		d.Keys = keyNumbers(r)
@@ -63,31 +64,64 @@ func HTML(w io.Writer, r *result.Report) error {
 	return execute(w, pageTmpl, d)
 }
 
-// Index writes a page linking the HTML page of each report (as WriteDir
-// names them), with each run's outcome and, for a sweep, the leader mailbox's
-// comparison table over its variants.
-func Index(w io.Writer, reps []*result.Report, cmp []Comparison) error {
-	if err := checkReports(reps); err != nil {
+// Index writes a page linking the HTML page of each run (as WriteDir
+// names them), headed by the totals (Totals), with each run's verdict and,
+// for a sweep, the leader mailbox's table over its variants and the
+// comparisons across them.
+func Index(w io.Writer, runs []Run) error {
+	if err := checkRuns(runs); err != nil {
 		return err
 	}
 	var d indexData
-	for _, r := range reps {
-		c := find(cmp, r)
-		ok, text := status(r, c)
+	for _, run := range runs {
+		r := run.Report
 		pass, fail, nj := result.Tally(r.Verdicts)
 		d.Runs = append(d.Runs, indexRow{
 			Name: name(r), Href: FileName(r.Scenario, r.Variant) + ".html",
-			OK: ok, Status: text, Pass: pass, Fail: fail, NotJudged: nj, Baseline: baselineCell(c),
+			V: run.Verdict, Class: class(run.Verdict.Status), Pass: pass, Fail: fail, NotJudged: nj, Baseline: baselineCell(run.Baseline),
 		})
-		if ok {
-			d.Passed++
-		}
 	}
-	d.Summary = passedText(d.Passed, len(d.Runs))
-	for _, s := range sweeps(reps) {
-		d.Sweeps = append(d.Sweeps, indexSweep{Scenario: s.Scenario, Description: s.Description, Rows: sweepRows(s)})
+	d.Summary = Totals(runs)
+	for _, s := range sweeps(runs) {
+		d.Sweeps = append(d.Sweeps, indexSweep{Scenario: s.Scenario, Description: s.Description, Rows: sweepRows(s), Comparisons: s.Comparisons})
 	}
 	return execute(w, indexTmpl, d)
+}
+
+// baselinePart is the page's baseline section: nil when the run was not
+// compared with a baseline.
+func baselinePart(run Run) *baselineData {
+	c := run.Baseline
+	if c == nil {
+		return nil
+	}
+	b := &baselineData{Skipped: c.Skipped, Failed: run.Verdict.BaselineFailed}
+	if c.Skipped == "" {
+		b.Line = fmt.Sprintf("%s, %d better, %d not compared (%s compared).",
+			plural(len(c.Regressions()), "regression", "regressions"), c.count(Better), c.count(NotCompared), plural(c.Compared, "metric", "metrics"))
+	}
+	for _, d := range c.Diffs {
+		got := num(d.Got)
+		if d.Absent {
+			got = "–"
+		}
+		b.Diffs = append(b.Diffs, diffRow{Outcome: outcomeText(d.Outcome), Regression: d.Outcome == Regression,
+			Metric: d.Metric, Baseline: num(d.Baseline), Got: got, Rule: d.Rule.String(), Why: d.Why})
+	}
+	return b
+}
+
+// class is a status's CSS class.
+func class(s Status) string {
+	switch s {
+	case Passed:
+		return "pass"
+	case Stopped:
+		return "stopped"
+	case NotJudged:
+		return "notjudged"
+	}
+	return "fail"
 }
 
 // execute renders into a buffer first, so a template error leaves w
@@ -101,19 +135,31 @@ func execute(w io.Writer, t *template.Template, data any) error {
 }
 
 type pageData struct {
-	Title   string
-	R       *result.Report
-	OK      bool
-	Word    string // passed, failed or not judged
-	Status  string
-	RunLine string
-	Behind  bool
-	Why     string // how the run fell behind, when it did
-	Keys    []keyNumber
-	Params  [][2]string
-	Charts  []chart
-	Records []recordRow
-	Result  string
+	Title    string
+	R        *result.Report
+	V        Verdict
+	Class    string // the status's CSS class
+	RunLine  string
+	Behind   bool
+	Why      string // how the run fell behind, when it did
+	Keys     []keyNumber
+	Params   [][2]string
+	Charts   []chart
+	Records  []recordRow
+	Result   string
+	Baseline *baselineData
+}
+
+type baselineData struct {
+	Skipped string // why nothing was compared
+	Failed  bool   // the comparison fails the run
+	Line    string // "2 regressions, 1 better, 0 not compared (127 metrics compared)."
+	Diffs   []diffRow
+}
+
+type diffRow struct {
+	Outcome, Metric, Baseline, Got, Rule, Why string
+	Regression                                bool
 }
 
 type recordRow struct {
@@ -122,24 +168,25 @@ type recordRow struct {
 }
 
 type indexData struct {
-	Passed  int
-	Summary string // "2 of 3 runs passed"
+	Summary string // Totals: "2 of 3 runs passed, 1 failed"
 	Runs    []indexRow
 	Sweeps  []indexSweep
 }
 
 type indexRow struct {
-	Name, Href, Status, Baseline string
-	OK                           bool
-	Pass, Fail, NotJudged        int
+	Name, Href, Baseline  string
+	V                     Verdict
+	Class                 string
+	Pass, Fail, NotJudged int
 }
 
 type indexSweep struct {
 	Scenario, Description string
 	Rows                  []sweepRow
+	Comparisons           []result.Verdict
 }
 
-var funcs = template.FuncMap{}
+var funcs = template.FuncMap{"class": class}
 
 // style is shared by both pages. It holds no < or &, so a page stays
 // well-formed XML as well as HTML.
@@ -147,9 +194,10 @@ const style = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
 h1{margin-bottom:.2em}
 .sub{color:#555;margin-top:0}
-.pass{color:#0a7a32}.fail{color:#b00020}
+.pass{color:#0a7a32}.fail{color:#b00020}.notjudged{color:#8a5a00}.stopped{color:#555}
 .badge{display:inline-block;padding:.1em .6em;border-radius:.3em;color:#fff;font-size:.8em;vertical-align:middle}
 .badge.pass{background:#0a7a32;color:#fff}.badge.fail{background:#b00020;color:#fff}
+.badge.notjudged{background:#8a5a00;color:#fff}.badge.stopped{background:#666;color:#fff}
 .warn{background:#fff4d6;border-left:4px solid #e69f00;padding:.5em 1em}
 .err{background:#fde7ea;border-left:4px solid #b00020;padding:.5em 1em;white-space:pre-wrap}
 table{border-collapse:collapse;margin:1em 0}
@@ -173,10 +221,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <style>` + style + `</style>
 </head>
 <body>
-<h1>{{.Title}} <span class="badge {{if .OK}}pass{{else}}fail{{end}}">{{.Word}}</span></h1>
+<h1>{{.Title}} <span class="badge {{.Class}}">{{.V.Status.Word}}</span></h1>
 {{with .R.Description}}<p>{{.}}</p>{{end}}
 <p class="sub">{{.RunLine}}</p>
-<p class="{{if .OK}}pass{{else}}fail{{end}}"><strong>{{.Word}}</strong>: {{.Status}}</p>
+<p class="{{.Class}}" id="status"><strong>{{.V.Status.Word}}</strong>: {{.V.Text}}</p>
 {{if .R.Err}}<div class="err">The run did not complete: {{.R.Err}}</div>{{end}}
 {{if .Behind}}<p class="warn">The machine could not keep up {{.Why}}: timing expectations were not judged.</p>{{end}}
 {{with .Keys}}
@@ -199,6 +247,14 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
 {{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
 {{end}}</table>
+{{end}}
+{{with .Baseline}}
+<h2>Baseline</h2>
+{{if .Skipped}}<p class="{{if .Failed}}fail{{end}}">Not compared: {{.Skipped}}</p>{{else}}<p class="{{if .Failed}}fail{{else}}pass{{end}}">{{.Line}}</p>{{end}}
+{{with .Diffs}}<table>
+<tr><th></th><th>metric</th><th>baseline</th><th>got</th><th>rule</th><th>why</th></tr>
+{{range .}}<tr class="{{if .Regression}}fail{{end}}"><td>{{.Outcome}}</td><td><code>{{.Metric}}</code></td><td class="n">{{.Baseline}}</td><td class="n">{{.Got}}</td><td>{{.Rule}}</td><td>{{.Why}}</td></tr>
+{{end}}</table>{{end}}
 {{end}}
 {{with .Params}}
 <h2>Parameters</h2>
@@ -236,10 +292,10 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 </head>
 <body>
 <h1>fleetsim scenarios</h1>
-<p><strong>{{.Summary}}.</strong></p>
+<p id="totals"><strong>{{.Summary}}.</strong></p>
 {{if .Runs}}<table>
 <tr><th>run</th><th>result</th><th>✓</th><th>✗</th><th>–</th><th>baseline</th></tr>
-{{range .Runs}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="{{if .OK}}pass{{else}}fail{{end}}">{{.Status}}</td><td class="n">{{.Pass}}</td><td class="n">{{.Fail}}</td><td class="n">{{.NotJudged}}</td><td>{{.Baseline}}</td></tr>
+{{range .Runs}}<tr><td><a href="{{.Href}}">{{.Name}}</a></td><td class="{{.Class}}"><strong>{{.V.Status.Word}}</strong>: {{.V.Text}}</td><td class="n">{{.Pass}}</td><td class="n">{{.Fail}}</td><td class="n">{{.NotJudged}}</td><td>{{.Baseline}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Sweeps}}
 <h2>Sweep: {{.Scenario}}</h2>
@@ -247,9 +303,35 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 <p>Leader mailbox per variant: requests and telemetry offered to it, served, refused with "full" (rejected), dropped by its policy; lost is the run's unaccounted messages.</p>
 <table>
 <tr><th>variant</th><th>offered</th><th>served</th><th>rejected</th><th>dropped</th><th>lost</th><th>max depth</th><th>wait p50</th><th>wait p99</th><th></th></tr>
-{{range .Rows}}<tr><td>{{.Variant}}</td><td class="n">{{.Offered}}</td><td class="n">{{.Served}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Dropped}}</td><td class="n">{{.Lost}}</td><td class="n">{{.Depth}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="{{if .Passed}}pass{{else}}fail{{end}}">{{if .Passed}}passed{{else}}failed{{end}}</td></tr>
+{{range .Rows}}<tr><td>{{.Variant}}</td><td class="n">{{.Offered}}</td><td class="n">{{.Served}}</td><td class="n">{{.Rejected}}</td><td class="n">{{.Dropped}}</td><td class="n">{{.Lost}}</td><td class="n">{{.Depth}}</td><td class="n">{{.P50}}</td><td class="n">{{.P99}}</td><td class="{{class .Status}}">{{.Status.Word}}</td></tr>
+{{end}}</table>
+{{with .Comparisons}}
+<h3>Comparisons across the variants</h3>
+<table>
+<tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
+{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
 {{end}}</table>
 {{end}}
+{{end}}
+</body>
+</html>
+`))
+
+var refusalTmpl = template.Must(template.New("refusal").Funcs(funcs).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>fleetsim scenarios</title>
+<style>` + style + `</style>
+</head>
+<body>
+<h1>fleetsim scenarios</h1>
+<p class="fail" id="totals"><strong>{{.Headline}}.</strong></p>
+<table>
+<tr><th>file</th><th>problem</th></tr>
+{{range .Problems}}<tr><td><code>{{.File}}</code></td><td><pre>{{.Err}}</pre></td></tr>
+{{end}}</table>
 </body>
 </html>
 `))

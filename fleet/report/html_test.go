@@ -79,7 +79,7 @@ func attr(e xml.StartElement, name string) string {
 func TestHTML(t *testing.T) {
 	r := herdReport()
 	var buf bytes.Buffer
-	if err := HTML(&buf, r); err != nil {
+	if err := HTML(&buf, one(r)); err != nil {
 		t.Fatal(err)
 	}
 	p := parsePage(t, buf.Bytes())
@@ -114,7 +114,7 @@ func TestHTML(t *testing.T) {
 func TestHTMLWithoutSamples(t *testing.T) {
 	for _, r := range []*result.Report{brokenReport(), small()} {
 		var buf bytes.Buffer
-		if err := HTML(&buf, r); err != nil {
+		if err := HTML(&buf, one(r)); err != nil {
 			t.Fatal(err)
 		}
 		p := parsePage(t, buf.Bytes())
@@ -123,7 +123,7 @@ func TestHTMLWithoutSamples(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := HTML(&buf, brokenReport()); err != nil {
+	if err := HTML(&buf, one(brokenReport())); err != nil {
 		t.Fatal(err)
 	}
 	if p := parsePage(t, buf.Bytes()); !strings.Contains(p.text, "The run did not complete: restart leader") {
@@ -134,14 +134,14 @@ func TestHTMLWithoutSamples(t *testing.T) {
 func TestIndex(t *testing.T) {
 	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
-	if err := Index(&buf, reps, cmp); err != nil {
+	if err := Index(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	p := parsePage(t, buf.Bytes())
 	if len(p.hrefs) != len(reps) || p.hrefs[0] != "thundering-herd.html" || p.hrefs[4] != "mailbox-policies--leader.mailbox.policy=block.html" {
 		t.Errorf("links = %v", p.hrefs)
 	}
-	for _, s := range []string{"4 of 7 runs passed.", "Sweep: mailbox-policies", "8,001", "4,110", "4,338", "2 baseline regressions"} {
+	for _, s := range []string{"3 of 7 runs passed, 4 failed; 1 run stopped before its end, not judged; 2 comparisons across a sweep's variants held.", "Comparisons across the variants", "drop-oldest serves as much", "Sweep: mailbox-policies", "8,001", "4,110", "4,338", "2 baseline regressions"} {
 		if !strings.Contains(p.text, s) {
 			t.Errorf("index lacks %q", s)
 		}

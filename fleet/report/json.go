@@ -10,16 +10,18 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// WriteJSON writes r as indented JSON: the report schema of docs/REPORTS.md.
+// WriteJSON writes run as indented JSON: the report schema of
+// docs/REPORTS.md, the run's verdict first ("status" and "reasons"), then
+// its report, then its baseline comparison when it was compared with one.
 // The output is stable (struct fields in order, map keys sorted), so two
 // reports of the same run differ only where the run did. Empty lists are
 // written as [] rather than null, so a reader can iterate them unguarded
 // (jq '.records[]').
-func WriteJSON(w io.Writer, r *result.Report) error {
-	if r == nil {
-		return errors.New("report: WriteJSON: nil report")
+func WriteJSON(w io.Writer, run Run) error {
+	if err := checkRun(run); err != nil {
+		return fmt.Errorf("report: WriteJSON: %w", err)
 	}
-	c := *r
+	c := *run.Report
 	if c.Verdicts == nil {
 		c.Verdicts = []result.Verdict{}
 	}
@@ -32,32 +34,55 @@ func WriteJSON(w io.Writer, r *result.Report) error {
 	if c.Result.Deploys == nil {
 		c.Result.Deploys = []result.DeployResult{}
 	}
+	reasons := run.Verdict.Reasons
+	if reasons == nil {
+		reasons = []string{}
+	}
+	doc := jsonRun{Status: run.Verdict.Status, Reasons: reasons, Report: &c, Baseline: run.Baseline}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	// Checks hold < and &; \u003c would make the file harder to read for
 	// no gain: it is never embedded in HTML as is.
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(&c); err != nil {
-		return fmt.Errorf("report: JSON of %s: %w", name(r), err)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("report: JSON of %s: %w", name(run.Report), err)
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
 }
 
-// ReadJSON reads a report written by WriteJSON. Fields it does not know are
-// ignored, so a newer report still reads; malformed JSON is an error naming
-// the line and column.
+// jsonRun is the JSON report: the verdict, the report's own fields, and
+// the baseline comparison.
+type jsonRun struct {
+	Status  Status   `json:"status"`
+	Reasons []string `json:"reasons"`
+	*result.Report
+	Baseline *Comparison `json:"baseline,omitempty"`
+}
+
+// ReadJSON reads the report of a file written by WriteJSON. Fields it does
+// not know are ignored, so a newer report still reads; malformed JSON is an
+// error naming the line and column.
 func ReadJSON(rd io.Reader) (*result.Report, error) {
+	run, err := ReadRun(rd)
+	return run.Report, err
+}
+
+// ReadRun reads a file written by WriteJSON: the report, its baseline
+// comparison if it has one, and its verdict's status and reasons as they
+// were judged. Fields it does not know are ignored; malformed JSON is an
+// error naming the line and column.
+func ReadRun(rd io.Reader) (Run, error) {
 	data, err := io.ReadAll(rd)
 	if err != nil {
-		return nil, fmt.Errorf("report: reading JSON: %w", err)
+		return Run{}, fmt.Errorf("report: reading JSON: %w", err)
 	}
-	var r result.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, jsonError(data, err)
+	doc := jsonRun{Report: &result.Report{}}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return Run{}, jsonError(data, err)
 	}
-	return &r, nil
+	return Run{Report: doc.Report, Baseline: doc.Baseline, Verdict: Verdict{Status: doc.Status, Reasons: doc.Reasons}}, nil
 }
 
 // jsonError adds the line and column to a decoding error that carries an

@@ -14,7 +14,7 @@ func TestJSONRoundTrip(t *testing.T) {
 	for _, r := range append([]*result.Report{herdReport(), behindReport(), brokenReport()}, sweepReports()...) {
 		t.Run(name(r), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteJSON(&buf, r); err != nil {
+			if err := WriteJSON(&buf, one(r)); err != nil {
 				t.Fatal(err)
 			}
 			got, err := ReadJSON(bytes.NewReader(buf.Bytes()))
@@ -40,7 +40,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			}
 			// And the same bytes again: the output is stable.
 			var again bytes.Buffer
-			if err := WriteJSON(&again, got); err != nil {
+			if err := WriteJSON(&again, one(got)); err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(buf.Bytes(), again.Bytes()) {
@@ -52,7 +52,7 @@ func TestJSONRoundTrip(t *testing.T) {
 
 func TestJSONShape(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, brokenReport()); err != nil {
+	if err := WriteJSON(&buf, one(brokenReport())); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -73,7 +73,7 @@ func TestJSONShape(t *testing.T) {
 	}
 	// Indented, and a check's < is not escaped to \u003c.
 	buf.Reset()
-	if err := WriteJSON(&buf, herdReport()); err != nil {
+	if err := WriteJSON(&buf, one(herdReport())); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -103,7 +103,7 @@ func TestReadJSONErrors(t *testing.T) {
 func TestWriteJSONNaN(t *testing.T) {
 	r := herdReport()
 	r.Result.Heartbeat.CoalescedRatio = nanValue()
-	if err := WriteJSON(&bytes.Buffer{}, r); err == nil || !strings.Contains(err.Error(), "thundering-herd") {
+	if err := WriteJSON(&bytes.Buffer{}, one(r)); err == nil || !strings.Contains(err.Error(), "thundering-herd") {
 		t.Fatalf("err = %v, want an error naming the report", err)
 	}
 }

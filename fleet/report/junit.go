@@ -12,41 +12,31 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// JUnit writes reps as JUnit XML, the format CI systems (GitHub Actions
+// JUnit writes runs as JUnit XML, the format CI systems (GitHub Actions
 // test reporters, GitLab, Jenkins) display: a testsuite per run (scenario,
-// or scenario [variant] for a sweep) with a testcase "run" (an error
-// element with Report.Err when the run could not complete), a testcase per
-// expectation (a failure element with the detail; skipped with the reason
-// when not judged) and, when cmp holds the run's comparison, a testcase
-// "baseline" (a failure listing the regressions; skipped when the baseline
-// could not be compared). The elements and attributes are those of the
-// common JUnit schema (Jenkins' junit-10.xsd), in its order.
-func JUnit(w io.Writer, reps []*result.Report, cmp []Comparison) error {
-	return JUnitWith(w, reps, cmp, JUnitOptions{})
-}
-
-// JUnitOptions changes what JUnitWith reports.
-type JUnitOptions struct {
-	// RequireKeptUp fails the "run" testcase of a run that could not keep
-	// up with its speed (run.kept_up false; sim check --require-kept-up):
-	// a failure element naming the lag that passed its threshold. Without
-	// it such a run passes, and its timing checks are skipped.
-	RequireKeptUp bool
-}
-
-// JUnitWith is JUnit with options.
-func JUnitWith(w io.Writer, reps []*result.Report, cmp []Comparison, o JUnitOptions) error {
-	if err := checkReports(reps); err != nil {
+// or scenario [variant] for a sweep), its verdict in the property
+// "status", with a testcase "run" (an error element with Report.Err when
+// the run could not complete; a failure when it was not judged, or fell
+// behind against Options.RequireKeptUp; skipped when it was stopped), a
+// testcase per expectation and comparison (a failure element with the
+// detail; skipped with the reason when not judged) and, when the run was
+// compared with a baseline, a testcase "baseline" (a failure listing the
+// regressions, or saying why nothing could be compared). A suite has a
+// failure or an error exactly when its run failed or was not judged. The
+// elements and attributes are those of the common JUnit schema (Jenkins'
+// junit-10.xsd), in its order.
+func JUnit(w io.Writer, runs []Run) error {
+	if err := checkRuns(runs); err != nil {
 		return err
 	}
 	doc := junitSuites{Name: "fleetsim scenarios"}
 	var wall float64
-	for _, r := range reps {
-		s := suiteOf(r, find(cmp, r), o)
+	for _, run := range runs {
+		s := suiteOf(run)
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
-		wall += r.Result.Run.WallSeconds
+		wall += run.Report.Result.Run.WallSeconds
 		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = seconds(wall)
@@ -117,18 +107,20 @@ type junitProblem struct {
 }
 
 // suiteOf maps one run to its testsuite.
-func suiteOf(r *result.Report, c *Comparison, o JUnitOptions) junitSuite {
+func suiteOf(run Run) junitSuite {
+	r, v := run.Report, run.Verdict
 	s := junitSuite{Name: name(r), Time: seconds(r.Result.Run.WallSeconds)}
 	if !r.Started.IsZero() {
 		// The schema's timestamp has no zone: UTC.
 		s.Timestamp = r.Started.UTC().Format("2006-01-02T15:04:05")
 	}
-	run := r.Result.Run
+	res := r.Result.Run
 	s.Properties = []junitProperty{
+		{"status", string(v.Status)},
 		{"scenario", r.Scenario},
-		{"seed", strconv.FormatUint(run.Seed, 10)},
-		{"speed", num(run.Speed)},
-		{"kept_up", strconv.FormatBool(run.KeptUp)},
+		{"seed", strconv.FormatUint(res.Seed, 10)},
+		{"speed", num(res.Speed)},
+		{"kept_up", strconv.FormatBool(res.KeptUp)},
 	}
 	if r.File != "" {
 		s.Properties = append(s.Properties, junitProperty{"file", r.File})
@@ -144,16 +136,16 @@ func suiteOf(r *result.Report, c *Comparison, o JUnitOptions) junitSuite {
 	if r.Variant != "" {
 		class += "." + r.Variant
 	}
-	runCase := junitCase{Name: "run", Classname: class, Time: seconds(run.WallSeconds)}
-	if r.Err != "" {
+	runCase := junitCase{Name: "run", Classname: class, Time: seconds(res.WallSeconds)}
+	switch {
+	case v.Status == Stopped:
+		// Not judged and not failed: the CI shows it as neither.
+		runCase.Skipped = &junitSkipped{Message: "stopped " + v.Text()}
+	case r.Err != "":
 		runCase.Error = &junitProblem{Message: firstLine(r.Err), Type: "run", Text: r.Err}
-	} else if o.RequireKeptUp && !run.KeptUp {
-		why := run.Behind()
-		if why == "" { // a report without its lags
-			why = "could not keep up at speed " + num(run.Speed)
-		}
-		runCase.Failure = &junitProblem{Message: why, Type: "kept_up", Text: "run.kept_up is false: " + why + "; its timing checks were not judged"}
-	} else if r.Outcome() == result.NotJudged {
+	case v.Behind != "":
+		runCase.Failure = &junitProblem{Message: v.Behind, Type: "kept_up", Text: "run.kept_up is false: " + v.Behind + "; its timing checks were not judged"}
+	case v.Status == NotJudged:
 		// Every check skipped would pass the suite: a run that has shown
 		// nothing must not.
 		n := len(r.Verdicts) + len(r.Comparisons)
@@ -165,8 +157,8 @@ func suiteOf(r *result.Report, c *Comparison, o JUnitOptions) junitSuite {
 	s.Cases = append(s.Cases, verdictCases(r.Verdicts, class, "", "expectation")...)
 	s.Cases = append(s.Cases, verdictCases(r.Comparisons, "scenario."+r.Scenario+".compare", "compare: ", "comparison")...)
 
-	if c != nil {
-		s.Cases = append(s.Cases, junitBaseline(c, class))
+	if run.Baseline != nil {
+		s.Cases = append(s.Cases, junitBaseline(run, class))
 	}
 
 	for _, tc := range s.Cases {
@@ -226,13 +218,20 @@ func verdictCases(vs []result.Verdict, class, prefix, kind string) []junitCase {
 	return out
 }
 
-// junitBaseline is the "baseline" testcase: failed by regressions, skipped
-// when nothing could be compared; better and not-compared metrics go to its
-// system-out so they show without failing anything.
-func junitBaseline(c *Comparison, class string) junitCase {
+// junitBaseline is the "baseline" testcase: failed by regressions, or by
+// a baseline nothing could be compared with; skipped only when the run
+// itself did not complete or was stopped (its run case says so). Better
+// and not-compared metrics go to its system-out so they show without
+// failing anything.
+func junitBaseline(run Run, class string) junitCase {
+	c := run.Baseline
 	tc := junitCase{Name: "baseline", Classname: class, Time: seconds(0)}
 	if c.Skipped != "" {
-		tc.Skipped = &junitSkipped{Message: c.Skipped}
+		if run.Verdict.BaselineFailed {
+			tc.Failure = &junitProblem{Message: "not compared: " + firstLine(c.Skipped), Type: "baseline", Text: c.Skipped}
+		} else {
+			tc.Skipped = &junitSkipped{Message: c.Skipped}
+		}
 		return tc
 	}
 	var fail, info strings.Builder

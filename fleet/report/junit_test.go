@@ -15,7 +15,7 @@ import (
 func TestJUnitGolden(t *testing.T) {
 	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
-	if err := JUnit(&buf, reps, cmp); err != nil {
+	if err := JUnit(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "junit.xml.golden", buf.Bytes())
@@ -67,7 +67,7 @@ type xMessage struct {
 func TestJUnitStructure(t *testing.T) {
 	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
-	if err := JUnit(&buf, reps, cmp); err != nil {
+	if err := JUnit(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	if err := validateJUnit(buf.Bytes()); err != nil {
@@ -153,7 +153,8 @@ func TestJUnitStructure(t *testing.T) {
 		t.Errorf("run that did not complete = %+v", c)
 	}
 	rej := byName["mailbox-policies [leader.mailbox.policy=reject]"]
-	if c := rej.Cases[len(rej.Cases)-1]; c.Name != "baseline" || c.Skipped == nil || !strings.Contains(c.Skipped.Message, "1000 workers") {
+	// A baseline of another size compares nothing: the gate fails.
+	if c := rej.Cases[len(rej.Cases)-1]; c.Name != "baseline" || c.Failure == nil || c.Failure.Type != "baseline" || !strings.Contains(c.Failure.Message, "1000 workers") {
 		t.Errorf("baseline at another size = %+v", c)
 	}
 	if rej.Cases[0].Classname != "scenario.mailbox-policies.leader.mailbox.policy=reject" {
@@ -174,7 +175,7 @@ func TestJUnitHostileText(t *testing.T) {
 	r.Err = "boom \x00\x1b]8;; <![CDATA[ ]]> & </error>"
 	r.Verdicts = []result.Verdict{{Name: "a\"b<c", Check: "x ]]> y", Status: result.Fail, Detail: "d\x07e"}}
 	var buf bytes.Buffer
-	if err := JUnit(&buf, []*result.Report{r}, nil); err != nil {
+	if err := JUnit(&buf, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := validateJUnit(buf.Bytes()); err != nil {
@@ -333,7 +334,7 @@ func TestJUnitKeptUp(t *testing.T) {
 	kept.Result.Run.KeptUp = true
 	for _, require := range []bool{false, true} {
 		var buf bytes.Buffer
-		if err := JUnitWith(&buf, []*result.Report{behind, kept}, nil, JUnitOptions{RequireKeptUp: require}); err != nil {
+		if err := JUnit(&buf, Judge([]*result.Report{behind, kept}, nil, Options{RequireKeptUp: require})); err != nil {
 			t.Fatal(err)
 		}
 		if err := validateJUnit(buf.Bytes()); err != nil {
@@ -374,7 +375,7 @@ func TestJUnitNotJudged(t *testing.T) {
 	some.Scenario = "some"
 	some.Verdicts = []result.Verdict{dz, {Check: "lost == 0", Status: result.Pass}}
 	var buf bytes.Buffer
-	if err := JUnit(&buf, []*result.Report{none, some}, nil); err != nil {
+	if err := JUnit(&buf, judged([]*result.Report{none, some}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if err := validateJUnit(buf.Bytes()); err != nil {
@@ -393,10 +394,10 @@ func TestJUnitNotJudged(t *testing.T) {
 	}
 
 	buf.Reset()
-	if err := Markdown(&buf, []*result.Report{none, some}, nil); err != nil {
+	if err := Markdown(&buf, judged([]*result.Report{none, some}, nil)); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**1 of 2 runs passed.**", "| none |  | ❌ not judged | 0 ✓ 0 ✗ 2 – |", "**not judged**: no check could be judged (2 not judged)", "| some |  | ✅ passed |"} {
+	for _, want := range []string{"**1 of 2 runs passed, 1 not judged.**", "| none |  | ❌ not judged | 0 ✓ 0 ✗ 2 – |", "**not judged**: no check could be judged (2 not judged)", "| some |  | ✅ passed |"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, buf.String())
 		}

@@ -13,52 +13,39 @@ import (
 // names: a baseline captured before a Result grew would list dozens.
 const maxNew = 10
 
-// Markdown writes a summary of reps that fits a CI job summary (GitHub's
-// $GITHUB_STEP_SUMMARY): an overview table; for every sweep, a table of
-// the leader mailbox over its variants (offered, served, rejected,
-// dropped, the run's lost, max depth, wait p50/p99); then per run its pass/fail line, the
-// key numbers, the expectations (✓ pass, ✗ fail, – not judged) and the
-// baseline comparison from cmp, if one matches its scenario and variant.
-// All text from the reports is escaped.
-func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
-	if err := checkReports(reps); err != nil {
+// Markdown writes a summary of runs that fits a CI job summary (GitHub's
+// $GITHUB_STEP_SUMMARY): the totals (Totals) and an overview table of the
+// runs' verdicts; for every sweep, a table of the leader mailbox over its
+// variants (offered, served, rejected, dropped, the run's lost, max depth,
+// wait p50/p99) and the comparisons across them; then per run its verdict
+// and why, the key numbers, the expectations (✓ pass, ✗ fail, – not
+// judged) and its baseline comparison, if it was compared with one. All
+// text from the reports is escaped.
+func Markdown(w io.Writer, runs []Run) error {
+	if err := checkRuns(runs); err != nil {
 		return err
 	}
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 
 	p("# fleetsim scenarios\n\n")
-	if len(reps) == 0 {
+	if len(runs) == 0 {
 		p("No scenario ran.\n")
 		return bw.Flush()
 	}
-	passed := 0
-	for _, r := range reps {
-		if ok, _ := status(r, find(cmp, r)); ok {
-			passed++
-		}
-	}
-	p("**%s.**\n\n", passedText(passed, len(reps)))
+	p("**%s.**\n\n", mdText(Totals(runs)))
 	p("| scenario | variant | result | expectations | baseline |\n|---|---|---|---|---|\n")
-	for _, r := range reps {
-		c := find(cmp, r)
-		ok, _ := status(r, c)
+	for _, run := range runs {
+		r, st := run.Report, run.Verdict.Status
 		pass, fail, nj := result.Tally(r.Verdicts)
-		res := "✅ passed"
-		if !ok {
-			res = "❌ " + word(r, c)
-		}
-		if r.Err != "" {
-			res = "❌ did not complete"
-		}
-		p("| %s | %s | %s | %d ✓ %d ✗ %d – | %s |\n", mdText(r.Scenario), mdText(r.Variant), res, pass, fail, nj, mdText(baselineCell(c)))
+		p("| %s | %s | %s %s | %d ✓ %d ✗ %d – | %s |\n", mdText(r.Scenario), mdText(r.Variant), st.Icon(), st.Word(), pass, fail, nj, mdText(baselineCell(run.Baseline)))
 	}
 	p("\n")
 
 	// A scenario's description is said once: in its sweep's section, or
 	// under its first run.
 	told := map[string]bool{}
-	for _, s := range sweeps(reps) {
+	for _, s := range sweeps(runs) {
 		p("## Sweep: %s\n\n", mdText(s.Scenario))
 		if s.Description != "" {
 			p("%s\n\n", mdText(s.Description))
@@ -68,25 +55,17 @@ func Markdown(w io.Writer, reps []*result.Report, cmp []Comparison) error {
 		p("| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |\n")
 		p("|---|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 		for _, row := range sweepRows(s) {
-			m := "✅"
-			if !row.Passed {
-				m = "❌"
-			}
-			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Variant), row.Offered, row.Served, row.Rejected, row.Dropped, row.Lost, row.Depth, row.P50, row.P99, m)
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s %s |\n", mdText(row.Variant), row.Offered, row.Served, row.Rejected, row.Dropped, row.Lost, row.Depth, row.P50, row.P99, row.Status.Icon(), row.Status.Word())
 		}
 		p("\n")
+		markdownChecks(p, "Comparisons across the variants:", "comparison", s.Comparisons)
 	}
 
-	for _, r := range reps {
-		markdownRun(p, r, find(cmp, r), !told[r.Scenario])
-		told[r.Scenario] = true
+	for _, run := range runs {
+		markdownRun(p, run, !told[run.Report.Scenario])
+		told[run.Report.Scenario] = true
 	}
 	return bw.Flush()
-}
-
-// passedText is how many of n runs passed: "0 of 1 run passed".
-func passedText(passed, n int) string {
-	return fmt.Sprintf("%d of %s passed", passed, plural(n, "run", "runs"))
 }
 
 // baselineCell is the overview's baseline column.
@@ -102,20 +81,28 @@ func baselineCell(c *Comparison) string {
 	return "✓"
 }
 
+// markdownChecks writes a table of checks under a title line.
+func markdownChecks(p func(string, ...any), title, kind string, vs []result.Verdict) {
+	if len(vs) == 0 {
+		return
+	}
+	p("%s\n\n| | %s | check | detail |\n|---|---|---|---|\n", title, kind)
+	for _, v := range vs {
+		p("| %s | %s | %s | %s |\n", v.Status.Mark(), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
+	}
+	p("\n")
+}
+
 // markdownRun writes one run's section; describe adds its scenario's
 // description.
-func markdownRun(p func(string, ...any), r *result.Report, c *Comparison, describe bool) {
-	ok, text := status(r, c)
-	icon := "✅"
-	if !ok {
-		icon = "❌"
-	}
-	p("## %s %s\n\n", icon, mdText(name(r)))
+func markdownRun(p func(string, ...any), run Run, describe bool) {
+	r, v := run.Report, run.Verdict
+	p("## %s %s\n\n", v.Status.Icon(), mdText(name(r)))
 	if describe && r.Description != "" {
 		p("%s\n\n", mdText(r.Description))
 	}
 	p("%s\n\n", mdText(runLine(r)))
-	p("**%s**: %s\n\n", word(r, c), mdText(text))
+	p("**%s**: %s\n\n", v.Status.Word(), mdText(v.Text()))
 	if run := r.Result.Run; !run.KeptUp && r.Err == "" {
 		why := "(" + run.Behind() + ")"
 		if why == "()" { // a report without its lags
@@ -151,16 +138,13 @@ func markdownRun(p func(string, ...any), r *result.Report, c *Comparison, descri
 		}
 		p("\n")
 	}
-	if len(r.Comparisons) > 0 {
-		p("Comparisons across the sweep's variants:\n\n| | comparison | check | detail |\n|---|---|---|---|\n")
-		for _, v := range r.Comparisons {
-			p("| %s | %s | %s | %s |\n", v.Status.Mark(), mdText(v.Name), mdCode(v.Check, true), mdText(v.Detail))
-		}
-		p("\n")
+	if r.Variant == "" {
+		// A sweep's are in its section.
+		markdownChecks(p, "Comparisons across the sweep's variants:", "comparison", r.Comparisons)
 	}
 
-	if c != nil {
-		markdownBaseline(p, c)
+	if run.Baseline != nil {
+		markdownBaseline(p, run.Baseline)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 func TestMarkdownGolden(t *testing.T) {
 	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
-	if err := Markdown(&buf, reps, cmp); err != nil {
+	if err := Markdown(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "summary.md.golden", buf.Bytes())
@@ -20,17 +20,21 @@ func TestMarkdownGolden(t *testing.T) {
 func TestMarkdownContent(t *testing.T) {
 	reps, cmp := goldenSet(t)
 	var buf bytes.Buffer
-	if err := Markdown(&buf, reps, cmp); err != nil {
+	if err := Markdown(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
 	for _, want := range []string{
-		"**4 of 7 runs passed.**",
+		"**3 of 7 runs passed, 4 failed; 1 run stopped before its end, not judged; 2 comparisons across a sweep's variants held.**",
+		"Comparisons across the variants:",
+		"| ✓ | drop-oldest serves as much |",
+		"| slow-consumers |  | ⏹️ stopped |",
+		"**stopped**: by q on the dashboard at 12.3s of 60s (simulated), before its end: not judged",
 		// the sweep's table, from the leader mailbox.
 		"| variant | offered | served | rejected | dropped | lost | max depth | wait p50 | wait p99 | |",
-		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 0 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ |",
-		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 0 | 0 | 200 | 215 ms | 218 ms | ✅ |",
-		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 0 | 4,128 | 0 | 200 | 99 ms | 193 ms | ✅ |",
+		"| leader.mailbox.policy=unbounded | 8,000 | 8,000 | 0 | 0 | 0 | 4,338 | 2.36 s | 4.63 s | ❌ failed |",
+		"| leader.mailbox.policy=reject | 8,001 | 3,891 | 4,110 | 0 | 0 | 200 | 215 ms | 218 ms | ❌ failed |",
+		"| leader.mailbox.policy=drop-oldest | 8,000 | 3,872 | 0 | 4,128 | 0 | 200 | 99 ms | 193 ms | ✅ passed |",
 		"| leader mailbox max depth / capacity | 500 / 500 (reject) |",
 		"| ✗ | relay never stalls | `relay.limit.min >= 5` |",
 		"| – | deploy is quick | `deploys[0].duration < 120` | machine could not keep up",
@@ -39,9 +43,11 @@ func TestMarkdownContent(t *testing.T) {
 		"| ✗ regression | `deploys[1].delivered` | 4 | – | exact | the run has no such metric",
 		"| – not compared | `deploys[0].duration` | 58.5 | 58.5 | 3× ± 0.5s, lower is better | not compared: run fell behind",
 		"Not in the baseline, so not compared: `workers.duplicates`.",
-		"**Baseline**: not compared: the baseline was captured with 1000 workers and this run had 100",
+		"**Baseline**: not compared: the baseline was captured with 1000 workers and this run has 100",
 		"**failed**: the run did not complete: restart leader: open /tmp/x/outbox.db: timeout",
 		"**failed**: 1 of 5 expectations failed; 2 baseline regressions",
+		// a baseline of another size compares nothing: the run fails.
+		"**failed**: baseline not compared: the baseline was captured with 1000 workers",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q", want)
@@ -60,7 +66,7 @@ func TestMarkdownEscapes(t *testing.T) {
 		Detail: "first line\nsecond | line",
 	}}
 	var buf bytes.Buffer
-	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	var row string
@@ -101,10 +107,10 @@ func unescapedPipes(s string) int {
 
 func TestMarkdownEdges(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Markdown(&buf, nil, nil); err != nil || !strings.Contains(buf.String(), "No scenario ran.") {
+	if err := Markdown(&buf, judged(nil, nil)); err != nil || !strings.Contains(buf.String(), "No scenario ran.") {
 		t.Errorf("no reports: %v %q", err, buf.String())
 	}
-	if err := Markdown(&buf, []*result.Report{nil}, nil); err == nil || !strings.Contains(err.Error(), "reports[0] is nil") {
+	if err := Markdown(&buf, judged([]*result.Report{nil}, nil)); err == nil || !strings.Contains(err.Error(), "runs[0]: no report") {
 		t.Errorf("nil report: err = %v", err)
 	}
 }
@@ -134,7 +140,7 @@ func TestMarkdownGateways(t *testing.T) {
 	r := small()
 	r.Result.Fleet.Online = 10
 	var buf bytes.Buffer
-	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "gateways") {
@@ -142,7 +148,7 @@ func TestMarkdownGateways(t *testing.T) {
 	}
 	r.Result.Fleet.Gateways, r.Result.Fleet.GatewaySize = 3, 4
 	buf.Reset()
-	if err := Markdown(&buf, []*result.Report{r}, nil); err != nil {
+	if err := Markdown(&buf, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if want := "10 workers, 10 online at the end; behind 3 gateways of up to 4"; !strings.Contains(buf.String(), want) {

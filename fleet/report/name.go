@@ -17,13 +17,23 @@ func name(r *result.Report) string {
 	return r.Scenario + " [" + r.Variant + "]"
 }
 
-// checkReports rejects a nil report, which would otherwise panic deep in a
-// template.
-func checkReports(reps []*result.Report) error {
-	for i, r := range reps {
-		if r == nil {
-			return fmt.Errorf("report: reports[%d] is nil", i)
+// checkRuns rejects a run without its report, which would otherwise panic
+// deep in a template, and one that was never judged (Judge).
+func checkRuns(runs []Run) error {
+	for i, r := range runs {
+		if err := checkRun(r); err != nil {
+			return fmt.Errorf("report: runs[%d]: %w", i, err)
 		}
+	}
+	return nil
+}
+
+func checkRun(r Run) error {
+	switch {
+	case r.Report == nil:
+		return fmt.Errorf("no report")
+	case r.Verdict.Status == "":
+		return fmt.Errorf("%s has no verdict: judge it with report.Judge", name(r.Report))
 	}
 	return nil
 }

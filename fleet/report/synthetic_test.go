@@ -271,6 +271,21 @@ func brokenReport() *result.Report {
 	}
 }
 
+// stoppedReport is a run stopped from the dashboard before its end: partial,
+// not judged.
+func stoppedReport() *result.Report {
+	return &result.Report{
+		Scenario: "slow-consumers",
+		File:     "scenarios/slow-consumers.yaml",
+		Started:  time.Date(2026, 3, 14, 11, 0, 0, 0, time.UTC),
+		Result: result.Result{
+			Run:   result.RunInfo{Seed: 5, Speed: 10, SimSeconds: 12.3, WallSeconds: 1.3, KeptUp: true},
+			Fleet: result.FleetResult{Count: 100, Online: 100, LeaderOnline: 100},
+		},
+		Stopped: "q on the dashboard at 12.3s of 60s (simulated)",
+	}
+}
+
 // sweepReports is a mailbox-policies sweep: the same overload (2,000
 // offered per second to a leader serving 1,000) under four policies, in the
 // shape of the sweep's table.

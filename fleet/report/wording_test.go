@@ -17,7 +17,7 @@ func TestDescriptionOnce(t *testing.T) {
 	again.Started = again.Started.Add(1)
 	reps = append(reps, again)
 	var buf bytes.Buffer
-	if err := Markdown(&buf, reps, cmp); err != nil {
+	if err := Markdown(&buf, judged(reps, cmp)); err != nil {
 		t.Fatal(err)
 	}
 	md := buf.String()
@@ -43,15 +43,15 @@ func TestWordingAgreesWithCounts(t *testing.T) {
 	c := Comparison{Scenario: r.Scenario, Compared: 1}
 
 	var md, idx bytes.Buffer
-	if err := Markdown(&md, []*result.Report{r}, []Comparison{c}); err != nil {
+	if err := Markdown(&md, judged([]*result.Report{r}, []Comparison{c})); err != nil {
 		t.Fatal(err)
 	}
-	if err := Index(&idx, []*result.Report{r}, nil); err != nil {
+	if err := Index(&idx, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	page := parsePage(t, idx.Bytes())
 	for _, want := range []string{
-		"**0 of 1 run passed.**",
+		"**0 of 1 run passed, 1 failed.**",
 		"1 of 1 expectation failed",
 		"relay limit at the end: sum of 1 partition |",
 		"| fleet | 1 worker, 1 online at the end; behind 1 gateway of up to 1 |",
@@ -61,8 +61,8 @@ func TestWordingAgreesWithCounts(t *testing.T) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
-	if !strings.Contains(page.text, "0 of 1 run passed.") {
-		t.Errorf("index.html lacks %q", "0 of 1 run passed.")
+	if !strings.Contains(page.text, "0 of 1 run passed, 1 failed.") {
+		t.Errorf("index.html lacks %q", "0 of 1 run passed, 1 failed.")
 	}
 	if got := gatewayText(1, 1); got != "1 gateway of up to 1 worker" {
 		t.Errorf("gatewayText(1, 1) = %q", got)
@@ -77,7 +77,7 @@ func TestLimitRangeReadsAsObserved(t *testing.T) {
 	if err := Terminal(&term, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := Markdown(&md, []*result.Report{r}, nil); err != nil {
+	if err := Markdown(&md, judged([]*result.Report{r}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{

@@ -54,6 +54,11 @@ type Report struct {
 	Samples     []Sample  `json:"samples"`
 	// Err is set when the run could not complete (the error text).
 	Err string `json:"error,omitempty"`
+	// Stopped says what stopped the run before its end, and when ("q on
+	// the dashboard at 12.3s of 40s (simulated)"), set by whoever ran it:
+	// the report is partial and the run was not judged, which is not a
+	// failure. It is empty for a run that ran to its end.
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // Mark is the status as one character: ✓ pass, ✗ fail, – not judged.
@@ -82,12 +87,17 @@ func Tally(vs []Verdict) (pass, fail, notJudged int) {
 	return pass, fail, notJudged
 }
 
-// Outcome is the run's verdict: Fail when it did not complete or an
-// expectation or comparison failed; NotJudged when it has checks and not
-// one of them could be judged (each divided by zero, or read a timing on
-// a run that fell behind): a run that has shown nothing does not pass;
-// Pass otherwise (a run with no checks passes by completing).
+// Outcome is the run's verdict on its own checks: NotJudged when it was
+// stopped before its end; Fail when it did not complete or an expectation
+// or comparison failed; NotJudged when it has checks and not one of them
+// could be judged (each divided by zero, or read a timing on a run that
+// fell behind): a run that has shown nothing does not pass; Pass
+// otherwise (a run with no checks passes by completing). fleet/report's
+// Judge adds the baseline and tells a stopped run from one not judged.
 func (r *Report) Outcome() Status {
+	if r.Stopped != "" {
+		return NotJudged
+	}
 	if r.Err != "" {
 		return Fail
 	}

@@ -16,6 +16,7 @@ func TestOutcome(t *testing.T) {
 		{"passed", Report{Verdicts: []Verdict{pass, nj}}, Pass},
 		{"failed", Report{Verdicts: []Verdict{pass, fail}}, Fail},
 		{"did not complete", Report{Err: "boom", Verdicts: []Verdict{pass}}, Fail},
+		{"stopped before its end", Report{Stopped: "a signal at 3s of 40s (simulated)"}, NotJudged},
 		{"none judged", Report{Verdicts: []Verdict{nj, nj}}, NotJudged},
 		{"none judged, one failed", Report{Verdicts: []Verdict{nj, fail}}, Fail},
 		{"a comparison judged", Report{Verdicts: []Verdict{nj}, Comparisons: []Verdict{pass}}, Pass},
