@@ -33,15 +33,22 @@ const baselineDir = "../testdata/baselines"
 // load parses a shipped scenario and scales it to the test's fleet size.
 func load(t *testing.T, name string) *scenario.Scenario {
 	t.Helper()
+	sc, err := parse(t, name).Scale(*workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// parse parses a shipped scenario as written.
+func parse(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
 	data, err := scenarios.FS.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc, err := scenario.Parse("scenarios/"+name, data)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if sc, err = sc.Scale(*workers); err != nil {
 		t.Fatal(err)
 	}
 	return sc
@@ -70,35 +77,44 @@ func TestShipped(t *testing.T) {
 	}
 	for _, name := range names {
 		t.Run(strings.TrimSuffix(name, ".yaml"), func(t *testing.T) {
-			sc := load(t, name)
-			vs, err := sc.Variants()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var reps []*result.Report
-			for _, v := range vs {
-				rep := run(t, v)
-				reps = append(reps, rep)
-				label := v.Scenario.Name
-				if v.Name != "" {
-					label += " [" + v.Name + "]"
-				}
-				if rep.Err != "" {
-					t.Errorf("%s: run did not complete: %s", label, rep.Err)
-				}
-				for _, vd := range rep.Verdicts {
-					if vd.Status == result.Fail {
-						t.Errorf("%s: expectation failed: %s: %s (%s)", label, vd.Name, vd.Check, vd.Detail)
-					}
-				}
-				checkBaseline(t, label, rep)
-			}
-			for _, vd := range scenario.JudgeComparisons(sc, vs, reps) {
-				if vd.Status == result.Fail {
-					t.Errorf("%s: comparison failed: %s: %s (%s)", sc.Name, vd.Name, vd.Check, vd.Detail)
-				}
-			}
+			judge(t, load(t, name), checkBaseline)
 		})
+	}
+}
+
+// judge runs every variant of sc on the real stack and fails t for each
+// run that did not complete, each expectation and each comparison that
+// failed; each (when not nil) is then called with every variant's report.
+func judge(t *testing.T, sc *scenario.Scenario, each func(t *testing.T, label string, rep *result.Report)) {
+	t.Helper()
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []*result.Report
+	for _, v := range vs {
+		rep := run(t, v)
+		reps = append(reps, rep)
+		label := v.Scenario.Name
+		if v.Name != "" {
+			label += " [" + v.Name + "]"
+		}
+		if rep.Err != "" {
+			t.Errorf("%s: run did not complete: %s", label, rep.Err)
+		}
+		for _, vd := range rep.Verdicts {
+			if vd.Status == result.Fail {
+				t.Errorf("%s: expectation failed: %s: %s (%s)", label, vd.Name, vd.Check, vd.Detail)
+			}
+		}
+		if each != nil {
+			each(t, label, rep)
+		}
+	}
+	for _, vd := range scenario.JudgeComparisons(sc, vs, reps) {
+		if vd.Status == result.Fail {
+			t.Errorf("%s: comparison failed: %s: %s (%s)", sc.Name, vd.Name, vd.Check, vd.Detail)
+		}
 	}
 }
 

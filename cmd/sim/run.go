@@ -41,7 +41,7 @@ type runFlags struct {
 func (f *runFlags) add(c *cobra.Command, reportDefault string) {
 	c.Flags().Var(&f.speed, "speed", fmt.Sprintf("a ceiling on the run's pace: at most this many simulated seconds per wall second, above 0 and at most %d (left out: the scenario's speed on the dashboard; none headless and in check, where a run goes as fast as the machine settles it; the results are the same either way)", scenario.MaxSpeed))
 	c.Flags().Uint64Var(&f.seed, "seed", 0, "seed for every random choice, overriding the scenario's (0: the scenario's)")
-	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion (0: the scenario's fleet.count)", scenario.MaxWorkers))
+	c.Flags().IntVar(&f.workers, "workers", 0, fmt.Sprintf("run with this many workers (1 to %d), scaling the groups, ranges and wave sizes in proportion, and the leader with scale.leader: proportional; a size outside the scenario's scale.min to scale.max is refused (0: the scenario's fleet.count)", scenario.MaxWorkers))
 	c.Flags().Var(&f.gateway, "gateway-size", "put the workers of every group behind gateways of N, one MQTT session each: sets fleet.gateway_size (1 to fleet.count, after --workers) and drops the groups' own (left out: the scenario's)")
 	c.Flags().StringVar(&f.heap, "heap-profile", "", "write a Go heap profile (go tool pprof) to this file when the timeline has played, before the drain: where a large fleet's memory goes (empty: none)")
 	c.Flags().StringVar(&f.cpu, "cpu-profile", "", "write a Go CPU profile (go tool pprof) of every run to this file: where a large fleet's CPU goes (empty: none)")
@@ -71,7 +71,7 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 	if f.workers > 0 {
 		s, err := sc.Scale(f.workers)
 		if err != nil {
-			return nil, cli.Usagef("--workers %d: %s: %v", f.workers, sc.File, err)
+			return nil, cli.Usagef("--workers %d: %v", f.workers, inFile(sc.File, err))
 		}
 		sc = s
 	}
@@ -85,7 +85,7 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		}
 		s, err := sc.WithGatewaySize(n)
 		if err != nil {
-			return nil, cli.Usagef("--gateway-size %d: %s: %v", n, sc.File, err)
+			return nil, cli.Usagef("--gateway-size %d: %v", n, inFile(sc.File, err))
 		}
 		sc = s
 	}
@@ -96,6 +96,16 @@ func (f *runFlags) prepare(sc *scenario.Scenario) (*scenario.Scenario, error) {
 		sc.Seed = f.seed
 	}
 	return sc, nil
+}
+
+// inFile names the file of an error that does not place itself (a
+// scenario.Errors names it, with the line and column).
+func inFile(file string, err error) error {
+	var placed scenario.Errors
+	if errors.As(err, &placed) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", file, err)
 }
 
 // ceiling is the speed ceiling of a run: --speed if given, else the
@@ -244,13 +254,19 @@ see 'sim validate') go to stderr before the run.
 
 // loadAll resolves, loads and prepares every scenario named by args,
 // printing the files' warnings to warn; errStopped when ctx ends first.
+// A scenario the overrides do not fit (a --workers outside its scale) did
+// not load: every such file is reported together, as a loadError.
 func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, warn io.Writer) ([]*scenario.Scenario, error) {
 	return loadFiles(ctx, args, int64(f.maxSize), log, warn, func(scs []*scenario.Scenario) error {
+		var failed loadError
 		for i, sc := range scs {
 			var err error
 			if scs[i], err = f.prepare(sc); err != nil {
-				return err
+				failed = append(failed, report.LoadFailure{File: sc.File, Err: err.Error()})
 			}
+		}
+		if len(failed) > 0 {
+			return &cli.Error{Code: cli.ExitUsage, Err: failed}
 		}
 		return nil
 	})

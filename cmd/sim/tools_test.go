@@ -31,11 +31,11 @@ func TestSchemaCmd(t *testing.T) {
 // validates, and resolves again to the same text; --resolved takes one
 // scenario.
 func TestValidateResolved(t *testing.T) {
-	code, first, stderr := sim(t, "validate", "--resolved", "wave-deploy", "--workers", "50", "--gateway-size", "10", "--seed", "3")
+	code, first, stderr := sim(t, "validate", "--resolved", "wave-deploy", "--workers", "250", "--gateway-size", "10", "--seed", "3")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"count: 50", "gateway_size: 10", "seed: 3\n", "variants: "} {
+	for _, want := range []string{"count: 250", "gateway_size: 10", "seed: 3\n", "variants: ", "scale:\n  min: 250\n  max: 1000000\n  leader: fixed\n"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("lacks %q:\n%s", want, first)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
+	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -53,10 +54,12 @@ that work. Only regular files are read (not a named pipe or a device).
 			}
 			var lines []string
 			_, err = loadFiles(ctx, args, int64(f.maxSize), log, stderr, func(scs []*scenario.Scenario) error {
-				for _, sc := range scs {
-					sc, err := f.prepare(sc)
+				var failed loadError
+				for _, loaded := range scs {
+					sc, err := f.prepare(loaded)
 					if err != nil {
-						return err
+						failed = append(failed, report.LoadFailure{File: loaded.File, Err: err.Error()})
+						continue
 					}
 					if resolved {
 						b, err := scenario.Resolved(sc)
@@ -76,6 +79,9 @@ that work. Only regular files are read (not a named pipe or a device).
 						line += fmt.Sprintf(", %d comparisons", len(sc.Compare))
 					}
 					lines = append(lines, line)
+				}
+				if len(failed) > 0 {
+					return &cli.Error{Code: cli.ExitUsage, Err: failed}
 				}
 				return nil
 			})

@@ -35,6 +35,13 @@ var defaultService = dist.Const(time.Millisecond)
 // leaves out is the fleet's.
 func fillDefaults(s *Scenario, src *source) {
 	has := src.has
+	if sc := s.Scaling; sc != nil {
+		setInt(&sc.Min, "scale.min", 1, has)
+		setInt(&sc.Max, "scale.max", MaxWorkers, has)
+		if !has("scale.leader") {
+			sc.Leader = LeaderFixed
+		}
+	}
 	w := &s.Fleet.Worker
 	const wp = "fleet.worker"
 	if w.Mailbox == nil {

@@ -28,7 +28,11 @@ func TestResolvedLoadsBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scaled, err := s.Scale(40)
+		n := 40
+		if r := s.Scaling; r != nil {
+			n = max(n, r.Min) // the smallest it holds at
+		}
+		scaled, err := s.Scale(n)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,13 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"reflect"
+	"time"
+
+	"github.com/fleetsim/fleetsim/fleet/dist"
 )
 
 // Clone returns a deep copy of s: changing the copy (its fleet, its
@@ -71,6 +75,14 @@ func deepCopy(dst, src reflect.Value) {
 // unchanged: write them relative to fleet.count. A selector listing a
 // worker id that the smaller fleet does not have, or groups that no longer
 // fit, is an error.
+//
+// The scenario's scale key bounds n: a size outside scale.min to
+// scale.max, the fleets its expectations hold at, is an error placed at
+// the bound it passes. With scale.leader proportional the leader grows
+// with the fleet: its mailbox capacity (set_leader's too) is multiplied
+// by n/fleet.count (rounded, at least 1) and its service time
+// (set_leader's too) divided by it, so the load is the same multiple of
+// what the leader serves at any size.
 func (s *Scenario) Scale(n int) (*Scenario, error) {
 	if n < 1 || n > MaxWorkers {
 		return nil, fmt.Errorf("--workers %d: want 1 to %d", n, MaxWorkers)
@@ -78,6 +90,17 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 	old := s.Fleet.Count
 	if old < 1 {
 		return nil, fmt.Errorf("--workers %d: the scenario has no valid fleet.count to scale from", n)
+	}
+	src := s.src
+	if src == nil {
+		src = sourceOf(s)
+	}
+	if r := s.Scaling; !r.supports(n) {
+		key := "scale.max"
+		if n < r.Min {
+			key = "scale.min"
+		}
+		return nil, Errors{src.at(key, "the scenario holds at %s, not %d (--workers): run it at a size in that range, or widen the range once its expectations hold there", r, n)}
 	}
 	c := s.Clone()
 	c.Fleet.Count = n
@@ -103,9 +126,16 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 			d.WaveSize = scale(d.WaveSize)
 		}
 	}
-	src := s.src
-	if src == nil {
-		src = sourceOf(s)
+	if r := s.Scaling; r != nil && r.Leader == LeaderProportional {
+		g := float64(n) / float64(old)
+		c.Leader.growCapacity(g)
+		c.Leader.growService(g)
+		for i := range c.Timeline {
+			if sl := c.Timeline[i].SetLeader; sl != nil {
+				sl.grow(g)
+			}
+		}
+		c.leaderGrowth = cmp.Or(s.leaderGrowth, 1) * g
 	}
 	note := *src
 	note.note = fmt.Sprintf(" (with --workers %d)", n)
@@ -113,6 +143,44 @@ func (s *Scenario) Scale(n int) (*Scenario, error) {
 		return nil, errs.sorted()
 	}
 	return c, nil
+}
+
+// growCapacity multiplies the leader's mailbox capacity by g (rounded, at
+// least 1).
+func (l *LeaderSpec) growCapacity(g float64) {
+	l.Mailbox.Capacity = grown(l.Mailbox.Capacity, g)
+}
+
+// growService divides the leader's service time by g: a leader g times as
+// fast.
+func (l *LeaderSpec) growService(g float64) {
+	if l.Service != nil {
+		l.Service = ptr(shrunk(*l.Service, g))
+	}
+}
+
+// grow applies a proportional leader's growth g to what the event sets.
+func (sl *SetLeader) grow(g float64) {
+	if sl.Capacity != nil {
+		sl.Capacity = ptr(grown(*sl.Capacity, g))
+	}
+	if sl.Service != nil {
+		sl.Service = ptr(shrunk(*sl.Service, g))
+	}
+}
+
+// grown is a capacity multiplied by g: rounded, at least 1 (validation
+// names one grown past the largest).
+func grown(capacity int, g float64) int {
+	return int(max(1, math.Round(float64(capacity)*g)))
+}
+
+// shrunk is a service time distribution divided by g: its durations
+// shrink, its shape stays.
+func shrunk(d dist.Dist, g float64) dist.Dist {
+	div := func(t time.Duration) time.Duration { return time.Duration(math.Round(float64(t) / g)) }
+	d.Mean, d.Min, d.Max = div(d.Mean), div(d.Min), div(d.Max)
+	return d
 }
 
 // clampGateways lowers each gateway size to the size of what it divides.

@@ -80,6 +80,7 @@ func TestSchemaAcceptsShippedScenarios(t *testing.T) {
 // express, each with the rule only the loader knows.
 var loaderOnly = map[string]string{
 	"compare.yaml":     "a comparison's variant labels and names are checked by compiling it",
+	"scale-order.yaml": "scale.min and scale.max are checked against each other and fleet.count",
 	"sweep-clash.yaml": "min, initial and max are checked against each other in each variant",
 	"too-many.yaml":    "the groups' sizes are summed against fleet.count",
 	"two-docs.yaml":    "one document per file: a schema describes one document",

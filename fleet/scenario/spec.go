@@ -35,6 +35,10 @@ type Scenario struct {
 	// SampleEvery is the simulated interval between the time series'
 	// samples (charts, dashboard). Default: Duration / 300, at least 100ms.
 	SampleEvery Duration `yaml:"sample_every"`
+	// Scale says what `--workers` (Scenario.Scale) may do to the
+	// scenario: the fleet sizes its expectations hold at, and whether the
+	// leader grows with the fleet. nil: any size, the leader as written.
+	Scaling *ScaleSpec `yaml:"scale"`
 
 	Fleet    Fleet      `yaml:"fleet"`
 	Leader   LeaderSpec `yaml:"leader"`
@@ -63,6 +67,48 @@ type Scenario struct {
 	// src locates the file's values, for the errors found after loading
 	// (Variants, Scale).
 	src *source `yaml:"-"`
+	// leaderGrowth is the factor Scale grew a proportional leader by (0:
+	// not grown), for the leader values a sweep sets afterwards.
+	leaderGrowth float64 `yaml:"-"`
+}
+
+// ScaleSpec is how a scenario follows the fleet's size (Scenario.Scale).
+type ScaleSpec struct {
+	// Min and Max are the fleet sizes the scenario's expectations hold
+	// at, inclusive: Scale refuses a size outside them, and fleet.count
+	// must lie inside. Default 1 and MaxWorkers.
+	Min int `yaml:"min"`
+	Max int `yaml:"max"`
+	// Leader is LeaderFixed (the default: the leader stays as written
+	// whatever the fleet's size) or LeaderProportional (Scale multiplies
+	// the leader's mailbox capacity by the fleet's growth and divides its
+	// service time by it, set_leader's too: the load stays the same
+	// multiple of what the leader serves).
+	Leader string `yaml:"leader"`
+}
+
+// The values of ScaleSpec.Leader.
+const (
+	LeaderFixed        = "fixed"
+	LeaderProportional = "proportional"
+)
+
+// supports reports whether the scenario's expectations hold at a fleet
+// of n workers (a Scenario built in code without a range holds at any).
+func (r *ScaleSpec) supports(n int) bool {
+	return r == nil || (r.Min == 0 || n >= r.Min) && (r.Max == 0 || n <= r.Max)
+}
+
+// String says the range in words: "250 to 5000 workers", "250 workers or
+// more".
+func (r *ScaleSpec) String() string {
+	switch {
+	case r.Max <= 0 || r.Max >= MaxWorkers:
+		return fmt.Sprintf("%d workers or more", r.Min)
+	case r.Min <= 1:
+		return fmt.Sprintf("%d workers or fewer", r.Max)
+	}
+	return fmt.Sprintf("%d to %d workers", r.Min, r.Max)
 }
 
 // Fleet is the simulated workers: Count of them, split into groups. Workers

@@ -220,9 +220,34 @@ func (s *Scenario) variant(base *source, pick []int) (Variant, Errors) {
 	if errs := finish(sc, src, nil); len(errs) > 0 {
 		return v, errs
 	}
+	if g := sc.leaderGrowth; g != 0 {
+		if errs := sc.regrowLeader(s.Sweep, g, src); len(errs) > 0 {
+			return v, errs
+		}
+	}
 	sc.src = src
 	v.Scenario = sc
 	return v, nil
+}
+
+// regrowLeader grows the leader values the sweep set, which come as
+// written, as Scale grew the file's (a proportional leader grown by g).
+func (s *Scenario) regrowLeader(sweep []SweepParam, g float64, src *source) Errors {
+	for _, p := range sweep {
+		switch p.Path {
+		case "leader":
+			s.Leader.growCapacity(g)
+			s.Leader.growService(g)
+		case "leader.mailbox", "leader.mailbox.capacity":
+			s.Leader.growCapacity(g)
+		case "leader.service":
+			s.Leader.growService(g)
+		}
+	}
+	if c := s.Leader.Mailbox.Capacity; c > maxCapacity {
+		return Errors{src.at("leader.mailbox.capacity", "%d, grown with the fleet (scale.leader: proportional), is out of range: want 1 to %d", c, maxCapacity)}
+	}
+	return nil
 }
 
 // label names value i: its label, or its text when the values are a list.
@@ -283,6 +308,9 @@ func sweepTarget(path string) string {
 		}
 		fs := fieldsOf(t)
 		idx, ok := fs.byName[key]
+		if ok && at == "" && key == "scale" {
+			return "scale says which fleet sizes --workers may give every variant: it cannot be swept"
+		}
 		if !ok || (at == "" && key == "sweep") {
 			where := "at the top"
 			if at != "" {

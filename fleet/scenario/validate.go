@@ -82,6 +82,7 @@ func validate(s *Scenario, src *source) Errors {
 	}
 
 	shape, ok := v.fleet(s)
+	v.scale(s)
 	v.leader(&s.Leader)
 	for i := range s.Timeline {
 		if v.full() {
@@ -220,6 +221,29 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 	shape.groups[DefaultGroup] = rest
 	shape.names = append(shape.names, DefaultGroup)
 	return shape, true
+}
+
+// scale checks the sizes a scenario holds at: a range that holds its own
+// fleet.count.
+func (v *validator) scale(s *Scenario) {
+	r := s.Scaling
+	if r == nil {
+		return
+	}
+	v.intIn("scale.min", r.Min, 1, MaxWorkers)
+	v.intIn("scale.max", r.Max, 1, MaxWorkers)
+	n := s.Fleet.Count
+	switch {
+	case r.Min > r.Max:
+		v.errorf("scale.max", "%d is below scale.min (%d): want a range of fleet sizes, min at most max", r.Max, r.Min)
+	case n < 1 || n > MaxWorkers:
+		// fleet.count's own error says it.
+	case n < r.Min:
+		v.errorf("scale.min", "%d is above fleet.count (%d): the scenario must hold at its own size: want 1 to %d", r.Min, n, n)
+	case n > r.Max:
+		v.errorf("scale.max", "%d is below fleet.count (%d): the scenario must hold at its own size: want %d to %d", r.Max, n, n, MaxWorkers)
+	}
+	v.oneOf("scale.leader", r.Leader, LeaderFixed, LeaderProportional)
 }
 
 const groupInherits = "leave the key out for fleet.gateway_size"
