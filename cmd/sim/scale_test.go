@@ -39,8 +39,13 @@ func TestWorkersOutsideScale(t *testing.T) {
 			}
 		}
 	}
-	if _, err := os.Stat(reports); !os.IsNotExist(err) {
-		t.Errorf("a refused run wrote reports (%v): nothing should have run", err)
+	// A refusal before any run writes the refusal page --report gives
+	// for every refusal, and no run's report.
+	if runs, _ := filepath.Glob(filepath.Join(reports, "*.json")); len(runs) > 0 {
+		t.Errorf("a refused run wrote run reports %v: nothing should have run", runs)
+	}
+	if b, err := os.ReadFile(filepath.Join(reports, "index.html")); err != nil || !strings.Contains(string(b), "scale.m") {
+		t.Errorf("--report does not say why nothing ran: %v\n%s", err, b)
 	}
 	if b, err := os.ReadFile(junit); err != nil || !strings.Contains(string(b), "scale.min: the scenario holds at 10 to 40 workers, not 5") {
 		t.Errorf("--junit does not say why nothing ran: %v\n%s", err, b)
