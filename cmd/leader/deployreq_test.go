@@ -68,9 +68,9 @@ func TestParseDeployRequest(t *testing.T) {
 		// Each field once, by its exact name, in UTF-8: the decoder alone
 		// would keep the last of two, match "ID" to id, and turn bytes
 		// that are not UTF-8 into U+FFFD.
-		{"version twice", `{"id":"d1","version":"2.0.0","all":true,"version":"9.9.9"}`, `key "version" twice in one object (at byte 40): give each key once`, true},
-		{"version twice, escaped", `{"id":"d1","version":"2.0.0","all":true,"versio\u006e":"9"}`, `key "version" twice`, true},
-		{"id twice", `{"id":"d0","version":"2","all":true,"id":"d1"}`, `key "id" twice`, false},
+		{"version twice", `{"id":"d1","version":"2.0.0","all":true,"version":"9.9.9"}`, `field "version" given twice in one object (at byte 40): say each name once`, true},
+		{"version twice, escaped", `{"id":"d1","version":"2.0.0","all":true,"versio\u006e":"9"}`, `field "version" given twice`, true},
+		{"id twice", `{"id":"d0","version":"2","all":true,"id":"d1"}`, `field "id" given twice`, false},
 		{"field in upper case", `{"id":"d1","VERSION":"2","all":true}`, `unknown field "VERSION" (valid: id, kind,`, true},
 		{"id in upper case", `{"ID":"d1","version":"2","all":true}`, `unknown field "ID"`, true},
 		{"id not UTF-8", "{\"id\":\"d\xff1\",\"version\":\"2\",\"all\":true}", "byte 8 (0xff) is not UTF-8", false},
@@ -82,7 +82,7 @@ func TestParseDeployRequest(t *testing.T) {
 		{"cancel negative", `{"id":"d1","cancel":-1}`, "cancel -1: want the number of a deploy, 0 or more", true},
 		{"cancel with a version", `{"id":"d1","cancel":3,"version":"2"}`, `cancel: a cancel request holds id and cancel only, not "version"`, true},
 		{"cancel a string", `{"id":"d1","cancel":"3"}`, "cancel: got JSON string, want the number of a deploy to cancel, 0 or more", true},
-		{"cancel twice", `{"id":"d1","cancel":3,"cancel":4}`, `key "cancel" twice`, true},
+		{"cancel twice", `{"id":"d1","cancel":3,"cancel":4}`, `field "cancel" given twice`, true},
 		{"ttl a string", `{"id":"d1","version":"2","all":true,"ttl_ms":"5s"}`, "ttl_ms: got JSON string, want a whole number of milliseconds", true},
 	}
 	for _, tc := range cases {

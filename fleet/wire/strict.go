@@ -66,6 +66,9 @@ type strictScan struct {
 	i    int
 	path []where // from the top to the value being checked, for errors
 	buf  [8]where
+	// keys, when not nil, collects the outermost object's names, decoded,
+	// in order (CheckStrict's answer).
+	keys *[]string
 }
 
 var (
@@ -114,12 +117,19 @@ func (s *strictScan) at() string {
 	return b.String()
 }
 
-// errorf is an error at the current path.
-func (s *strictScan) errorf(format string, a ...any) error {
+// fail is a *StrictError at byte at, in the value at the current path.
+func (s *strictScan) fail(at int, format string, a ...any) error {
+	msg := fmt.Sprintf(format, a...)
 	if p := s.at(); p != "" {
-		return fmt.Errorf("%s: %s", p, fmt.Sprintf(format, a...))
+		msg = p + ": " + msg
 	}
-	return fmt.Errorf(format, a...)
+	return &StrictError{Offset: at, Reason: msg}
+}
+
+// twice is a *StrictError for the name at byte at, the second time the
+// current object gives it.
+func (s *strictScan) twice(at int, name, why string) error {
+	return &StrictError{Offset: at, Key: name, Reason: fmt.Sprintf("%s given twice %s (at byte %d): %s", s.at(), why, at, "say each name once")}
 }
 
 // value checks the value at s.i, decoded into t (nil: no type known, as
@@ -201,18 +211,26 @@ func (s *strictScan) object(t reflect.Type) error {
 			s.i++
 			s.space()
 		}
+		at := s.i
 		raw, escaped, err := s.str()
 		if err != nil {
 			return err
 		}
 		s.space()
 		s.i++ // :
+		top := len(s.path) == 0
 		s.path = append(s.path, where{name: raw})
 		var name string // decoded, only when it must be
 		if escaped {
 			name, _ = decodeJSONString(raw)
 		}
 		content := raw[1 : len(raw)-1]
+		if top && s.keys != nil {
+			if !escaped {
+				name = string(content)
+			}
+			*s.keys = append(*s.keys, name)
+		}
 		var vt reflect.Type
 		if isStruct {
 			var f int
@@ -230,7 +248,10 @@ func (s *strictScan) object(t reflect.Type) error {
 					seenSmall |= 1 << f
 				}
 				if dup {
-					return fmt.Errorf("%s given twice (field names match ignoring case; say each once)", s.at())
+					if !escaped {
+						name = string(content)
+					}
+					return s.twice(at, name, "(field names match ignoring case)")
 				}
 				vt = fields[f].typ
 			}
@@ -242,7 +263,7 @@ func (s *strictScan) object(t reflect.Type) error {
 				seenName = make(map[string]struct{})
 			}
 			if _, dup := seenName[name]; dup {
-				return fmt.Errorf("%s given twice in one object (say each name once)", s.at())
+				return s.twice(at, name, "in one object")
 			}
 			seenName[name] = struct{}{}
 			vt = elem
@@ -268,65 +289,91 @@ func (s *strictScan) str() (raw []byte, escaped bool, err error) {
 	}
 	s.i++
 	raw = s.b[start:s.i]
-	if err := checkJSONString(raw); err != nil {
-		return nil, false, s.errorf("%v", err)
+	off, bad := checkJSONString(raw)
+	at := start + off
+	switch bad {
+	case badUTF8:
+		return nil, false, s.fail(at, "string %s is not valid UTF-8: byte %d (0x%02x) is not UTF-8, and JSON text must be", clipQuote(string(raw)), at, s.b[at])
+	case loneSurrogate:
+		return nil, false, s.fail(at, "string %s holds a lone surrogate escape: escape %s at byte %d is half a UTF-16 surrogate pair (\\ud800 to \\udbff must be followed by \\udc00 to \\udfff)", clipQuote(string(raw)), s.b[at:at+6], at)
 	}
 	return raw, escaped, nil
 }
 
 // checkJSONString checks a JSON string token (quotes included) that
 // encoding/json accepts: valid UTF-8, and no escaped surrogate that is
-// not half of a pair.
-func checkJSONString(raw []byte) error {
+// not half of a pair. It returns "" or what is wrong (badUTF8,
+// loneSurrogate), and the byte in raw where it is.
+func checkJSONString(raw []byte) (at int, bad string) {
 	if !utf8.Valid(raw) {
-		return fmt.Errorf("string %s is not valid UTF-8", clipQuote(string(raw)))
+		return invalidUTF8At(raw), badUTF8
 	}
-	pendingHigh := false
+	high := -1 // where a high surrogate waits for its low half
 	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			if pendingHigh {
-				return fmt.Errorf("string %s holds a lone surrogate escape (\\ud800 to \\udbff must be followed by \\udc00 to \\udfff)", clipQuote(string(raw)))
+		if raw[i] != '\\' || raw[i+1] != 'u' {
+			if high >= 0 {
+				return high, loneSurrogate
+			}
+			if raw[i] == '\\' {
+				i++
 			}
 			continue
 		}
-		i++
-		if raw[i] != 'u' {
-			if pendingHigh {
-				return fmt.Errorf("string %s holds a lone surrogate escape (\\ud800 to \\udbff must be followed by \\udc00 to \\udfff)", clipQuote(string(raw)))
-			}
-			continue
-		}
-		var r rune
-		for _, c := range raw[i+1 : i+5] {
-			r <<= 4
-			switch {
-			case c >= '0' && c <= '9':
-				r |= rune(c - '0')
-			case c >= 'a' && c <= 'f':
-				r |= rune(c - 'a' + 10)
-			default:
-				r |= rune(c - 'A' + 10)
-			}
-		}
-		i += 4
+		r := hex4(raw[i+2 : i+6])
 		switch {
 		case r >= 0xd800 && r <= 0xdbff:
-			if pendingHigh {
-				return fmt.Errorf("string %s holds a lone surrogate escape (\\ud800 to \\udbff must be followed by \\udc00 to \\udfff)", clipQuote(string(raw)))
+			if high >= 0 {
+				return high, loneSurrogate
 			}
-			pendingHigh = true
+			high = i
 		case r >= 0xdc00 && r <= 0xdfff:
-			if !pendingHigh {
-				return fmt.Errorf("string %s holds a lone surrogate escape (\\udc00 to \\udfff must follow \\ud800 to \\udbff)", clipQuote(string(raw)))
+			if high < 0 {
+				return i, loneSurrogate
 			}
-			pendingHigh = false
+			high = -1
 		default:
-			if pendingHigh {
-				return fmt.Errorf("string %s holds a lone surrogate escape (\\ud800 to \\udbff must be followed by \\udc00 to \\udfff)", clipQuote(string(raw)))
+			if high >= 0 {
+				return high, loneSurrogate
 			}
 		}
+		i += 5
 	}
-	return nil // a high surrogate left pending met the closing quote above
+	return 0, "" // a high surrogate left pending met the closing quote above
+}
+
+const (
+	badUTF8       = "not UTF-8"
+	loneSurrogate = "lone surrogate"
+)
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// invalidUTF8At returns the offset of the first byte that is not part of
+// a valid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // skip steps over one valid JSON value without looking into it.
@@ -476,7 +523,7 @@ func PeekID(payload []byte, max int) string {
 				}
 				// Decoded first: that checks the token, escapes included.
 				var dec string
-				if json.Unmarshal(v, &dec) == nil && checkJSONString(v) == nil {
+				if _, bad := checkJSONString(v); json.Unmarshal(v, &dec) == nil && bad == "" {
 					id = dec
 				}
 			} else if !p.skip() {
