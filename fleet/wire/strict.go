@@ -523,8 +523,10 @@ func PeekID(payload []byte, max int) string {
 				}
 				// Decoded first: that checks the token, escapes included.
 				var dec string
-				if _, bad := checkJSONString(v); json.Unmarshal(v, &dec) == nil && bad == "" {
-					id = dec
+				if json.Unmarshal(v, &dec) == nil {
+					if _, bad := checkJSONString(v); bad == "" {
+						id = dec
+					}
 				}
 			} else if !p.skip() {
 				return ""
