@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/proctest"
 )
 
 // openPTY opens a pseudo-terminal pair: the master the test reads and
@@ -42,6 +43,75 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	return m, s
 }
 
+// terminal is what sim has written to the pseudo-terminal it runs on.
+type terminal struct {
+	master *os.File
+	mu     sync.Mutex
+	out    bytes.Buffer
+	read   chan struct{} // closed when the reader has stopped
+}
+
+// String is everything written so far.
+func (tm *terminal) String() string {
+	tm.mu.Lock()
+	defer tm.mu.Unlock()
+	return tm.out.String()
+}
+
+// finish stops reading once what sim wrote last has been read.
+func (tm *terminal) finish() string {
+	tm.master.SetReadDeadline(time.Now().Add(2 * time.Second))
+	<-tm.read
+	return tm.String()
+}
+
+// startOnTerminal starts sim with args on a pseudo-terminal of 100×30
+// (the dashboard draws nothing on one of no size), as the controlling
+// process of a session of its own, as in a terminal window.
+func startOnTerminal(t *testing.T, args ...string) (*proctest.Process, *terminal) {
+	t.Helper()
+	master, slave := openPTY(t)
+	t.Cleanup(func() { master.Close() })
+	size := [4]uint16{30, 100, 0, 0}
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, slave.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&size))); e != 0 {
+		t.Skipf("set the pty's size: %v", e)
+	}
+	p := proctest.Start(t, proctest.Options{Env: childEnv, Vars: []string{"TERM=xterm-256color"}, Stdin: slave, Stdout: slave, Setsid: true}, args...)
+	tm := &terminal{master: master, read: make(chan struct{})}
+	go func() {
+		defer close(tm.read)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := master.Read(buf)
+			tm.mu.Lock()
+			tm.out.Write(buf[:n])
+			tm.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return p, tm
+}
+
+// waitUntil polls cond every 20 ms until it holds, and fails the test if
+// sim ends first or a minute passes.
+func waitUntil(t *testing.T, p *proctest.Process, tm *terminal, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-p.Done():
+			t.Fatalf("sim ended before %s\nterminal:\n%q\n%s", what, tail(tm.String()), p)
+		case <-deadline:
+			t.Fatalf("no %s after a minute\nterminal:\n%q\n%s", what, tail(tm.String()), p)
+		}
+	}
+}
+
 // TestSignalAfterJudgedRun: on the dashboard, a run's reports are on
 // disk as soon as it is judged, before anyone presses q; SIGHUP (the
 // terminal closed) or SIGTERM then ends sim with the run's verdict (exit
@@ -55,87 +125,17 @@ func TestSignalAfterJudgedRun(t *testing.T) {
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			master, slave := openPTY(t)
-			defer master.Close()
 			dir := filepath.Join(t.TempDir(), "fleetsim-report")
-			cmd := exec.Command(os.Args[0], "run", "testdata/tiny.yaml", "--report", dir, "--log-level", "error")
-			cmd.Env = append(os.Environ(), childEnv+"=1", "TERM=xterm-256color")
-			cmd.Stdin, cmd.Stdout = slave, slave
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			slave.Close()
-			var (
-				mu  sync.Mutex
-				out bytes.Buffer
-			)
-			read := make(chan struct{})
-			go func() {
-				defer close(read)
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := master.Read(buf)
-					mu.Lock()
-					out.Write(buf[:n])
-					mu.Unlock()
-					if err != nil {
-						return
-					}
-				}
-			}()
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			screen := func() string {
-				mu.Lock()
-				defer mu.Unlock()
-				return out.String()
-			}
+			p, tm := startOnTerminal(t, "run", "testdata/tiny.yaml", "--report", dir, "--log-level", "error")
 			// The run takes about a second of wall time; its summary.md
 			// appears once it is judged, while the dashboard waits for q.
 			summary := filepath.Join(dir, "summary.md")
-			deadline := time.After(60 * time.Second)
-			tick := time.NewTicker(20 * time.Millisecond)
-			defer tick.Stop()
-			for waiting := true; waiting; {
-				select {
-				case <-tick.C:
-					if _, err := os.Stat(summary); err == nil {
-						waiting = false
-					}
-				case err := <-done:
-					t.Fatalf("sim ended (%v) before any signal:\nstderr:\n%s", err, stderr.String())
-				case <-deadline:
-					cmd.Process.Kill()
-					t.Fatalf("no %s after 60s:\nstderr:\n%s", summary, stderr.String())
-				}
-			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(15 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("sim still running 15s after %v", sig)
-			}
-			master.SetReadDeadline(time.Now().Add(2 * time.Second))
-			<-read
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-					t.Fatalf("sim was killed by %v instead of exiting", ws.Signal())
-				}
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
-			}
-			got := screen()
+			waitUntil(t, p, tm, summary, func() bool { _, err := os.Stat(summary); return err == nil })
+			p.Signal(t, sig)
+			code := p.Wait(t, 15*time.Second)
+			got := tm.finish()
 			if code != 0 || !strings.Contains(got, "PASS tiny") || strings.Contains(got, "STOPPED") {
-				t.Errorf("exit %d, want 0 with PASS tiny and no STOPPED\nterminal:\n%q\nstderr:\n%s", code, tail(got), stderr.String())
+				t.Errorf("exit %d, want 0 with PASS tiny and no STOPPED\nterminal:\n%q\n%s", code, tail(got), p)
 			}
 			// The alternate screen is left before the summary is printed.
 			if i, j := strings.LastIndex(got, "\x1b[?1049l"), strings.Index(got, "PASS tiny"); i < 0 || j < i {
@@ -173,79 +173,18 @@ func TestQuitBeforeTheEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a sim process")
 	}
-	master, slave := openPTY(t)
-	defer master.Close()
-	// A terminal of 100×30: the dashboard draws nothing on one of no size.
-	size := [4]uint16{30, 100, 0, 0}
-	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, slave.Fd(), syscall.TIOCSWINSZ, uintptr(unsafe.Pointer(&size))); e != 0 {
-		t.Skipf("set the pty's size: %v", e)
-	}
 	dir := filepath.Join(t.TempDir(), "fleetsim-report")
-	cmd := exec.Command(os.Args[0], "run", "testdata/tiny.yaml", "--speed", "1", "--report", dir, "--log-level", "error")
-	cmd.Env = append(os.Environ(), childEnv+"=1", "TERM=xterm-256color")
-	cmd.Stdin, cmd.Stdout = slave, slave
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	slave.Close()
-	var (
-		mu  sync.Mutex
-		out bytes.Buffer
-	)
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := master.Read(buf)
-			mu.Lock()
-			out.Write(buf[:n])
-			mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	p, tm := startOnTerminal(t, "run", "testdata/tiny.yaml", "--speed", "1", "--report", dir, "--log-level", "error")
 	// The dashboard is drawn once the run is under way: its header names
 	// the phase.
-	deadline := time.After(60 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for waiting := true; waiting; {
-		select {
-		case <-tick.C:
-			mu.Lock()
-			waiting = !strings.Contains(out.String(), "running")
-			mu.Unlock()
-		case err := <-done:
-			t.Fatalf("sim ended (%v) before q:\nstderr:\n%s", err, stderr.String())
-		case <-deadline:
-			cmd.Process.Kill()
-			t.Fatalf("no dashboard after 60s:\n%q\nstderr:\n%s", tail(out.String()), stderr.String())
-		}
-	}
-	if _, err := master.Write([]byte("q")); err != nil {
+	waitUntil(t, p, tm, "dashboard", func() bool { return strings.Contains(tm.String(), "running") })
+	if _, err := tm.master.Write([]byte("q")); err != nil {
 		t.Fatal(err)
 	}
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("sim still running 30s after q")
-	}
-	master.SetReadDeadline(time.Now().Add(2 * time.Second))
-	<-read
-	mu.Lock()
-	got := out.String()
-	mu.Unlock()
-	if err != nil || !strings.Contains(got, "STOPPED tiny") || !strings.Contains(got, "stopped: by a key on the dashboard at ") {
-		t.Fatalf("exit %v, want 0 and STOPPED tiny\nterminal:\n%q\nstderr:\n%s", err, tail(got), stderr.String())
+	code := p.Wait(t, 30*time.Second)
+	got := tm.finish()
+	if code != 0 || !strings.Contains(got, "STOPPED tiny") || !strings.Contains(got, "stopped: by a key on the dashboard at ") {
+		t.Fatalf("exit %d, want 0 and STOPPED tiny\nterminal:\n%q\n%s", code, tail(got), p)
 	}
 	for file, want := range map[string]string{
 		"tiny.json":  `"status": "stopped"`,

@@ -3,136 +3,26 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fleetsim/fleetsim/cmd/internal/proctest"
 )
 
-// child is sim running in a process of its own: the test binary, run as
-// sim (TestMain).
-type child struct {
-	cmd            *exec.Cmd
-	stdout, stderr *lines
-	done           chan struct{}
-	err            error // the process's end, once done is closed
-}
-
-// lines collects what a pipe delivers and tells when a line holds a text.
-type lines struct {
-	mu   sync.Mutex
-	text strings.Builder
-	seen chan struct{} // closed when want is seen
-	want string
-}
-
-func (l *lines) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		l.mu.Lock()
-		l.text.WriteString(sc.Text() + "\n")
-		if l.want != "" && strings.Contains(sc.Text(), l.want) {
-			close(l.seen)
-			l.want = ""
-		}
-		l.mu.Unlock()
-	}
-}
-
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.text.String()
-}
-
-// startSim starts sim with args; stdoutWant and stderrWant are the texts
-// the test will wait for (waitLine).
-func startSim(t *testing.T, stdoutWant, stderrWant string, args ...string) *child {
-	t.Helper()
-	c := &child{
-		cmd:    exec.Command(os.Args[0], args...),
-		stdout: &lines{want: stdoutWant, seen: make(chan struct{})},
-		stderr: &lines{want: stderrWant, seen: make(chan struct{})},
-		done:   make(chan struct{}),
-	}
-	c.cmd.Env = append(os.Environ(), childEnv+"=1")
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	errp, err := c.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); c.stdout.read(out) }()
-	go func() { defer wg.Done(); c.stderr.read(errp) }()
-	go func() {
-		wg.Wait() // the pipes are read to their end before Wait closes them
-		c.err = c.cmd.Wait()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-c.done:
-		default:
-			c.cmd.Process.Kill()
-			<-c.done
-		}
-	})
-	return c
-}
-
-// waitLine waits for the line l was told to watch for.
-func (c *child) waitLine(t *testing.T, l *lines, name string) {
-	t.Helper()
-	select {
-	case <-l.seen:
-	case <-c.done:
-		t.Fatalf("sim ended (%v) before its %s said %q:\nstdout:\n%s\nstderr:\n%s", c.err, name, l.want, c.stdout, c.stderr)
-	case <-time.After(60 * time.Second):
-		t.Fatalf("sim's %s has not said %q after 60s:\nstdout:\n%s\nstderr:\n%s", name, l.want, c.stdout, c.stderr)
-	}
-}
-
-// stop sends sig and returns the exit code once sim has ended, failing
-// the test if it takes more than a few seconds.
-func (c *child) stop(t *testing.T, sig os.Signal) int {
+// stop sends sig to sim and returns its exit code once it has ended,
+// failing the test if that takes more than a few seconds.
+func stop(t *testing.T, p *proctest.Process, sig os.Signal) int {
 	t.Helper()
 	sent := time.Now()
-	if err := c.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-c.done:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("sim still running 15s after %v:\nstdout:\n%s\nstderr:\n%s", sig, c.stdout, c.stderr)
-	}
+	p.Signal(t, sig)
+	code := p.Wait(t, 15*time.Second)
 	t.Logf("sim ended %v after %v", time.Since(sent).Round(time.Millisecond), sig)
-	var ee *exec.ExitError
-	if errors.As(c.err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			t.Fatalf("sim was killed by %v instead of exiting", ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	if c.err != nil {
-		t.Fatal(c.err)
-	}
-	return 0
+	return code
 }
 
 // slowFolder is a folder of 200 scenario files that each take a good
@@ -173,11 +63,11 @@ func TestSignalWhileLoading(t *testing.T) {
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			args := append([]string{tc.args[0], dir, "--log-level", "debug"}, tc.args[1:]...)
-			c := startSim(t, "", "loading scenario files", args...)
-			c.waitLine(t, c.stderr, "stderr")
-			code := c.stop(t, tc.sig)
-			if code != tc.code || !strings.Contains(c.stderr.String(), "stopped by SIGINT/SIGTERM while loading the scenario files") {
-				t.Fatalf("exit %d, want %d\nstderr:\n%s", code, tc.code, c.stderr)
+			p := proctest.Start(t, proctest.Options{Env: childEnv}, args...)
+			p.Stderr.WaitFor(t, p, "loading scenario files", time.Minute)
+			code := stop(t, p, tc.sig)
+			if code != tc.code || !strings.Contains(p.Stderr.String(), "stopped by SIGINT/SIGTERM while loading the scenario files") {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, p)
 			}
 		})
 	}
@@ -202,14 +92,14 @@ func TestSignalWhileRunning(t *testing.T) {
 		t.Run(tc.cmd, func(t *testing.T) {
 			// At speed 1 the run lasts 10 s of wall time and more.
 			args := append([]string{tc.cmd, "testdata/tiny.yaml", "--speed", "1", "--progress", "100ms", "--log-level", "error"}, tc.args...)
-			c := startSim(t, "running", "", args...)
-			c.waitLine(t, c.stdout, "stdout")
-			code := c.stop(t, syscall.SIGTERM)
-			if code != tc.code || !strings.Contains(c.stdout.String(), tc.out) {
-				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, c.stdout, c.stderr)
+			p := proctest.Start(t, proctest.Options{Env: childEnv}, args...)
+			p.Stdout.WaitFor(t, p, "running", time.Minute)
+			code := stop(t, p, syscall.SIGTERM)
+			if code != tc.code || !strings.Contains(p.Stdout.String(), tc.out) {
+				t.Fatalf("exit %d, want %d\n%s", code, tc.code, p)
 			}
-			if tc.code == 1 && !strings.Contains(c.stderr.String(), "stopped by SIGINT/SIGTERM: the runs did not complete") {
-				t.Fatalf("stderr:\n%s", c.stderr)
+			if tc.code == 1 && !strings.Contains(p.Stderr.String(), "stopped by SIGINT/SIGTERM: the runs did not complete") {
+				t.Fatalf("%s", p)
 			}
 		})
 	}

@@ -45,11 +45,17 @@ func AsChild(env string, main func()) {
 type Options struct {
 	// Env is the variable AsChild looks for.
 	Env string
-	// Stdout and Stderr, if set, are the process's standard output and
-	// error (a pipe's write end, say, whose reader the test closes);
-	// otherwise Process.Stdout and Process.Stderr collect them. Start
-	// closes them in the parent once the child has them.
-	Stdout, Stderr *os.File
+	// Vars are more environment variables, "NAME=value".
+	Vars []string
+	// Stdin, Stdout and Stderr, if set, are the process's standard input,
+	// output and error (a pipe's write end whose reader the test closes,
+	// or a pseudo-terminal); otherwise stdin is empty, and Process.Stdout
+	// and Process.Stderr collect the output. Start closes them in the
+	// parent once the child has them.
+	Stdin, Stdout, Stderr *os.File
+	// Setsid starts the process in a session of its own, as a terminal's
+	// controlling process is.
+	Setsid bool
 }
 
 // Process is a started child.
@@ -66,7 +72,13 @@ type Process struct {
 func Start(t testing.TB, o Options, args ...string) *Process {
 	t.Helper()
 	p := &Process{Cmd: exec.Command(os.Args[0], args...), done: make(chan struct{})}
-	p.Cmd.Env = append(os.Environ(), o.Env+"=1")
+	p.Cmd.Env = append(append(os.Environ(), o.Env+"=1"), o.Vars...)
+	if o.Setsid {
+		p.Cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
+	if o.Stdin != nil {
+		p.Cmd.Stdin = o.Stdin
+	}
 	var wg sync.WaitGroup
 	var start []func()
 	collect := func(given *os.File, to **Lines, pipe func() (io.ReadCloser, error)) {
@@ -92,9 +104,9 @@ func Start(t testing.TB, o Options, args ...string) *Process {
 	if err := p.Cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []*os.File{o.Stdout, o.Stderr} {
+	for _, f := range []*os.File{o.Stdin, o.Stdout, o.Stderr} {
 		if f != nil {
-			f.Close() // the child has its own copy
+			f.Close() // the child has its own copy (closing one twice is harmless)
 		}
 	}
 	for _, f := range start {
