@@ -186,9 +186,18 @@ type indexSweep struct {
 	Comparisons           []result.Verdict
 }
 
-var funcs = template.FuncMap{"class": class}
+var funcs = template.FuncMap{"class": class, "verdicts": verdictTable}
 
-// style is shared by both pages. It holds no < or &, so a page stays
+// verdictTable is what layout's "verdicts" part shows: a list of verdicts
+// under a heading for their names.
+func verdictTable(heading string, list any) any {
+	return struct {
+		Heading string
+		List    any
+	}{heading, list}
+}
+
+// style is shared by every page. It holds no < or &, so a page stays
 // well-formed XML as well as HTML.
 const style = `
 body{font-family:system-ui,-apple-system,"Segoe UI",Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
@@ -212,15 +221,33 @@ svg text{font-family:"Liberation Sans",Arial,Helvetica,sans-serif !important}
 pre{background:#f6f6f6;padding:1em;overflow:auto;font-size:.85em}
 `
 
-var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
+// layout holds what every page shares: its head, and the table of
+// verdicts that expectations and comparisons both use.
+var layout = template.Must(template.New("layout").Funcs(funcs).Parse(`
+{{define "head"}}<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8"/>
 <meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>{{.Title}} · fleetsim</title>
+<title>{{.}}</title>
 <style>` + style + `</style>
 </head>
-<body>
+<body>{{end}}
+{{define "verdicts"}}<table>
+<tr><th></th><th>{{.Heading}}</th><th>check</th><th>detail</th></tr>
+{{range .List}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
+{{end}}</table>
+{{end}}
+{{define "foot"}}</body>
+</html>
+{{end}}`))
+
+// withLayout returns a template that can call layout's parts.
+func withLayout(name, text string) *template.Template {
+	return template.Must(template.Must(layout.Clone()).New(name).Parse(text))
+}
+
+var pageTmpl = withLayout("page", `{{template "head" printf "%s · fleetsim" .Title}}
 <h1>{{.Title}} <span class="badge {{.Class}}">{{.V.Status.Word}}</span></h1>
 {{with .R.Description}}<p>{{.}}</p>{{end}}
 <p class="sub">{{.RunLine}}</p>
@@ -236,18 +263,10 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 {{end}}
 {{with .R.Verdicts}}
 <h2>Expectations</h2>
-<table>
-<tr><th></th><th>expectation</th><th>check</th><th>detail</th></tr>
-{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
-{{end}}</table>
-{{end}}
+{{template "verdicts" verdicts "expectation" .}}{{end}}
 {{with .R.Comparisons}}
 <h2>Comparisons across the sweep's variants</h2>
-<table>
-<tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
-{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
-{{end}}</table>
-{{end}}
+{{template "verdicts" verdicts "comparison" .}}{{end}}
 {{with .Baseline}}
 <h2>Baseline</h2>
 {{if .Skipped}}<p class="{{if .Failed}}fail{{end}}">Not compared: {{.Skipped}}</p>{{else}}<p class="{{if .Failed}}fail{{else}}pass{{end}}">{{.Line}}</p>{{end}}
@@ -278,19 +297,9 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 <details><summary>The full result (the JSON report's "result")</summary>
 <pre>{{.Result}}</pre>
 </details>
-</body>
-</html>
-`))
+{{template "foot"}}`)
 
-var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>fleetsim scenarios</title>
-<style>` + style + `</style>
-</head>
-<body>
+var indexTmpl = withLayout("index", `{{template "head" "fleetsim scenarios"}}
 <h1>fleetsim scenarios</h1>
 <p id="totals"><strong>{{.Summary}}.</strong></p>
 {{if .Runs}}<table>
@@ -307,31 +316,15 @@ var indexTmpl = template.Must(template.New("index").Funcs(funcs).Parse(`<!DOCTYP
 {{end}}</table>
 {{with .Comparisons}}
 <h3>Comparisons across the variants</h3>
-<table>
-<tr><th></th><th>comparison</th><th>check</th><th>detail</th></tr>
-{{range .}}<tr class="{{if eq .Status "fail"}}fail{{else if eq .Status "pass"}}pass{{end}}"><td>{{.Status.Mark}}</td><td>{{.Name}}</td><td><code>{{.Check}}</code></td><td>{{.Detail}}</td></tr>
-{{end}}</table>
+{{template "verdicts" verdicts "comparison" .}}{{end}}
 {{end}}
-{{end}}
-</body>
-</html>
-`))
+{{template "foot"}}`)
 
-var refusalTmpl = template.Must(template.New("refusal").Funcs(funcs).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>fleetsim scenarios</title>
-<style>` + style + `</style>
-</head>
-<body>
+var refusalTmpl = withLayout("refusal", `{{template "head" "fleetsim scenarios"}}
 <h1>fleetsim scenarios</h1>
 <p class="fail" id="totals"><strong>{{.Headline}}.</strong></p>
 <table>
 <tr><th>file</th><th>problem</th></tr>
 {{range .Problems}}<tr><td><code>{{.File}}</code></td><td><pre>{{.Err}}</pre></td></tr>
 {{end}}</table>
-</body>
-</html>
-`))
+{{template "foot"}}`)
