@@ -18,6 +18,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/leader/control"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -427,12 +428,12 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	defer stopRun()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	ctl := &control{l: l, link: sess, topics: topics, log: log}
-	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.onRequest); err != nil {
+	ctl := control.NewServer(l, sess, topics, log)
+	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.Handle); err != nil {
 		stopRun()
 		return cli.Runtime(err)
 	}
-	ctl.start(runCtx, &wg)
+	wg.Go(func() { ctl.Run(runCtx) })
 	if o.statsEvery > 0 {
 		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
