@@ -17,6 +17,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/dash"
+	"github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
@@ -331,7 +332,7 @@ func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slo
 			}
 		}
 		if len(mine) > 0 {
-			mine[len(mine)-1].Comparisons = scenario.JudgeComparisons(sc, vs, mine)
+			mine[len(mine)-1].Comparisons = judge.Comparisons(sc, vs, mine)
 		}
 	}
 	return out, nil
