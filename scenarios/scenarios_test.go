@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	judging "github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
@@ -111,7 +112,7 @@ func judge(t *testing.T, sc *scenario.Scenario, each func(t *testing.T, label st
 			each(t, label, rep)
 		}
 	}
-	for _, vd := range scenario.JudgeComparisons(sc, vs, reps) {
+	for _, vd := range judging.Comparisons(sc, vs, reps) {
 		if vd.Status == result.Fail {
 			t.Errorf("%s: comparison failed: %s: %s (%s)", sc.Name, vd.Name, vd.Check, vd.Detail)
 		}
@@ -168,7 +169,7 @@ func TestMechanismsOff(t *testing.T) {
 				}
 				reps = append(reps, run(t, v))
 			}
-			verdicts := scenario.JudgeComparisons(sc, vs, reps)
+			verdicts := judging.Comparisons(sc, vs, reps)
 			for _, rep := range reps {
 				verdicts = append(verdicts, rep.Verdicts...)
 			}

@@ -17,6 +17,7 @@ import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/leader/control"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
@@ -61,8 +62,8 @@ const exitUnknown = 5
 
 // request validates the flags and builds the request: a deploy, or with
 // --cancel the cancel of one. changed says whether a flag was given.
-func (o deployOptions) request(changed func(string) bool) (deployRequest, error) {
-	req := deployRequest{ID: o.requestID}
+func (o deployOptions) request(changed func(string) bool) (control.Request, error) {
+	req := control.Request{ID: o.requestID}
 	if o.requestID != "" {
 		if err := wire.ValidWorkerID(o.requestID); err != nil {
 			return req, cli.Usagef("--request-id %q: %v", o.requestID, err)
@@ -115,7 +116,7 @@ func (o deployOptions) request(changed func(string) bool) (deployRequest, error)
 }
 
 // connection checks the flags every request needs.
-func (o deployOptions) connection(*deployRequest) error {
+func (o deployOptions) connection(*control.Request) error {
 	if o.timeout <= 0 {
 		return cli.Usagef("--timeout %v: want a positive duration", o.timeout)
 	}
@@ -256,7 +257,7 @@ not open the outbox file; for a leader that is not running, start one.
 	return c
 }
 
-func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass string, stdout io.Writer) error {
+func runDeploy(ctx context.Context, o deployOptions, req control.Request, pass string, stdout io.Writer) error {
 	topics := wire.Topics{Prefix: o.prefix}
 	if req.ID == "" {
 		var rnd [8]byte
@@ -279,22 +280,22 @@ func runDeploy(ctx context.Context, o deployOptions, req deployRequest, pass str
 		return cli.Runtime(err)
 	}
 	defer sess.Close(true)
-	ans, copies, err := ask(ctx, sess, topics, req)
+	ans, copies, err := control.Ask(ctx, sess, topics, req)
 	return o.outcome(req, topics, ans, copies, err, stdout)
 }
 
 // outcome prints the leader's answer, or returns the error 'leader
 // deploy' exits with: the leader refused (1), nothing could be sent (1),
 // or no answer came (exitUnknown).
-func (o deployOptions) outcome(req deployRequest, topics wire.Topics, ans deployAnswer, copies int, err error, stdout io.Writer) error {
-	var notSent *notSentError
+func (o deployOptions) outcome(req control.Request, topics wire.Topics, ans control.Answer, copies int, err error, stdout io.Writer) error {
+	var notSent *control.NotSentError
 	switch {
 	case errors.As(err, &notSent):
-		if n := notSent.bytes; n > broker.DefaultMaxPacketSize-1024 {
+		if n := notSent.Bytes; n > broker.DefaultMaxPacketSize-1024 {
 			err = fmt.Errorf("%w (the request is %d bytes: a broker refuses packets over its limit, the embedded one over 'leader run --max-packet-size', 1 MiB by default; use --all, fewer workers per deploy, or a higher limit)", err, n)
 		}
 		return cli.Runtime(err)
-	case errors.Is(err, errNoAnswer):
+	case errors.Is(err, control.ErrNoAnswer):
 		return &cli.Error{Code: exitUnknown, Err: fmt.Errorf("no answer from a leader on %s within %v (asked %d times): %s; is 'leader run' running and connected to %s with --topic-prefix %s?",
 			topics.LeaderDeploy(), o.timeout, copies, o.unknown(req, topics), o.broker, o.prefix)}
 	case err != nil:
@@ -309,7 +310,7 @@ func (o deployOptions) outcome(req deployRequest, topics wire.Topics, ans deploy
 }
 
 // unknown says what no answer means, and how to find out.
-func (o deployOptions) unknown(req deployRequest, topics wire.Topics) string {
+func (o deployOptions) unknown(req control.Request, topics wire.Topics) string {
 	if req.Cancel != nil {
 		return fmt.Sprintf("deploy %d may or may not be cancelled. Asking again is safe: leader deploy --cancel %d; or look at deploy %d in the leader's stats on %s (Cancelled) or its log",
 			*req.Cancel, *req.Cancel, *req.Cancel, topics.LeaderStats())
@@ -319,7 +320,7 @@ func (o deployOptions) unknown(req deployRequest, topics wire.Topics) string {
 }
 
 // printAnswer prints what the leader did.
-func printAnswer(w io.Writer, req deployRequest, ans deployAnswer) {
+func printAnswer(w io.Writer, req control.Request, ans control.Answer) {
 	switch {
 	case req.Cancel != nil && ans.Finished:
 		fmt.Fprintf(w, "deploy %d had nothing left to send: nothing to cancel (request %s)\n", ans.Deploy, req.ID)

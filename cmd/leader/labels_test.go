@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/leader/control"
 )
 
 // scrape returns what /metrics serves for src.
-func scrape(t *testing.T, src source, ctl *control, deployHistory int) string {
+func scrape(t *testing.T, src source, ctl *control.Server, deployHistory int) string {
 	t.Helper()
 	w := httptest.NewRecorder()
 	metricsHandler(src, ctl, deployHistory, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/leader/control"
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
@@ -26,7 +27,7 @@ type source interface {
 type collector struct {
 	src source
 	// ctl counts the deploy requests; nil: no deploy requests taken.
-	ctl *control
+	ctl *control.Server
 	// deploySeries bounds the deploys fleetsim_deploy_* export, newest
 	// first.
 	deploySeries int
@@ -242,16 +243,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(dDeployRejected, float64(d.Totals.Rejected), idx, ver)
 	}
 	if c.ctl != nil {
-		n := &c.ctl.counts
-		counter(dDeployReqs, n.started.Load(), "started")
-		counter(dDeployReqs, n.repeated.Load(), "repeated")
-		counter(dDeployReqs, n.cancelled.Load(), "cancelled")
-		counter(dDeployReqs, n.refused.Load(), "refused")
-		counter(dDeployReqs, n.unanswered.Load(), "unanswered")
-		counter(dDeployReqs, n.dropped.Load(), "dropped")
-		counter(dDeployAnswers, n.answeredQoS1.Load(), "qos1")
-		counter(dDeployAnswers, n.answeredQoS0.Load(), "qos0")
-		counter(dDeployAnswers, n.answersLost.Load(), "lost")
+		n := c.ctl.Counts()
+		counter(dDeployReqs, n.Started, "started")
+		counter(dDeployReqs, n.Repeated, "repeated")
+		counter(dDeployReqs, n.Cancelled, "cancelled")
+		counter(dDeployReqs, n.Refused, "refused")
+		counter(dDeployReqs, n.Unanswered, "unanswered")
+		counter(dDeployReqs, n.Dropped, "dropped")
+		counter(dDeployAnswers, n.AnsweredQoS1, "qos1")
+		counter(dDeployAnswers, n.AnsweredQoS0, "qos0")
+		counter(dDeployAnswers, n.AnswersLost, "lost")
 	}
 }
 
@@ -259,7 +260,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // process's: ctl's deploy requests (nil: none), the newest deployHistory +
 // deploySeriesExtra deploys, and the embedded broker's TCP clients
 // (brokerStats; nil: none).
-func metricsHandler(src source, ctl *control, deployHistory int, brokerStats func() broker.Stats) http.Handler {
+func metricsHandler(src source, ctl *control.Server, deployHistory int, brokerStats func() broker.Stats) http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector{src: src, ctl: ctl, deploySeries: deployHistory + deploySeriesExtra, broker: brokerStats},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -18,6 +18,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/leader/control"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/transport"
@@ -110,35 +111,8 @@ func (o runOptions) validate() (runConfig, error) {
 	if rc.retry, err = mailbox.ParseRetryHint(o.retryAfter); err != nil {
 		return rc, cli.Usagef("--retry-after %q: want drain or spread", o.retryAfter)
 	}
-	switch {
-	case o.outboxPath == "":
-		return rc, cli.Usagef("--outbox: want a file path, e.g. ./leader.db")
-	case o.partitions < 1 || o.partitions > 1<<16:
-		return rc, cli.Usagef("--partitions %d: want 1 to 65536", o.partitions)
-	case o.maxAttempts < 1:
-		return rc, cli.Usagef("--max-attempts %d: want at least 1", o.maxAttempts)
-	case o.limitMin < 1:
-		return rc, cli.Usagef("--limit-min %d: want at least 1", o.limitMin)
-	case o.limitMax < o.limitMin:
-		return rc, cli.Usagef("--limit-max %d: want at least --limit-min (%d)", o.limitMax, o.limitMin)
-	case o.limitInitial < o.limitMin || o.limitInitial > o.limitMax:
-		return rc, cli.Usagef("--limit-initial %d: want between --limit-min (%d) and --limit-max (%d)", o.limitInitial, o.limitMin, o.limitMax)
-	case o.relayIntv <= 0:
-		return rc, cli.Usagef("--relay-interval %v: want a positive duration, e.g. 5ms", o.relayIntv)
-	case o.relayBatch < 1:
-		return rc, cli.Usagef("--relay-batch %d: want at least 1", o.relayBatch)
-	case o.askTimeout <= 0:
-		return rc, cli.Usagef("--ask-timeout %v: want a positive duration, e.g. 5s", o.askTimeout)
-	case o.suspectAfter < 0 || o.suspectAfter > 0 && o.suspectAfter < time.Second:
-		return rc, cli.Usagef("--suspect-after %v: want 0 (never) or at least 1s, e.g. 1m", o.suspectAfter)
-	case o.mailbox < 1:
-		return rc, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
-	case o.heartbeat <= 0:
-		return rc, cli.Usagef("--heartbeat-interval %v: want a positive duration, e.g. 5s", o.heartbeat)
-	case o.statsEvery < 0:
-		return rc, cli.Usagef("--stats-interval %v: want 0 (off) or a positive duration", o.statsEvery)
-	case o.deployHistory < 1:
-		return rc, cli.Usagef("--deploy-history %d: want at least 1", o.deployHistory)
+	if err := o.validateRelay(); err != nil {
+		return rc, err
 	}
 	if err := validPrefix(o.prefix); err != nil {
 		return rc, err
@@ -160,21 +134,68 @@ func (o runOptions) validate() (runConfig, error) {
 		}
 	}
 	if o.broker != "" {
-		if err := validBrokerURL("broker", o.broker); err != nil {
+		return o.validateExternal(rc)
+	}
+	return o.validateEmbedded(rc)
+}
+
+// validateRelay checks the outbox's, the relay's and the leader's numbers.
+func (o runOptions) validateRelay() error {
+	switch {
+	case o.outboxPath == "":
+		return cli.Usagef("--outbox: want a file path, e.g. ./leader.db")
+	case o.partitions < 1 || o.partitions > 1<<16:
+		return cli.Usagef("--partitions %d: want 1 to 65536", o.partitions)
+	case o.maxAttempts < 1:
+		return cli.Usagef("--max-attempts %d: want at least 1", o.maxAttempts)
+	case o.limitMin < 1:
+		return cli.Usagef("--limit-min %d: want at least 1", o.limitMin)
+	case o.limitMax < o.limitMin:
+		return cli.Usagef("--limit-max %d: want at least --limit-min (%d)", o.limitMax, o.limitMin)
+	case o.limitInitial < o.limitMin || o.limitInitial > o.limitMax:
+		return cli.Usagef("--limit-initial %d: want between --limit-min (%d) and --limit-max (%d)", o.limitInitial, o.limitMin, o.limitMax)
+	case o.relayIntv <= 0:
+		return cli.Usagef("--relay-interval %v: want a positive duration, e.g. 5ms", o.relayIntv)
+	case o.relayBatch < 1:
+		return cli.Usagef("--relay-batch %d: want at least 1", o.relayBatch)
+	case o.askTimeout <= 0:
+		return cli.Usagef("--ask-timeout %v: want a positive duration, e.g. 5s", o.askTimeout)
+	case o.suspectAfter < 0 || o.suspectAfter > 0 && o.suspectAfter < time.Second:
+		return cli.Usagef("--suspect-after %v: want 0 (never) or at least 1s, e.g. 1m", o.suspectAfter)
+	case o.mailbox < 1:
+		return cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
+	case o.heartbeat <= 0:
+		return cli.Usagef("--heartbeat-interval %v: want a positive duration, e.g. 5s", o.heartbeat)
+	case o.statsEvery < 0:
+		return cli.Usagef("--stats-interval %v: want 0 (off) or a positive duration", o.statsEvery)
+	case o.deployHistory < 1:
+		return cli.Usagef("--deploy-history %d: want at least 1", o.deployHistory)
+	}
+	return nil
+}
+
+// validateExternal checks the flags of a leader on an external broker
+// (--broker), and reads the password it logs in with.
+func (o runOptions) validateExternal(rc runConfig) (runConfig, error) {
+	if err := validBrokerURL("broker", o.broker); err != nil {
+		return rc, err
+	}
+	if o.secretFile != "" {
+		return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", wire.LeaderUsername)
+	}
+	if o.leaderPasswordFile != "" {
+		pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
+		if err != nil {
 			return rc, err
 		}
-		if o.secretFile != "" {
-			return rc, cli.Usagef("--secret-file: only for the embedded broker; with --broker, the external broker checks logins (give --leader-password-file to log in as %q)", wire.LeaderUsername)
-		}
-		if o.leaderPasswordFile != "" {
-			pw, err := cli.ReadSecret("leader-password-file", o.leaderPasswordFile)
-			if err != nil {
-				return rc, err
-			}
-			rc.leaderPass = string(pw)
-		}
-		return rc, nil
+		rc.leaderPass = string(pw)
 	}
+	return rc, nil
+}
+
+// validateEmbedded checks the flags of the embedded broker's listener and
+// login, and reads the secret and the password.
+func (o runOptions) validateEmbedded(rc runConfig) (runConfig, error) {
 	host, _, err := net.SplitHostPort(o.listen)
 	if err != nil {
 		return rc, cli.Usagef("--listen %q: want host:port, e.g. %s", o.listen, broker.DefaultTCPAddr)
@@ -220,12 +241,8 @@ func validPrefix(p string) error {
 	return nil
 }
 
-func newRunCmd(ctx context.Context, logs *cli.LogOptions, stderr io.Writer) *cobra.Command {
-	var o runOptions
-	c := &cobra.Command{
-		Use:   "run",
-		Short: "Run the leader (the default command)",
-		Long: `leader run starts the leader and serves until SIGINT, SIGTERM or SIGHUP.
+// runHelp is the long help of 'leader run'.
+const runHelp = `leader run starts the leader and serves until SIGINT, SIGTERM or SIGHUP.
 
 By default it starts an embedded MQTT broker listening on --listen
 (127.0.0.1:1883) and connects to it in memory. With --broker it starts no
@@ -299,7 +316,14 @@ reads its output is gone (a broken pipe), it stops the relay (deliveries
 in flight settle or are handed back uncharged), announces itself
 offline, closes the outbox and the broker, and exits 0.
 
-` + cli.ExitCodesHelp,
+` + cli.ExitCodesHelp
+
+func newRunCmd(ctx context.Context, logs *cli.LogOptions, stderr io.Writer) *cobra.Command {
+	var o runOptions
+	c := &cobra.Command{
+		Use:   "run",
+		Short: "Run the leader (the default command)",
+		Long:  runHelp,
 		Example: `  # a leader for workers on this machine, metrics on :9464
   leader run --outbox ./leader.db --metrics-addr 127.0.0.1:9464
 
@@ -335,18 +359,15 @@ offline, closes the outbox and the broker, and exits 0.
 func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	o := rc.o
 	topics := wire.Topics{Prefix: o.prefix}
-	st, err := outbox.OpenBolt(o.outboxPath, outbox.Options{
-		Partitions: o.partitions, MaxAttempts: o.maxAttempts, Durability: rc.durability,
-	})
+	st, err := openOutbox(rc, log)
 	if err != nil {
-		return cli.Outbox(err)
+		return err
 	}
 	defer func() {
 		if err := st.Close(); err != nil {
 			log.Error("close outbox", "err", err)
 		}
 	}()
-	log.Info("outbox open", "path", o.outboxPath, "depth", st.Stats().Depth, "dead_letters", st.Stats().DeadLetters, "durability", rc.durability, "partitions", o.partitions)
 
 	// The metrics listener first: a port in use fails before anything else.
 	var metricsLn net.Listener
@@ -366,27 +387,10 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	co := transport.ClientOptions{ID: o.clientID, CleanSession: true, Will: transport.LeaderWill(topics)}
 	var embedded *broker.Broker
 	if o.broker == "" {
-		bo := broker.BrokerOptions{
-			TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
-			MaxPacketSize: o.maxPacketSize,
+		if embedded, err = startBroker(rc, &co, log); err != nil {
+			return err
 		}
-		o.limits.apply(&bo)
-		embedded, err = broker.StartBroker(bo)
-		if err != nil {
-			return cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
-		}
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := embedded.Close(cctx); err != nil {
-				log.Error("close broker", "err", err)
-			}
-		}()
-		log.Info("broker listening", "addr", embedded.Addr(), "auth", rc.auth != nil)
-		co.Broker, co.MemBuffer, co.WriteQueue = "mem://", 8<<20, 1<<16
-		if rc.auth != nil {
-			co.Username, co.Password = wire.LeaderUsername, rc.auth.LeaderPassword
-		}
+		defer closeBroker(embedded, log)
 	} else {
 		co.Broker = o.broker
 		if rc.leaderPass != "" {
@@ -404,8 +408,66 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 	}
 	defer sess.Close(true)
 
-	l, err := leader.New(leader.Config{
-		Link: sess, Store: st, Topics: topics, Seed: o.seed, Logger: log.With("component", "leader"),
+	l, err := leader.New(leaderConfig(rc, sess, st, embedded, log))
+	if err != nil {
+		return cli.Usagef("%v", err) // every field comes from a flag
+	}
+	err = serve(ctx, rc, wiring{l: l, sess: sess, co: co, embedded: embedded, metricsLn: metricsLn}, log)
+	s := st.Stats()
+	log.Info("leader stopped", "outbox_depth", s.Depth, "dead_letters", s.DeadLetters, "acked", s.Acked)
+	return err
+}
+
+// openOutbox opens the outbox file --outbox names.
+func openOutbox(rc runConfig, log *slog.Logger) (*outbox.Bolt, error) {
+	o := rc.o
+	st, err := outbox.OpenBolt(o.outboxPath, outbox.Options{
+		Partitions: o.partitions, MaxAttempts: o.maxAttempts, Durability: rc.durability,
+	})
+	if err != nil {
+		return nil, cli.Outbox(err)
+	}
+	log.Info("outbox open", "path", o.outboxPath, "depth", st.Stats().Depth, "dead_letters", st.Stats().DeadLetters, "durability", rc.durability, "partitions", o.partitions)
+	return st, nil
+}
+
+// startBroker starts the embedded broker and sets co to connect to it in
+// memory, logged in as the leader when it checks credentials.
+func startBroker(rc runConfig, co *transport.ClientOptions, log *slog.Logger) (*broker.Broker, error) {
+	o := rc.o
+	bo := broker.BrokerOptions{
+		TCPAddr: o.listen, Auth: rc.auth, AllowInsecure: o.insecureNoAuth, Logger: newBrokerLog(log.Handler()).With("component", "broker"),
+		MaxPacketSize: o.maxPacketSize,
+	}
+	o.limits.apply(&bo)
+	embedded, err := broker.StartBroker(bo)
+	if err != nil {
+		return nil, cli.Runtime(fmt.Errorf("start the embedded broker: %w", err))
+	}
+	log.Info("broker listening", "addr", embedded.Addr(), "auth", rc.auth != nil)
+	co.Broker, co.MemBuffer, co.WriteQueue = "mem://", 8<<20, 1<<16
+	if rc.auth != nil {
+		co.Username, co.Password = wire.LeaderUsername, rc.auth.LeaderPassword
+	}
+	return embedded, nil
+}
+
+// closeBroker closes the embedded broker, waiting up to 10 s for its
+// clients to go.
+func closeBroker(embedded *broker.Broker, log *slog.Logger) {
+	cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := embedded.Close(cctx); err != nil {
+		log.Error("close broker", "err", err)
+	}
+}
+
+// leaderConfig is the leader's configuration from the flags, on sess and
+// st; embedded is the embedded broker, or nil.
+func leaderConfig(rc runConfig, sess *transport.Session, st outbox.Store, embedded *broker.Broker, log *slog.Logger) leader.Config {
+	o := rc.o
+	return leader.Config{
+		Link: sess, Store: st, Topics: wire.Topics{Prefix: o.prefix}, Seed: o.seed, Logger: log.With("component", "leader"),
 		Mailbox:           mailbox.Options{Capacity: o.mailbox, Retry: rc.retry},
 		HeartbeatInterval: o.heartbeat,
 		AskTimeout:        o.askTimeout,
@@ -416,53 +478,70 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 			Interval: o.relayIntv, Batch: o.relayBatch,
 			Limiter: flow.LimiterOptions{Initial: o.limitInitial, Min: o.limitMin, Max: o.limitMax},
 		},
-	})
-	if err != nil {
-		return cli.Usagef("%v", err) // every field comes from a flag
 	}
+}
 
+// wiring is what runLeader has set up for serve.
+type wiring struct {
+	l         *leader.Leader
+	sess      *transport.Session
+	co        transport.ClientOptions // sess's
+	embedded  *broker.Broker          // nil: an external broker
+	metricsLn net.Listener            // nil: no /metrics
+}
+
+// serve runs the leader until ctx ends (a signal), with its deploy
+// control, its stats publisher and /metrics. It returns once all of them
+// have stopped.
+func serve(ctx context.Context, rc runConfig, w wiring, log *slog.Logger) error {
+	o, l, sess := rc.o, w.l, w.sess
+	topics := wire.Topics{Prefix: o.prefix}
 	// runCtx ends on a signal. A lost session does not end it: the leader
 	// pauses its relay and dials again (leader.Redialer).
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	ctl := &control{l: l, link: sess, topics: topics, log: log}
-	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.onRequest); err != nil {
+	ctl := control.NewServer(l, sess, topics, log)
+	if err := sess.Subscribe(runCtx, topics.LeaderDeploy(), 1, ctl.Handle); err != nil {
 		stopRun()
 		return cli.Runtime(err)
 	}
-	ctl.start(runCtx, &wg)
+	wg.Go(func() { ctl.Run(runCtx) })
 	if o.statsEvery > 0 {
 		wg.Go(func() { l.PublishStats(runCtx, o.statsEvery) })
 	}
-	if metricsLn != nil {
+	if w.metricsLn != nil {
 		var brokerStats func() broker.Stats
-		if embedded != nil {
-			brokerStats = embedded.Stats
+		if w.embedded != nil {
+			brokerStats = w.embedded.Stats
 		}
-		srv := &http.Server{Handler: metricsHandler(l, ctl, o.deployHistory, brokerStats), ReadHeaderTimeout: 5 * time.Second}
-		log.Info("metrics listening", "addr", metricsLn.Addr().String(), "path", "/metrics")
-		wg.Go(func() {
-			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				log.Error("metrics server", "err", err)
-			}
-		})
-		wg.Go(func() {
-			<-runCtx.Done()
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		})
+		h := metricsHandler(l, ctl, o.deployHistory, brokerStats)
+		serveMetrics(runCtx, &wg, w.metricsLn, h, log)
 	}
-	log.Info("leader running", "broker", co.Broker, "topic_prefix", o.prefix, "client_id", co.ID)
-	err = l.Run(runCtx)
+	log.Info("leader running", "broker", w.co.Broker, "topic_prefix", o.prefix, "client_id", w.co.ID)
+	err := l.Run(runCtx)
 	stopRun()
 	wg.Wait()
-	s := st.Stats()
-	log.Info("leader stopped", "outbox_depth", s.Depth, "dead_letters", s.DeadLetters, "acked", s.Acked)
 	if err != nil {
 		return cli.Runtime(err)
 	}
 	return nil
+}
+
+// serveMetrics serves h on ln until ctx ends, on goroutines wg waits for.
+func serveMetrics(ctx context.Context, wg *sync.WaitGroup, ln net.Listener, h http.Handler, log *slog.Logger) {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	log.Info("metrics listening", "addr", ln.Addr().String(), "path", "/metrics")
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	})
+	wg.Go(func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -14,20 +15,19 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
-	var (
-		f        runFlags
-		junit    string
-		baseline string
-		update   bool
-		repeat   repeatFlag
-		summary  string
-		keptUp   bool
-	)
-	c := &cobra.Command{
-		Use:   "check FILE|DIR|NAME...",
-		Short: "Run scenarios headless, judge them against expectations and baselines (for CI)",
-		Long: `check runs each scenario headless, judges its expectations, and compares its
+// checkFlags are check's flags.
+type checkFlags struct {
+	runFlags
+	junit    string
+	baseline string
+	update   bool
+	repeat   repeatFlag
+	summary  string
+	keptUp   bool
+}
+
+// checkHelp is the long help of 'sim check'.
+var checkHelp = `check runs each scenario headless, judges its expectations, and compares its
 result with its baseline in --baseline: exact for what the scenario's
 timeline decides, and within a band for what load decides, from
 value/factor - abs to value*factor + abs, so that a count falling to a
@@ -73,7 +73,15 @@ compared; it passes on its counts. With --require-kept-up it fails instead
 (exit 4), its verdict naming the lag, for a CI that must not pass on
 timings it did not check.
 
-` + exitCodesOf("check"),
+` + exitCodesOf("check")
+
+func newCheckCmd(ctx context.Context, stdout, stderr io.Writer, logs *cli.LogOptions) *cobra.Command {
+	var o checkFlags
+	f := &o.runFlags
+	c := &cobra.Command{
+		Use:   "check FILE|DIR|NAME...",
+		Short: "Run scenarios headless, judge them against expectations and baselines (for CI)",
+		Long:  checkHelp,
 		Example: `  sim check my-scenario.yaml --update-baseline --repeat 10   # first: capture its baseline
   sim check my-scenario.yaml                                 # then: check against it
   sim check scenarios/ --workers 300 --junit junit.xml --summary summary.md`,
@@ -83,83 +91,98 @@ timings it did not check.
 			if err != nil {
 				return err
 			}
-			if err := repeat.check(c, update); err != nil {
+			if err := o.repeat.check(c, o.update); err != nil {
 				return err
 			}
 			if err := f.validate(); err != nil {
 				return err
 			}
-			scs, err := loadAll(ctx, args, &f, log, stderr)
-			if errors.Is(err, errStopped) {
-				// A gate must not pass on what it did not check.
-				return cli.Runtime(fmt.Errorf("%w: nothing was checked", err))
-			}
-			var failed loadError
-			if errors.As(err, &failed) {
-				// The CI shows why there are no runs.
-				return refuse(report.Refusal{Phase: report.RefusedLoad, Problems: failed}, junit, summary, f.report, stderr)
-			}
-			if err != nil {
-				return err
-			}
-			bs := baselines{}
-			if !update {
-				var rf *report.Refusal
-				if bs, rf, err = loadBaselines(scs, baseline, &f); err != nil {
-					return err
-				}
-				if rf != nil {
-					return refuse(*rf, junit, summary, f.report, stderr)
-				}
-			}
-			var rounds [][]*result.Report
-			err = withCPUProfile(f.cpu, func() (err error) {
-				rounds, err = runRounds(ctx, scs, &f, log, repeat.n, stdout)
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return cli.Runtime(errors.New("stopped by SIGINT/SIGTERM: the runs did not complete, nothing was checked"))
-			}
-			reps := rounds[len(rounds)-1]
-			cmps, err := compareAll(reps, rounds, bs, baseline, update, stdout)
-			if err != nil {
-				return err
-			}
-			runs := report.Judge(reps, cmps, report.Options{RequireKeptUp: keptUp})
-			if err := writeReports(f.report, runs); err != nil {
-				return err
-			}
-			if junit != "" {
-				if err := writeFile(junit, func(w io.Writer) error { return report.JUnit(w, runs) }); err != nil {
-					return cli.Runtime(fmt.Errorf("--junit %s: %w", junit, err))
-				}
-			}
-			if summary != "" {
-				if err := writeFile(summary, func(w io.Writer) error { return report.Markdown(w, runs) }); err != nil {
-					return cli.Runtime(fmt.Errorf("--summary %s: %w", summary, err))
-				}
-			}
-			earlier := earlierFailures(stdout, rounds)
-			report.Text(stdout, runs)
-			printReportPaths(stdout, f.report, reps, true)
-			if err := verdict(runs); err != nil {
-				return err
-			}
-			return earlier
+			return o.run(ctx, args, log, stdout, stderr)
 		},
 	}
 	f.add(c, "")
-	c.Flags().StringVar(&junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
-	c.Flags().StringVar(&baseline, "baseline", defaultBaselines, "directory of the baseline files")
-	c.Flags().BoolVar(&update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
-	repeat.add(c)
-	c.Flags().StringVar(&summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
-	c.Flags().BoolVar(&keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
+	c.Flags().StringVar(&o.junit, "junit", "", "write JUnit XML here (a test suite per scenario, a test case per expectation and baseline)")
+	c.Flags().StringVar(&o.baseline, "baseline", defaultBaselines, "directory of the baseline files")
+	c.Flags().BoolVar(&o.update, "update-baseline", false, "write new baselines from this run (or the --repeat runs) instead of comparing")
+	o.repeat.add(c)
+	c.Flags().StringVar(&o.summary, "summary", "", "append the Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+	c.Flags().BoolVar(&o.keptUp, "require-kept-up", false, "fail (exit 4) a run the machine could not keep up with, instead of only not judging its timings")
 	f.headless = true
 	return c
+}
+
+// run loads the scenarios and their baselines (refusing, with the
+// reports saying why, what it could not compare), runs every variant
+// --repeat times, and reports the last round.
+func (o *checkFlags) run(ctx context.Context, args []string, log *slog.Logger, stdout, stderr io.Writer) error {
+	f := &o.runFlags
+	scs, err := loadAll(ctx, args, f, log, stderr)
+	if errors.Is(err, errStopped) {
+		// A gate must not pass on what it did not check.
+		return cli.Runtime(fmt.Errorf("%w: nothing was checked", err))
+	}
+	var failed loadError
+	if errors.As(err, &failed) {
+		// The CI shows why there are no runs.
+		return refuse(report.Refusal{Phase: report.RefusedLoad, Problems: failed}, o.junit, o.summary, f.report, stderr)
+	}
+	if err != nil {
+		return err
+	}
+	bs := baselines{}
+	if !o.update {
+		var rf *report.Refusal
+		if bs, rf, err = loadBaselines(scs, o.baseline, f); err != nil {
+			return err
+		}
+		if rf != nil {
+			return refuse(*rf, o.junit, o.summary, f.report, stderr)
+		}
+	}
+	var rounds [][]*result.Report
+	err = withCPUProfile(f.cpu, func() (err error) {
+		rounds, err = runRounds(ctx, scs, f, log, o.repeat.n, stdout)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return cli.Runtime(errors.New("stopped by SIGINT/SIGTERM: the runs did not complete, nothing was checked"))
+	}
+	return o.report(rounds, bs, stdout)
+}
+
+// report compares the last round with the baselines (or, with
+// --update-baseline, writes them), writes --report, --junit and
+// --summary, prints the verdicts and returns the exit code's error.
+func (o *checkFlags) report(rounds [][]*result.Report, bs baselines, stdout io.Writer) error {
+	reps := rounds[len(rounds)-1]
+	cmps, err := compareAll(reps, rounds, bs, o.baseline, o.update, stdout)
+	if err != nil {
+		return err
+	}
+	runs := report.Judge(reps, cmps, report.Options{RequireKeptUp: o.keptUp})
+	if err := writeReports(o.runFlags.report, runs); err != nil {
+		return err
+	}
+	if o.junit != "" {
+		if err := writeFile(o.junit, func(w io.Writer) error { return report.JUnit(w, runs) }); err != nil {
+			return cli.Runtime(fmt.Errorf("--junit %s: %w", o.junit, err))
+		}
+	}
+	if o.summary != "" {
+		if err := writeFile(o.summary, func(w io.Writer) error { return report.Markdown(w, runs) }); err != nil {
+			return cli.Runtime(fmt.Errorf("--summary %s: %w", o.summary, err))
+		}
+	}
+	earlier := earlierFailures(stdout, rounds)
+	report.Text(stdout, runs)
+	printReportPaths(stdout, o.runFlags.report, reps, true)
+	if err := verdict(runs); err != nil {
+		return err
+	}
+	return earlier
 }
 
 // writeFile writes a file through fn, or appends when it is the GitHub step

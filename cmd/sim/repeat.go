@@ -12,6 +12,7 @@ import (
 	"github.com/fleetsim/fleetsim/cmd/internal/cli"
 	"github.com/fleetsim/fleetsim/fleet/report"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/runner"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
@@ -35,26 +36,20 @@ func (r *repeatFlag) check(c *cobra.Command, update bool) error {
 	return nil
 }
 
-// runRounds runs every variant of every scenario n times: all of them
-// once, then all again, so that each variant's runs are spread over the
-// time the command takes (as a CI's runs are spread over days). rounds[i]
-// is the i-th round, in the order runAll gives; the last round is the one
-// the command reports and compares.
+// runRounds runs every variant of every scenario n times
+// (runner.Plan.Repeat), saying which round starts when there are several.
+// rounds[i] is the i-th round, in the order runAll gives; the last round
+// is the one the command reports and compares.
 func runRounds(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, n int, stdout io.Writer) (rounds [][]*result.Report, err error) {
-	for i := range n {
-		if n > 1 {
-			fmt.Fprintf(stdout, "round %d of %d\n", i+1, n)
-		}
-		out, err := runAll(ctx, scs, f, log, false, stdout)
-		if err == nil {
-			err = out.saveErr
-		}
-		if err != nil || ctx.Err() != nil {
-			return append(rounds, out.reps), err
-		}
-		rounds = append(rounds, out.reps)
+	plan, err := runner.NewPlan(scs)
+	if err != nil {
+		return nil, cli.Usagef("%v", err)
 	}
-	return rounds, nil
+	o := sweepOptions(f, log, false, stdout)
+	if n > 1 {
+		o.Round = func(i, n int) { fmt.Fprintf(stdout, "round %d of %d\n", i, n) }
+	}
+	return plan.Repeat(ctx, n, o)
 }
 
 // runsOf is the runs of the i-th variant over all rounds.

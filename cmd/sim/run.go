@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -275,66 +274,47 @@ func loadAll(ctx context.Context, args []string, f *runFlags, log *slog.Logger, 
 // outcome is what runAll ran.
 type outcome struct {
 	reps []*result.Report
-	// stopped: the last report's run was stopped (q, SIGINT, SIGTERM,
-	// SIGHUP) before it was judged; its report is partial, and says so
-	// (result.Report.Stopped).
-	stopped bool
 	// left counts the runs not started because the user stopped.
 	left int
 	// saveErr is the first error writing a judged run's reports.
 	saveErr error
 }
 
-// runAll runs every variant of every scenario in turn and judges it,
-// writing the reports of the runs so far (--report) as each is judged, so
-// that a run's results are on disk before the dashboard waits for q. A
-// run that cannot start is a runtime error; a run that fails part-way
-// yields a report with Err set, and the others still run.
-func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (out outcome, err error) {
-	all := make([][]scenario.Variant, len(scs))
-	total := 0
-	for i, sc := range scs {
-		if all[i], err = sc.Variants(); err != nil {
-			return outcome{}, cli.Usagef("%v", err)
-		}
-		total += len(all[i])
+// runAll runs every variant of every scenario in turn and judges it
+// (runner.Plan.Sweep), writing the reports of the runs so far (--report)
+// as each is judged, so that a run's results are on disk before the
+// dashboard waits for q. A run that cannot start is a runtime error; a
+// run that fails part-way yields a report with Err set, and the others
+// still run.
+func runAll(ctx context.Context, scs []*scenario.Scenario, f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) (outcome, error) {
+	plan, err := runner.NewPlan(scs)
+	if err != nil {
+		return outcome{}, cli.Usagef("%v", err)
 	}
-	for i, sc := range scs {
-		vs := all[i]
-		var mine []*result.Report
-		for vi, v := range vs {
-			if ctx.Err() != nil {
-				out.left = total - len(out.reps)
-				return out, nil
-			}
-			prior := out.reps
-			save := func(rep *result.Report) {
-				all := report.Judge(append(slices.Clip(prior), rep), nil, report.Options{})
-				if err := writeReports(f.report, all); err != nil && out.saveErr == nil {
-					out.saveErr = err
-				}
-			}
+	sw, err := plan.Sweep(ctx, sweepOptions(f, log, interactive, stdout))
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{reps: sw.Reports, left: sw.Left, saveErr: sw.JudgedErr}, nil
+}
+
+// sweepOptions runs each variant with runOne: on the dashboard when
+// interactive, else with progress lines on stdout; and writes the
+// reports of the runs so far as each is judged.
+func sweepOptions(f *runFlags, log *slog.Logger, interactive bool, stdout io.Writer) runner.SweepOptions {
+	return runner.SweepOptions{
+		Run: func(ctx context.Context, st runner.Step, judged func(*result.Report)) (*result.Report, bool, error) {
 			// A sweep shows each variant on the dashboard in turn: q once
 			// a variant has ended goes on to the next, ctrl+c then or q
 			// before stops.
-			sweep := dash.Sweep{Variant: vi + 1, Variants: len(vs), Label: v.Label}
-			rep, stopped, quit, err := runOne(ctx, v, sweep, f, log, interactive, stdout, save)
-			if err != nil {
-				return outcome{}, err
-			}
-			out.reps = append(out.reps, rep)
-			mine = append(mine, rep)
-			if stopped || quit {
-				out.stopped = stopped
-				out.left = total - len(out.reps)
-				return out, nil
-			}
-		}
-		if len(mine) > 0 {
-			mine[len(mine)-1].Comparisons = scenario.JudgeComparisons(sc, vs, mine)
-		}
+			sweep := dash.Sweep{Variant: st.N, Variants: st.Of, Label: st.Variant.Label}
+			rep, stopped, quit, err := runOne(ctx, st.Variant, sweep, f, log, interactive, stdout, judged)
+			return rep, stopped || quit, err
+		},
+		Judged: func(reps []*result.Report) error {
+			return writeReports(f.report, report.Judge(reps, nil, report.Options{}))
+		},
 	}
-	return out, nil
 }
 
 // runOne runs one variant, sweep says which, and calls save with its

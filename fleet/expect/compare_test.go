@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
@@ -60,7 +61,7 @@ func TestJudgeComparisons(t *testing.T) {
 		{"a variant fell behind", []*result.Report{rep(10, 0.1, true, ""), rep(40, 0.5, false, "")}, [2]result.Status{result.Pass, result.NotJudged}, "static fell behind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := scenario.JudgeComparisons(sc, vs, tc.reps)
+			got := judge.Comparisons(sc, vs, tc.reps)
 			if len(got) != 2 || got[0].Status != tc.want[0] || got[1].Status != tc.want[1] {
 				t.Fatalf("verdicts %+v, want %v", got, tc.want)
 			}
@@ -71,7 +72,7 @@ func TestJudgeComparisons(t *testing.T) {
 	}
 	slow := rep(40, 0.5, false, "")
 	slow.Result.Run.Speed, slow.Result.Run.ServiceLagP99, slow.Result.Run.LagThreshold = 4, 2.3, 1
-	got := scenario.JudgeComparisons(sc, vs, []*result.Report{rep(10, 0.1, true, ""), slow})
+	got := judge.Comparisons(sc, vs, []*result.Report{rep(10, 0.1, true, ""), slow})
 	if want := "static (service lag p99 2.3s > threshold 1s at speed 4) fell behind"; got[1].Status != result.NotJudged || !strings.Contains(got[1].Detail, want) {
 		t.Errorf("timing comparison with a variant whose service fell behind: %+v, want not judged saying %q", got[1], want)
 	}

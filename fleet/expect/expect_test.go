@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
@@ -42,7 +43,7 @@ func TestJudge(t *testing.T) {
 		Heartbeat: result.HeartbeatResult{CoalescedRatio: 0.9},
 		Deploys:   []result.DeployResult{{Delivered: 10, Duration: 30}},
 	}
-	for _, v := range scenario.Judge(s, good) {
+	for _, v := range judge.Expectations(s, good) {
 		if v.Status != result.Pass {
 			t.Errorf("good run: %+v", v)
 		}
@@ -67,7 +68,7 @@ func TestJudge(t *testing.T) {
 		{Name: "heartbeats.coalesced_ratio >= 0.8", Check: "heartbeats.coalesced_ratio >= 0.8", Status: result.Fail,
 			Detail: "heartbeats.coalesced_ratio = 0.5"},
 	}
-	got := scenario.Judge(s, bad)
+	got := judge.Expectations(s, bad)
 	if len(got) != len(want) {
 		t.Fatalf("got %d verdicts, want %d", len(got), len(want))
 	}
@@ -86,7 +87,7 @@ func TestJudge(t *testing.T) {
 
 	behind := bad
 	behind.Run.KeptUp = false
-	for i, v := range scenario.Judge(s, behind) {
+	for i, v := range judge.Expectations(s, behind) {
 		switch {
 		case timing[i] && (v.Status != result.NotJudged || v.Detail != "machine could not keep up at speed 50"):
 			t.Errorf("timing check %q on a run behind: %+v", v.Check, v)
@@ -126,7 +127,7 @@ func TestBehindNamesTheLag(t *testing.T) {
 	s := &scenario.Scenario{Expect: []scenario.Expect{{Check: "leader.mailbox.wait.p99 <= 1"}, {Check: "lost == 0"}}}
 	res := result.Result{Run: ok}
 	res.Run.ServiceLagP99, res.Run.KeptUp = 2.3, false
-	got := scenario.Judge(s, res)
+	got := judge.Expectations(s, res)
 	if got[0].Status != result.NotJudged || got[0].Detail != "service lag p99 2.3s > threshold 1s at speed 50" {
 		t.Errorf("timing check on a run whose service fell behind: %+v", got[0])
 	}
@@ -139,7 +140,7 @@ func TestBehindNamesTheLag(t *testing.T) {
 // a check that does not compile fails rather than passing.
 func TestJudgeUncompiled(t *testing.T) {
 	s := &scenario.Scenario{Expect: []scenario.Expect{{Check: "lost == 0"}, {Name: "typo", Check: "lsot == 0"}, {Check: "run.lag_max < 1"}}}
-	got := scenario.Judge(s, result.Result{Lost: 0})
+	got := judge.Expectations(s, result.Result{Lost: 0})
 	if got[0].Status != result.Pass || got[0].Name != "lost == 0" {
 		t.Errorf("verdict 0 = %+v", got[0])
 	}
@@ -209,7 +210,7 @@ func TestCheckForms(t *testing.T) {
 		}
 		s := &scenario.Scenario{Expect: []scenario.Expect{{Check: c.check}}}
 		r.Run.KeptUp = true
-		if got := scenario.Judge(s, r)[0]; (got.Status == result.Pass) != c.want {
+		if got := judge.Expectations(s, r)[0]; (got.Status == result.Pass) != c.want {
 			t.Errorf("%s: %+v, want pass = %v", c.check, got, c.want)
 		}
 	}
@@ -301,7 +302,7 @@ func TestJudgeDivisionByZero(t *testing.T) {
 			"not judged: division by zero (the divisor .targets = 0)"},
 	} {
 		s := &scenario.Scenario{Expect: []scenario.Expect{{Check: c.check}}}
-		got := scenario.Judge(s, c.r)[0]
+		got := judge.Expectations(s, c.r)[0]
 		if got.Status != c.status || got.Detail != c.detail {
 			t.Errorf("%s: %s %q, want %s %q", c.check, got.Status, got.Detail, c.status, c.detail)
 		}
@@ -330,11 +331,11 @@ func TestJudgeComparisonsDivisionByZero(t *testing.T) {
 		r.Result.Run.KeptUp = true
 		return r
 	}
-	got := scenario.JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
+	got := judge.Comparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
 	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != result.NotJudged || got.Detail != want {
 		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
 	}
-	if got := scenario.JudgeComparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
+	if got := judge.Comparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
 		t.Errorf("with a divisor of 40: %+v", got)
 	}
 }

@@ -3,6 +3,7 @@ package expect_test
 import (
 	"testing"
 
+	"github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
@@ -57,12 +58,12 @@ func TestUnfinishedDeployDuration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reps := []*result.Report{rep(tc.fast), rep(tc.slow)}
-			if v := scenario.Judge(vs[0].Scenario, reps[0].Result); len(v) != 1 || v[0].Status != tc.expect {
+			if v := judge.Expectations(vs[0].Scenario, reps[0].Result); len(v) != 1 || v[0].Status != tc.expect {
 				t.Errorf("expectation on duration %v: %+v, want %s", tc.fast, v, tc.expect)
 			} else if tc.expect == result.Fail && v[0].Detail != "deploys[0].duration = +Inf (never)" {
 				t.Errorf("detail %q, want it to say the deploy never finished", v[0].Detail)
 			}
-			if v := scenario.JudgeComparisons(sc, vs, reps); len(v) != 1 || v[0].Status != tc.compare {
+			if v := judge.Comparisons(sc, vs, reps); len(v) != 1 || v[0].Status != tc.compare {
 				t.Errorf("comparison of %v and %v: %+v, want %s", tc.fast, tc.slow, v, tc.compare)
 			}
 		})

@@ -48,7 +48,7 @@ type Report struct {
 	Verdicts []Verdict         `json:"expectations"`
 	// Comparisons are the sweep's compare: checks, judged across its
 	// variants once the last has run; they are set on the report of the
-	// sweep's last variant (JudgeComparisons).
+	// sweep's last variant (judge.Comparisons).
 	Comparisons []Verdict `json:"comparisons,omitempty"`
 	Records     []Record  `json:"records"`
 	Samples     []Sample  `json:"samples"`

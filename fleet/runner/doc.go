@@ -7,6 +7,11 @@
 // (a result.Live for the dashboard) and takes controls (pause, speed
 // ceiling, deploy, partition, kill the leader).
 //
+// A Plan runs several scenarios, every variant of each one's sweep
+// (Plan.Sweep, and Plan.Repeat for rounds of them), and judges each
+// sweep's comparisons once its variants have run (fleet/judge): the
+// whole verdict 'sim run' and 'sim check' report.
+//
 // ExampleRun parses a scenario, runs it and reads its verdicts.
 //
 // It imports fleet/scenario (what to run), fleet/result (what it

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/broker"
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/judge"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/result"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
@@ -253,7 +254,7 @@ func (r *Runner) Run(ctx context.Context) (*result.Report, error) {
 	if runErr != nil {
 		rep.Err = runErr.Error()
 	} else {
-		rep.Verdicts = scenario.Judge(r.sc, rep.Result)
+		rep.Verdicts = judge.Expectations(r.sc, rep.Result)
 	}
 	r.mu.Lock()
 	r.phase, r.report = result.PhaseDone, rep

@@ -2,8 +2,8 @@
 // (Load, Parse), fills its defaults, validates it against the format's
 // limits and schema, and reports every problem at its place
 // (file:line:col, what is wrong, what would be valid). It compiles the
-// file's expectations when it loads, and judges them on a run's
-// result.Result (Judge, JudgeComparisons); it expands a sweep into its
+// file's expectations when it loads (Check, Comparison; fleet/judge
+// judges them on a run's result.Result); it expands a sweep into its
 // Variants and a fleet into its workers (Workers).
 //
 // ExampleParse shows an error; fleet/runner's ExampleRun runs a file.

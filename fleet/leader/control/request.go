@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"bytes"
@@ -15,10 +15,10 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
-// deployRequest is what 'leader deploy' publishes on <prefix>/_leader/deploy
+// Request is what 'leader deploy' publishes on <prefix>/_leader/deploy
 // (docs/PROTOCOL.md, "Operating a running leader"): a deploy, or, with
 // Cancel, the cancel of one.
-type deployRequest struct {
+type Request struct {
 	ID             string   `json:"id"`                // request id; the answer goes to <prefix>/_leader/deploy/<id>
 	Kind           string   `json:"kind,omitempty"`    // firmware (default) or config
 	Version        string   `json:"version,omitempty"` // required, wire.ValidVersion
@@ -47,43 +47,43 @@ var requestFields = []struct{ name, want string }{
 }
 
 const (
-	// maxRequestSize bounds a deploy request: a million worker ids fit.
-	maxRequestSize = 32 << 20
-	// maxSpanMs bounds wave_interval_ms, ttl_ms and the time from a
+	// MaxRequestSize bounds a deploy request: a million worker ids fit.
+	MaxRequestSize = 32 << 20
+	// MaxSpanMs bounds wave_interval_ms, ttl_ms and the time from a
 	// deploy's first wave to its last: a year, far below where a
 	// duration overflows.
-	maxSpanMs = 365 * 24 * 3600 * 1000
-	// maxReasonLen bounds the reason a refusal is answered and logged
+	MaxSpanMs = 365 * 24 * 3600 * 1000
+	// MaxReasonLen bounds the reason a refusal is answered and logged
 	// with, whatever the request held.
-	maxReasonLen = 300
+	MaxReasonLen = 300
 )
 
-// requestError is why a deploy request was refused. ID is the request's
+// RequestError is why a deploy request was refused. ID is the request's
 // id if it had a valid one, so the refusal can be answered on its topic;
 // "" when it cannot be answered.
-type requestError struct {
+type RequestError struct {
 	ID     string
-	Reason string // names the field and what would be valid; at most maxReasonLen bytes
+	Reason string // names the field and what would be valid; at most MaxReasonLen bytes
 }
 
-func (e *requestError) Error() string { return e.Reason }
+func (e *RequestError) Error() string { return e.Reason }
 
-func refuse(id, format string, a ...any) *requestError {
-	return &requestError{ID: id, Reason: clip(fmt.Sprintf(format, a...), maxReasonLen)}
+func refuse(id, format string, a ...any) *RequestError {
+	return &RequestError{ID: id, Reason: clip(fmt.Sprintf(format, a...), MaxReasonLen)}
 }
 
-// parseDeployRequest decodes and checks a deploy request as strictly as
+// ParseRequest decodes and checks a deploy request as strictly as
 // the leader checks a worker's envelope: one JSON object of at most
-// maxRequestSize bytes, UTF-8, no unknown field, each field once and by
+// MaxRequestSize bytes, UTF-8, no unknown field, each field once and by
 // its exact name, every field of its type, every value valid. Every
-// refusal is a *requestError.
-func parseDeployRequest(payload []byte) (deployRequest, error) {
-	var req deployRequest
-	if len(payload) > maxRequestSize {
-		return req, refuse("", "%d bytes, limit %d", len(payload), maxRequestSize)
+// refusal is a *RequestError.
+func ParseRequest(payload []byte) (Request, error) {
+	var req Request
+	if len(payload) > MaxRequestSize {
+		return req, refuse("", "%d bytes, limit %d", len(payload), MaxRequestSize)
 	}
 	if err := decodeStrict(payload, &req); err != nil {
-		return deployRequest{}, refuse(peekID(payload), "%s", err)
+		return Request{}, refuse(peekID(payload), "%s", err)
 	}
 	keys, err := checkStrict(payload)
 	if err != nil {
@@ -95,7 +95,7 @@ func parseDeployRequest(payload []byte) (deployRequest, error) {
 			// the requester's for sure.
 			id = ""
 		}
-		return deployRequest{}, refuse(id, "%s", err)
+		return Request{}, refuse(id, "%s", err)
 	}
 	if req.ID == "" {
 		return req, refuse("", "id: required, %s (the answer goes to <prefix>/_leader/deploy/<id>)", requestFields[0].want)
@@ -130,7 +130,7 @@ func validCancel(keys []string, index int) error {
 }
 
 // validate checks every field but the id.
-func (r deployRequest) validate() error {
+func (r Request) validate() error {
 	switch r.Kind {
 	case "", "firmware", "config":
 	default:
@@ -158,16 +158,16 @@ func (r deployRequest) validate() error {
 	switch {
 	case r.WaveSize < 0:
 		return fmt.Errorf("wave_size %d: want 0 (one wave) or more", r.WaveSize)
-	case r.WaveIntervalMs < 0 || r.WaveIntervalMs > maxSpanMs:
-		return fmt.Errorf("wave_interval_ms %d: want 0 to %d (a year)", r.WaveIntervalMs, maxSpanMs)
-	case r.TTLMs < 0 || r.TTLMs > maxSpanMs:
-		return fmt.Errorf("ttl_ms %d: want 0 (none) to %d (a year)", r.TTLMs, maxSpanMs)
+	case r.WaveIntervalMs < 0 || r.WaveIntervalMs > MaxSpanMs:
+		return fmt.Errorf("wave_interval_ms %d: want 0 to %d (a year)", r.WaveIntervalMs, MaxSpanMs)
+	case r.TTLMs < 0 || r.TTLMs > MaxSpanMs:
+		return fmt.Errorf("ttl_ms %d: want 0 (none) to %d (a year)", r.TTLMs, MaxSpanMs)
 	}
 	return checkSpan(len(r.Workers), r.WaveSize, r.WaveIntervalMs)
 }
 
 // checkSpan checks that n workers in waves of size make at most
-// leader.MaxWaves waves, which start, intervalMs apart, within maxSpanMs.
+// leader.MaxWaves waves, which start, intervalMs apart, within MaxSpanMs.
 func checkSpan(n, size int, intervalMs int64) error {
 	if err := leader.CheckWaves(n, size); err != nil {
 		return fmt.Errorf("wave_size %d: %w", size, err)
@@ -176,7 +176,7 @@ func checkSpan(n, size int, intervalMs int64) error {
 		return nil
 	}
 	waves := (n + size - 1) / size
-	if int64(waves-1) > maxSpanMs/intervalMs {
+	if int64(waves-1) > MaxSpanMs/intervalMs {
 		return fmt.Errorf("wave_interval_ms %d: %d waves of %d would take more than a year to start; want a larger wave_size or a shorter interval", intervalMs, waves, size)
 	}
 	return nil
@@ -204,7 +204,7 @@ func checkStrict(payload []byte) ([]string, error) {
 // decodeStrict decodes one JSON object into v, refusing unknown fields,
 // wrong types and trailing data with a reason that names the field and
 // what it takes.
-func decodeStrict(data []byte, v *deployRequest) error {
+func decodeStrict(data []byte, v *Request) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)

@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"encoding/json"
@@ -22,13 +22,13 @@ var (
 // seed corpus is in testdata/fuzz/FuzzDeployRequest.
 func FuzzDeployRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		req, err := parseDeployRequest(payload)
+		req, err := ParseRequest(payload)
 		if err != nil {
-			re, ok := err.(*requestError)
+			re, ok := err.(*RequestError)
 			switch {
 			case !ok:
-				t.Fatalf("refused %q with %T, want *requestError", payload, err)
-			case re.Reason == "" || len(re.Reason) > maxReasonLen:
+				t.Fatalf("refused %q with %T, want *RequestError", payload, err)
+			case re.Reason == "" || len(re.Reason) > MaxReasonLen:
 				t.Fatalf("refused %q with a reason of %d bytes: %q", payload, len(re.Reason), re.Reason)
 			case re.ID != "" && !fuzzID.MatchString(re.ID):
 				t.Fatalf("refused %q, answering to the invalid id %q", payload, re.ID)
@@ -55,7 +55,7 @@ func FuzzDeployRequest(f *testing.F) {
 			t.Fatalf("accepted %q with version %q", payload, req.Version)
 		case req.All == (len(req.Workers) > 0):
 			t.Fatalf("accepted %q with all %v and %d workers", payload, req.All, len(req.Workers))
-		case req.WaveSize < 0 || req.WaveIntervalMs < 0 || req.WaveIntervalMs > maxSpanMs || req.TTLMs < 0 || req.TTLMs > maxSpanMs:
+		case req.WaveSize < 0 || req.WaveIntervalMs < 0 || req.WaveIntervalMs > MaxSpanMs || req.TTLMs < 0 || req.TTLMs > MaxSpanMs:
 			t.Fatalf("accepted %q with wave size %d, interval %d ms, ttl %d ms", payload, req.WaveSize, req.WaveIntervalMs, req.TTLMs)
 		}
 		seen := map[string]bool{}
@@ -66,7 +66,7 @@ func FuzzDeployRequest(f *testing.F) {
 			seen[w] = true
 		}
 		if n, size := len(req.Workers), req.WaveSize; n > 0 && size > 0 && req.WaveIntervalMs > 0 {
-			if waves := (n + size - 1) / size; int64(waves-1)*req.WaveIntervalMs > maxSpanMs {
+			if waves := (n + size - 1) / size; int64(waves-1)*req.WaveIntervalMs > MaxSpanMs {
 				t.Fatalf("accepted %q whose %d waves take more than a year to start", payload, waves)
 			}
 		}
@@ -76,13 +76,13 @@ func FuzzDeployRequest(f *testing.F) {
 
 // roundTrip checks that req, accepted from payload, decodes again,
 // re-encoded, to itself.
-func roundTrip(t *testing.T, payload []byte, req deployRequest) {
+func roundTrip(t *testing.T, payload []byte, req Request) {
 	t.Helper()
 	b, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := parseDeployRequest(b)
+	again, err := ParseRequest(b)
 	if err != nil {
 		t.Fatalf("accepted %q, but not its re-encoding %q: %v", payload, b, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package control
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -15,10 +14,10 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
-// deployAnswer is the leader's answer to a deploy request: the deploy is
+// Answer is the leader's answer to a deploy request: the deploy is
 // in the outbox (durable) when OK is true. To a cancel request: the
 // deploy's queued updates are withdrawn (durable) when OK is true.
-type deployAnswer struct {
+type Answer struct {
 	ID      string `json:"id"`
 	OK      bool   `json:"ok"`
 	Error   string `json:"error,omitempty"`
@@ -38,19 +37,30 @@ type deployAnswer struct {
 	Finished  bool `json:"finished,omitempty"`
 }
 
-// control serves deploy and cancel requests for a running leader.
-type control struct {
+// Server is the leader's side: it answers deploy and cancel requests for
+// a running leader. Subscribe Handle to topics.LeaderDeploy and run Run;
+// its methods are safe for concurrent use.
+type Server struct {
 	l      *leader.Leader
 	link   leader.Link
 	topics wire.Topics
 	log    *slog.Logger
 	reqs   chan []byte
-	counts requestCounts
+	counts counts
 }
 
-// requestCounts counts deploy requests by what became of them, and
-// answers by how they went out.
-type requestCounts struct {
+// NewServer returns a Server that carries out requests on l and answers
+// them over link, on topics. log gets a line per request (nil: none).
+func NewServer(l *leader.Leader, link leader.Link, topics wire.Topics, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{l: l, link: link, topics: topics, log: log, reqs: make(chan []byte, queued)}
+}
+
+// counts counts deploy requests by what became of them, and answers by
+// how they went out.
+type counts struct {
 	started    atomic.Uint64 // in the outbox, answered ok
 	repeated   atomic.Uint64 // a deploy request whose id started a deploy before: answered with it
 	cancelled  atomic.Uint64 // a cancel request answered ok
@@ -63,6 +73,34 @@ type requestCounts struct {
 	answersLost  atomic.Uint64 // neither, after answerTries: the requester asks again or reports the outcome unknown
 }
 
+// Counts is what became of the requests a Server took, and of its
+// answers, since it started.
+type Counts struct {
+	Started    uint64 // deploys started, in the outbox, answered ok
+	Repeated   uint64 // deploy requests whose id had started a deploy before: answered with it
+	Cancelled  uint64 // cancel requests answered ok
+	Refused    uint64 // requests answered with the reason they were refused
+	Unanswered uint64 // requests without a valid id (or too large to look): logged only
+	Dropped    uint64 // requests dropped, too many waiting: the requester asks again or times out
+
+	AnsweredQoS1 uint64 // answers the broker took (PUBACK)
+	AnsweredQoS0 uint64 // answers handed to the client at QoS 0 after QoS 1 failed
+	AnswersLost  uint64 // answers neither took: the requester asks again or reports the outcome unknown
+}
+
+// Counts returns the counts so far.
+func (s *Server) Counts() Counts {
+	c := &s.counts
+	return Counts{
+		Started: c.started.Load(), Repeated: c.repeated.Load(), Cancelled: c.cancelled.Load(),
+		Refused: c.refused.Load(), Unanswered: c.unanswered.Load(), Dropped: c.dropped.Load(),
+		AnsweredQoS1: c.answeredQoS1.Load(), AnsweredQoS0: c.answeredQoS0.Load(), AnswersLost: c.answersLost.Load(),
+	}
+}
+
+// queued bounds the requests waiting for Run: past it, Handle drops them.
+const queued = 16
+
 // Publishing an answer: each try waits answerWait for the broker's
 // PUBACK, then falls back to QoS 0 at once; after a failed try the next
 // comes after answerBackoff, doubling, answerTries in all.
@@ -72,11 +110,11 @@ const (
 	answerTries   = 4
 )
 
-// onRequest runs on the MQTT delivery goroutine: it must not block or
-// publish, so it only queues the payload (dropping it, logged, when 16 are
-// already waiting: the requester asks again, or its timeout tells its
-// user).
-func (c *control) onRequest(_ string, payload []byte) {
+// Handle is the MQTT handler for topics.LeaderDeploy. It runs on the MQTT
+// delivery goroutine, so it must not block or publish: it only queues the
+// payload for Run (dropping it, counted and logged, when 16 are already
+// waiting: the requester asks again, or its timeout tells its user).
+func (c *Server) Handle(_ string, payload []byte) {
 	select {
 	case c.reqs <- payload:
 	default:
@@ -85,37 +123,33 @@ func (c *control) onRequest(_ string, payload []byte) {
 	}
 }
 
-func (c *control) start(ctx context.Context, wg *sync.WaitGroup) {
-	if c.reqs == nil {
-		c.reqs = make(chan []byte, 16)
-	}
-	wg.Go(func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case p := <-c.reqs:
-				c.serve(ctx, p)
-			}
+// Run serves the requests Handle queued, one at a time, until ctx ends.
+func (c *Server) Run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case p := <-c.reqs:
+			c.Serve(ctx, p)
 		}
-	})
+	}
 }
 
-// serve answers one request on its answer topic: with the deploy it
+// Serve answers one request on its answer topic: with the deploy it
 // started (or had started for the same id), the cancel it made, or why
 // it was refused. A request without a valid id has no answer topic: it
 // is counted and logged, briefly (the reason, never the request).
-func (c *control) serve(ctx context.Context, payload []byte) {
-	var ans deployAnswer
-	req, err := parseDeployRequest(payload)
-	var re *requestError
+func (c *Server) Serve(ctx context.Context, payload []byte) {
+	var ans Answer
+	req, err := ParseRequest(payload)
+	var re *RequestError
 	switch {
 	case errors.As(err, &re) && re.ID == "":
 		c.counts.unanswered.Add(1)
 		c.log.Warn("deploy request refused, not answered (no valid id)", "reason", re.Reason, "bytes", len(payload))
 		return
 	case err != nil:
-		ans = deployAnswer{ID: re.ID, Error: re.Reason}
+		ans = Answer{ID: re.ID, Error: re.Reason}
 	case req.Cancel != nil:
 		ans = c.cancel(ctx, req)
 	default:
@@ -146,7 +180,7 @@ func (c *control) serve(ctx context.Context, payload []byte) {
 // neither, so each failed QoS 1 try falls back to it at once. A requester
 // that still hears nothing asks again with the same id, and is answered
 // again without a second deploy (see deploy).
-func (c *control) answer(ctx context.Context, topic, id string, b []byte) {
+func (c *Server) answer(ctx context.Context, topic, id string, b []byte) {
 	wait := answerBackoff
 	for try := 1; ; try++ {
 		pctx, cancel := context.WithTimeout(ctx, answerWait)
@@ -181,8 +215,8 @@ func (c *control) answer(ctx context.Context, topic, id string, b []byte) {
 // deploy starts the deploy req asks for, once per request id: a request
 // whose id started a deploy the leader keeps (its answer was lost, and it
 // was asked again) is answered with that deploy.
-func (c *control) deploy(ctx context.Context, req deployRequest) deployAnswer {
-	ans := deployAnswer{ID: req.ID}
+func (c *Server) deploy(ctx context.Context, req Request) Answer {
+	ans := Answer{ID: req.ID}
 	if d, ok := c.l.DeployFor(req.ID); ok {
 		if d.Version != req.Version || string(d.Kind) != cmp.Or(req.Kind, string(wire.KindFirmware)) {
 			ans.Error = fmt.Sprintf("id: request %s started deploy %d of %s %s before: give each request an id of its own", req.ID, d.Index, d.Kind, d.Version)
@@ -209,8 +243,8 @@ func (c *control) deploy(ctx context.Context, req deployRequest) deployAnswer {
 }
 
 // cancel cancels the deploy req names.
-func (c *control) cancel(ctx context.Context, req deployRequest) deployAnswer {
-	ans := deployAnswer{ID: req.ID, Deploy: *req.Cancel}
+func (c *Server) cancel(ctx context.Context, req Request) Answer {
+	ans := Answer{ID: req.ID, Deploy: *req.Cancel}
 	res, err := c.l.Cancel(ctx, *req.Cancel)
 	if err != nil {
 		ans.Error = err.Error()
@@ -225,7 +259,7 @@ func (c *control) cancel(ctx context.Context, req deployRequest) deployAnswer {
 
 // plan turns a request into a DeployPlan, resolving "all" to the workers
 // the leader has seen.
-func (r deployRequest) plan(l *leader.Leader) (leader.DeployPlan, error) {
+func (r Request) plan(l *leader.Leader) (leader.DeployPlan, error) {
 	p := leader.DeployPlan{
 		Kind: wire.Kind(r.Kind), Version: r.Version, Workers: r.Workers, WaveSize: r.WaveSize,
 		WaveInterval: time.Duration(r.WaveIntervalMs) * time.Millisecond, TTL: time.Duration(r.TTLMs) * time.Millisecond,
