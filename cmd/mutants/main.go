@@ -133,9 +133,21 @@ func run(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 		return cli.Runtime(err)
 	}
 
-	// A job that meets an error of the suite's own (a tree it could not
-	// restore, a report it could not read) retires its tree and stops the
-	// rest: what it would judge next could not be trusted.
+	outcomes, err := s.judgeAll(ctx, trees, ms)
+	writeTable(stdout, outcomes) // after a stop, what was judged before it
+	if err != nil {
+		return cli.Runtime(err)
+	}
+	return verdict(outcomes)
+}
+
+// judgeAll judges the mutants ms, one job per scratch tree, logging each
+// outcome as it comes, and returns the outcomes in the order of ms. A job
+// that meets an error of the suite's own (a tree it could not restore, a
+// report it could not read) retires its tree and stops the rest: what it
+// would judge next could not be trusted. The outcomes judged before the
+// stop are returned with its error.
+func (s *suite) judgeAll(ctx context.Context, trees []string, ms []Mutant) ([]Outcome, error) {
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	outcomes := make([]Outcome, len(ms))
@@ -158,7 +170,7 @@ func run(ctx context.Context, f flags, stdout, stderr io.Writer) error {
 				if o.NotJudged {
 					st += " (not judged)"
 				}
-				fmt.Fprintf(stderr, "%-9s %-28s %s (%.0fs)\n", st, ms[i].Name, o.By, o.Elapsed.Seconds())
+				fmt.Fprintf(s.log, "%-9s %-28s %s (%.0fs)\n", st, ms[i].Name, o.By, o.Elapsed.Seconds())
 				mu.Unlock()
 			}
 		})
@@ -173,11 +185,7 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	writeTable(stdout, outcomes) // after a stop, what was judged before it
-	if err := context.Cause(ctx); err != nil {
-		return cli.Runtime(err)
-	}
-	return verdict(outcomes)
+	return outcomes, context.Cause(ctx)
 }
 
 // scenariosOf lists the scenarios the mutants name, each once, in order.

@@ -135,63 +135,97 @@ func (o *options) addFlags(c *cobra.Command) {
 // build validates the flags and returns the workers' configs and dialer.
 func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, error) {
 	var dial worker.MQTTDialer
-	pol, err := mailbox.ParsePolicy(o.policy)
-	if err != nil || pol == mailbox.Block {
-		return nil, dial, cli.Usagef("--policy %q: want reject, drop-oldest, drop-newest, coalesce or unbounded (a worker never blocks)", o.policy)
-	}
-	svc, err := dist.Parse(o.service)
+	pol, svc, err := o.check()
 	if err != nil {
-		return nil, dial, cli.Usagef("--service %q: %v (e.g. 5ms, uniform(1ms,9ms), exp(5ms), lognormal(5ms,0.5))", o.service, err)
+		return nil, dial, err
+	}
+	dial.Broker = o.broker
+	cfgs, err := o.configs(pol, svc, log)
+	if err != nil {
+		return nil, dial, err
+	}
+	if o.credentials != "" {
+		creds, err := o.rangeCredentials()
+		if err != nil {
+			return nil, dial, err
+		}
+		dial.Credentials = &creds
+	}
+	return cfgs, dial, nil
+}
+
+// check validates the flags each on its own, and returns the mailbox
+// policy and service time they name.
+func (o options) check() (pol mailbox.Policy, svc dist.Dist, err error) {
+	pol, err = mailbox.ParsePolicy(o.policy)
+	if err != nil || pol == mailbox.Block {
+		return pol, svc, cli.Usagef("--policy %q: want reject, drop-oldest, drop-newest, coalesce or unbounded (a worker never blocks)", o.policy)
+	}
+	svc, err = dist.Parse(o.service)
+	if err != nil {
+		return pol, svc, cli.Usagef("--service %q: %v (e.g. 5ms, uniform(1ms,9ms), exp(5ms), lognormal(5ms,0.5))", o.service, err)
 	}
 	switch {
 	case o.count < 1 || o.count > 10_000_000:
-		return nil, dial, cli.Usagef("--count %d: want 1 to 10000000", o.count)
+		return pol, svc, cli.Usagef("--count %d: want 1 to 10000000", o.count)
 	case o.start > math.MaxUint64-uint64(o.count):
-		return nil, dial, cli.Usagef("--start %d: too large for --count %d", o.start, o.count)
+		return pol, svc, cli.Usagef("--start %d: too large for --count %d", o.start, o.count)
 	case o.width < 1 || o.width > 20:
-		return nil, dial, cli.Usagef("--width %d: want 1 to 20", o.width)
+		return pol, svc, cli.Usagef("--width %d: want 1 to 20", o.width)
 	case o.mailbox < 1:
-		return nil, dial, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
+		return pol, svc, cli.Usagef("--mailbox %d: want at least 1", o.mailbox)
 	case o.heartbeat < 0:
-		return nil, dial, cli.Usagef("--heartbeat %v: want 0 (none) or a positive duration", o.heartbeat)
+		return pol, svc, cli.Usagef("--heartbeat %v: want 0 (none) or a positive duration", o.heartbeat)
 	case o.telemetry < 0:
-		return nil, dial, cli.Usagef("--telemetry %v: want 0 (none) or a positive duration", o.telemetry)
+		return pol, svc, cli.Usagef("--telemetry %v: want 0 (none) or a positive duration", o.telemetry)
 	case o.reconnect != "backoff" && o.reconnect != "immediate":
-		return nil, dial, cli.Usagef("--reconnect %q: want backoff or immediate", o.reconnect)
+		return pol, svc, cli.Usagef("--reconnect %q: want backoff or immediate", o.reconnect)
 	case o.backoffBase <= 0:
-		return nil, dial, cli.Usagef("--backoff-base %v: want a positive duration, e.g. 1s", o.backoffBase)
+		return pol, svc, cli.Usagef("--backoff-base %v: want a positive duration, e.g. 1s", o.backoffBase)
 	case o.backoffCap < o.backoffBase:
-		return nil, dial, cli.Usagef("--backoff-cap %v: want at least --backoff-base (%v)", o.backoffCap, o.backoffBase)
+		return pol, svc, cli.Usagef("--backoff-cap %v: want at least --backoff-base (%v)", o.backoffCap, o.backoffBase)
 	case o.keepalive < time.Second:
-		return nil, dial, cli.Usagef("--keepalive %v: want at least 1s", o.keepalive)
+		return pol, svc, cli.Usagef("--keepalive %v: want at least 1s", o.keepalive)
 	case o.askTimeout <= 0:
-		return nil, dial, cli.Usagef("--ask-timeout %v: want a positive duration", o.askTimeout)
+		return pol, svc, cli.Usagef("--ask-timeout %v: want a positive duration", o.askTimeout)
 	case o.ramp < 0:
-		return nil, dial, cli.Usagef("--ramp %v: want 0 or a positive duration", o.ramp)
+		return pol, svc, cli.Usagef("--ramp %v: want 0 or a positive duration", o.ramp)
 	case o.report < 0:
-		return nil, dial, cli.Usagef("--report %v: want 0 (only at exit) or a positive duration", o.report)
+		return pol, svc, cli.Usagef("--report %v: want 0 (only at exit) or a positive duration", o.report)
 	case o.connTimeout < 0:
-		return nil, dial, cli.Usagef("--connect-timeout %v: want 0 (keep trying) or a positive duration, e.g. 15s", o.connTimeout)
+		return pol, svc, cli.Usagef("--connect-timeout %v: want 0 (keep trying) or a positive duration, e.g. 15s", o.connTimeout)
 	case o.version == "":
-		return nil, dial, cli.Usagef("--version: want a version, e.g. 1.0.0")
+		return pol, svc, cli.Usagef("--version: want a version, e.g. 1.0.0")
 	}
 	if err := validBroker(o.broker); err != nil {
-		return nil, dial, err
+		return pol, svc, err
 	}
 	if p := o.topicPrefix; p == "" || strings.ContainsAny(p, "/+#") || strings.HasPrefix(p, "$") {
-		return nil, dial, cli.Usagef("--topic-prefix %q: want one topic level without / + # and not starting with $, e.g. fleet", p)
+		return pol, svc, cli.Usagef("--topic-prefix %q: want one topic level without / + # and not starting with $, e.g. fleet", p)
 	}
-	dial.Broker = o.broker
-	width := max(o.width, len(fmt.Sprint(o.start+uint64(o.count)-1)))
-	idOf := func(i int) string { return fmt.Sprintf("%s%0*d", o.prefix, width, o.start+uint64(i)) }
 	if o.secretFile != "" {
-		return nil, dial, cli.Usagef("--secret-file: a worker no longer takes the fleet secret, which would let this host log in as any worker; "+
+		idOf := o.ids()
+		return pol, svc, cli.Usagef("--secret-file: a worker no longer takes the fleet secret, which would let this host log in as any worker; "+
 			"on the leader's machine run 'leader credentials --secret-file %s --range %s..%s --out host.cred' and give this worker --credentials-file host.cred",
 			o.secretFile, idOf(0), idOf(o.count-1))
 	}
 	if g := o.gatewaySize; g.set && (g.n < 1 || g.n > o.count) {
-		return nil, dial, cli.Usagef("--gateway-size %d: want 1 to --count (%d), the workers each gateway carries", g.n, o.count)
+		return pol, svc, cli.Usagef("--gateway-size %d: want 1 to --count (%d), the workers each gateway carries", g.n, o.count)
 	}
+	return pol, svc, nil
+}
+
+// ids returns the id of the process's i-th worker: --prefix and its
+// index, zero-padded to --width or to the last index's digits if more.
+func (o options) ids() func(i int) string {
+	width := max(o.width, len(fmt.Sprint(o.start+uint64(o.count)-1)))
+	return func(i int) string { return fmt.Sprintf("%s%0*d", o.prefix, width, o.start+uint64(i)) }
+}
+
+// configs returns each worker's config, and an error naming the flag if
+// an id the flags make is not valid.
+func (o options) configs(pol mailbox.Policy, svc dist.Dist, log *slog.Logger) ([]worker.Config, error) {
+	idOf := o.ids()
 	cfgs := make([]worker.Config, o.count)
 	var gateway string
 	for i := range cfgs {
@@ -199,7 +233,7 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 		id := idOf(i)
 		if i == 0 || i == len(cfgs)-1 { // the prefix is the only part that can be bad
 			if err := wire.ValidWorkerID(id); err != nil {
-				return nil, dial, cli.Usagef("--prefix %q: %v", o.prefix, err)
+				return nil, cli.Usagef("--prefix %q: %v", o.prefix, err)
 			}
 		}
 		if o.gatewaySize.set && i%o.gatewaySize.n == 0 {
@@ -207,7 +241,7 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 			// disjoint worker ranges never share a gateway id.
 			gateway = wire.GatewayIDPrefix + id
 			if err := wire.ValidGatewayID(gateway); err != nil {
-				return nil, dial, cli.Usagef("--gateway-size: gateway %q (%s + its first worker's id): %v; use a shorter --prefix", gateway, wire.GatewayIDPrefix, err)
+				return nil, cli.Usagef("--gateway-size: gateway %q (%s + its first worker's id): %v; use a shorter --prefix", gateway, wire.GatewayIDPrefix, err)
 			}
 		}
 		cfgs[i] = worker.Config{
@@ -218,22 +252,26 @@ func (o options) build(log *slog.Logger) ([]worker.Config, worker.MQTTDialer, er
 			KeepAlive: o.keepalive, AskTimeout: o.askTimeout, Version: o.version, Logger: log,
 		}
 	}
-	if o.credentials != "" {
-		creds, err := readCredentials(o.credentials)
-		if err != nil {
-			return nil, dial, err
-		}
-		// The ids have one width, so all of them lie between the first
-		// and the last, in the range if these two are.
-		for _, id := range []string{idOf(0), idOf(o.count - 1)} {
-			if err := creds.Range.Admits(id); err != nil {
-				return nil, dial, cli.Usagef("--credentials-file %s: %v (this process runs %s to %s; issue credentials that cover them, or change --prefix, --start, --count)",
-					o.credentials, err, idOf(0), idOf(o.count-1))
-			}
-		}
-		dial.Credentials = &creds
+	return cfgs, nil
+}
+
+// rangeCredentials reads --credentials-file and checks that its range
+// admits every worker id of the process.
+func (o options) rangeCredentials() (wire.Credentials, error) {
+	creds, err := readCredentials(o.credentials)
+	if err != nil {
+		return creds, err
 	}
-	return cfgs, dial, nil
+	// The ids have one width, so all of them lie between the first and
+	// the last, in the range if these two are.
+	idOf := o.ids()
+	for _, id := range []string{idOf(0), idOf(o.count - 1)} {
+		if err := creds.Range.Admits(id); err != nil {
+			return creds, cli.Usagef("--credentials-file %s: %v (this process runs %s to %s; issue credentials that cover them, or change --prefix, --start, --count)",
+				o.credentials, err, idOf(0), idOf(o.count-1))
+		}
+	}
+	return creds, nil
 }
 
 // readCredentials reads a --credentials-file (at most
@@ -285,13 +323,8 @@ const exitCodes = `Exit codes:
      valid values), or the broker refused the login before any session
      connected (bad or missing credentials: retrying cannot help)`
 
-func newRoot(ctx context.Context, stderr io.Writer) *cobra.Command {
-	var o options
-	var logs cli.LogOptions
-	c := &cobra.Command{
-		Use:   "worker",
-		Short: "Run a pool of simulated fleetsim workers against a broker",
-		Long: `worker runs --count simulated workers in one process, each with its own MQTT
+// longHelp is worker's --help: what it runs, how and what it writes.
+const longHelp = `worker runs --count simulated workers in one process, each with its own MQTT
 session to --broker (a leader's embedded broker, or Mosquitto/EMQX/HiveMQ
 that the leader also uses). Worker ids are --prefix plus the zero-padded
 index, from --start: w-0000, w-0001, ... Several worker processes, on one
@@ -357,8 +390,10 @@ written, and worker exits 0. The state file is replaced atomically (a
 new file renamed over the old): a worker killed at any point leaves
 the previous file or the new one, never a part.
 
-` + exitCodes,
-		Example: `  # 1,000 workers against a leader on this machine
+`
+
+// examples are worker's --help examples.
+const examples = `  # 1,000 workers against a leader on this machine
   worker --broker tcp://127.0.0.1:1883 --count 1000
 
   # the second half of a 2,000-worker fleet, from another machine, with
@@ -375,8 +410,17 @@ the previous file or the new one, never a part.
   worker --count 10000 --gateway-size 100
 
   # keep each worker's applied versions for a check after the run
-  worker --count 100 --state workers.json`,
-		Args: cli.NoArgs,
+  worker --count 100 --state workers.json`
+
+func newRoot(ctx context.Context, stderr io.Writer) *cobra.Command {
+	var o options
+	var logs cli.LogOptions
+	c := &cobra.Command{
+		Use:     "worker",
+		Short:   "Run a pool of simulated fleetsim workers against a broker",
+		Long:    longHelp + exitCodes,
+		Example: examples,
+		Args:    cli.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			log, err := logs.Logger(stderr)
 			if err != nil {

@@ -28,9 +28,6 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	if m.filter.Focused() {
 		return m.filterKey(msg)
 	}
-	_, logH := m.lay.size(paneLog, &m)
-	logW, _ := m.lay.size(paneLog, &m)
-	inFleet := m.focus == paneFleet && !m.showHelp
 	switch {
 	case key.Matches(msg, k.StopSweep):
 		m.quitting, m.stopSweep = true, true
@@ -38,32 +35,27 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(msg, k.Quit):
 		m.quitting = true
 		return m, tea.Quit
+	case m.viewKey(msg):
+	default:
+		m.runKey(msg)
+	}
+	return m, nil
+}
+
+// viewKey handles a key that changes what the dashboard shows (help,
+// focus, zoom, filter, scrolling, the fleet cursor, the charts' window),
+// and reports whether msg was one.
+func (m *Model) viewKey(msg tea.KeyMsg) bool {
+	k := &m.keys
+	logW, logH := m.lay.size(paneLog, m)
+	inFleet := m.focus == paneFleet && !m.showHelp
+	switch {
 	case key.Matches(msg, k.Help):
 		m.showHelp, m.helpTop = !m.showHelp, 0
 	case m.showHelp && key.Matches(msg, k.Up, k.Down, k.Top, k.Bottom):
-		// The help is on top: these keys scroll it.
-		step := m.scrollStep(msg)
-		switch {
-		case key.Matches(msg, k.Up):
-			m.scrollHelp(-step)
-		case key.Matches(msg, k.Down):
-			m.scrollHelp(step)
-		case key.Matches(msg, k.Top):
-			m.scrollHelp(-1 << 30)
-		default:
-			m.scrollHelp(1 << 30)
-		}
+		m.helpKey(msg)
 	case key.Matches(msg, k.Close):
-		switch {
-		case m.showHelp || m.zoom:
-			m.showHelp, m.zoom = false, false
-		case m.selecting:
-			m.selecting, m.details = false, nil
-		case m.filter.Value() != "":
-			m.filter.SetValue("")
-			m.events.scroll = 0
-		}
-		m.refit()
+		m.closeTop()
 	case key.Matches(msg, k.Focus):
 		m.moveFocus(1)
 	case key.Matches(msg, k.FocusBack):
@@ -94,7 +86,49 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		m.chart.zoomBy(&m.hist, 1)
 	case key.Matches(msg, k.ZoomOut):
 		m.chart.zoomBy(&m.hist, -1)
+	default:
+		return false
+	}
+	return true
+}
 
+// helpKey scrolls the help, which is on top, by an arrow, page, home or
+// end key.
+func (m *Model) helpKey(msg tea.KeyMsg) {
+	k := &m.keys
+	step := m.scrollStep(msg)
+	switch {
+	case key.Matches(msg, k.Up):
+		m.scrollHelp(-step)
+	case key.Matches(msg, k.Down):
+		m.scrollHelp(step)
+	case key.Matches(msg, k.Top):
+		m.scrollHelp(-1 << 30)
+	default:
+		m.scrollHelp(1 << 30)
+	}
+}
+
+// closeTop closes what is on top: the help or a zoomed pane, else the
+// fleet selection, else the event filter.
+func (m *Model) closeTop() {
+	switch {
+	case m.showHelp || m.zoom:
+		m.showHelp, m.zoom = false, false
+	case m.selecting:
+		m.selecting, m.details = false, nil
+	case m.filter.Value() != "":
+		m.filter.SetValue("")
+		m.events.scroll = 0
+	}
+	m.refit()
+}
+
+// runKey handles a key that steers the run, or explains why it did
+// nothing.
+func (m *Model) runKey(msg tea.KeyMsg) {
+	k := &m.keys
+	switch {
 	case key.Matches(msg, k.Pause):
 		if m.live.Paused {
 			m.ctl.Resume()
@@ -105,24 +139,7 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		}
 		m.live.Paused = !m.live.Paused
 	case key.Matches(msg, k.Faster), key.Matches(msg, k.Slower):
-		s := m.live.Speed
-		if s <= 0 {
-			s = 1
-		}
-		next := min(s*2, MaxKeySpeed)
-		limit := "fastest"
-		if key.Matches(msg, k.Slower) {
-			next, limit = max(s/2, MinKeySpeed), "slowest"
-		}
-		if next == s {
-			m.events.addNote(m.live.Now, fmt.Sprintf("speed %s is the %s the keys go (%s to %s)",
-				fmtSpeed(s), limit, fmtSpeed(MinKeySpeed), fmtSpeed(MaxKeySpeed)))
-			return m, nil
-		}
-		s = next
-		m.ctl.SetSpeed(s)
-		m.control("speed " + fmtSpeed(s))
-		m.live.Speed = s
+		m.stepSpeed(key.Matches(msg, k.Slower))
 	case key.Matches(msg, k.Partition):
 		m.ctl.Partition(PartitionPercent)
 		m.control(fmt.Sprintf("partition %d%% of workers", PartitionPercent))
@@ -144,7 +161,28 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 	default:
 		m.disabledKey(msg)
 	}
-	return m, nil
+}
+
+// stepSpeed doubles the run's speed, or halves it if slower, within
+// MinKeySpeed and MaxKeySpeed; at a bound it says so instead.
+func (m *Model) stepSpeed(slower bool) {
+	s := m.live.Speed
+	if s <= 0 {
+		s = 1
+	}
+	next := min(s*2, MaxKeySpeed)
+	limit := "fastest"
+	if slower {
+		next, limit = max(s/2, MinKeySpeed), "slowest"
+	}
+	if next == s {
+		m.events.addNote(m.live.Now, fmt.Sprintf("speed %s is the %s the keys go (%s to %s)",
+			fmtSpeed(s), limit, fmtSpeed(MinKeySpeed), fmtSpeed(MaxKeySpeed)))
+		return
+	}
+	m.ctl.SetSpeed(next)
+	m.control("speed " + fmtSpeed(next))
+	m.live.Speed = next
 }
 
 // filterKey edits the event filter: enter keeps it, esc clears it.

@@ -201,34 +201,9 @@ func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
 			m.mu.Unlock()
 			return err
 		case Block:
-			if deadline == nil {
-				deadline = m.opts.Clock.NewTimer(m.opts.BlockTimeout)
-			}
-			if m.space == nil {
-				m.space = make(chan struct{})
-			}
-			m.chans()
-			space, done := m.space, m.done
-			m.mu.Unlock()
-			select {
-			case <-space:
-				m.mu.Lock()
-				continue
-			case <-done:
-				m.mu.Lock()
-				continue // reports ErrClosed above
-			case <-deadline.C():
-				m.mu.Lock()
-				m.counts.rejectedTimeout++
-				err := &FullError{RetryAfter: m.refuseLocked(), Capacity: m.limit, Waited: m.opts.BlockTimeout}
-				m.mu.Unlock()
+			var err error
+			if deadline, err = m.waitRoom(ctx, deadline); err != nil {
 				return err
-			case <-ctx.Done():
-				deadline.Stop()
-				m.mu.Lock()
-				m.counts.rejectedCanceled++
-				m.mu.Unlock()
-				return ctx.Err()
 			}
 		}
 	}
@@ -244,6 +219,42 @@ func (m *Mailbox[T]) offer(ctx context.Context, key string, msg T) error {
 		}
 	}
 	return nil
+}
+
+// waitRoom waits, under Block, until the full mailbox may have room or
+// is closed (nil: offer looks again), or until the offer's BlockTimeout
+// or ctx ends (the refusal, counted). It is called with m.mu held, holds
+// it again when it returns nil and has released it when it returns an
+// error. deadline is the offer's BlockTimeout timer, made at its first
+// wait (nil before) and returned for the next.
+func (m *Mailbox[T]) waitRoom(ctx context.Context, deadline clock.Timer) (clock.Timer, error) {
+	if deadline == nil {
+		deadline = m.opts.Clock.NewTimer(m.opts.BlockTimeout)
+	}
+	if m.space == nil {
+		m.space = make(chan struct{})
+	}
+	m.chans()
+	space, done := m.space, m.done
+	m.mu.Unlock()
+	select {
+	case <-space:
+	case <-done: // offer reports ErrClosed when it looks again
+	case <-deadline.C():
+		m.mu.Lock()
+		m.counts.rejectedTimeout++
+		err := &FullError{RetryAfter: m.refuseLocked(), Capacity: m.limit, Waited: m.opts.BlockTimeout}
+		m.mu.Unlock()
+		return deadline, err
+	case <-ctx.Done():
+		deadline.Stop()
+		m.mu.Lock()
+		m.counts.rejectedCanceled++
+		m.mu.Unlock()
+		return deadline, ctx.Err()
+	}
+	m.mu.Lock()
+	return deadline, nil
 }
 
 func stopTimer(t clock.Timer) {

@@ -105,48 +105,13 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		return nil, 0, nil
 	}
 	tmax = float64(ss[len(ss)-1].T)
-	n := 0
-	for _, rec := range r.Records {
-		if rec.Kind == "event" {
-			n++
-			marks = append(marks, marker{T: float64(rec.T), Label: strconv.Itoa(n)})
-		}
+	marks = eventMarks(r.Records)
+
+	if relay, ok := relayLimitChart(r); ok {
+		specs = append(specs, relay)
 	}
 
-	// The AIMD sawtooth: one step line per partition.
-	parts := 0
-	for _, s := range ss {
-		parts = max(parts, len(s.Limits))
-	}
-	if parts > 0 {
-		var lines []series
-		for p := range parts {
-			var pts plotter.XYs
-			for _, s := range ss {
-				if p < len(s.Limits) {
-					pts = append(pts, plotter.XY{X: float64(s.T), Y: float64(s.Limits[p])})
-				}
-			}
-			lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep, Unlisted: parts > maxLegend})
-		}
-		title, caption := relayChart(r)
-		if parts > maxLegend {
-			caption += fmt.Sprintf(" %d partitions, one line each.", parts)
-		}
-		specs = append(specs, chartSpec{title, caption, "concurrent deliveries", lines})
-	}
-
-	depth := series{Name: "depth", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
-	capLine := series{Name: "capacity", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep, Bound: true}
-	hb := series{Name: "heartbeats queued", Points: points(ss, func(s result.Sample) float64 { return float64(s.HeartbeatsQueued) }), Color: palette[2]}
-	mailbox := []series{depth}
-	if anyPositive(capLine.Points) {
-		mailbox = append(mailbox, capLine)
-	}
-	if anyPositive(hb.Points) {
-		mailbox = append(mailbox, hb)
-	}
-	specs = append(specs, chartSpec{"Leader mailbox depth", "Requests waiting at the leader. A herd of reconnecting workers fills it to its capacity; past that the leader answers \"full, retry after\" instead of queueing.", "messages", mailbox})
+	specs = append(specs, leaderMailboxChart(ss))
 
 	specs = append(specs,
 		chartSpec{"Outbox depth", "Commands stored in the leader's durable outbox, not yet delivered: rises with each deploy wave, falls as the relay delivers.", "messages", []series{
@@ -158,15 +123,7 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		}},
 	)
 
-	workers := []series{
-		{Name: "online", Points: points(ss, func(s result.Sample) float64 { return float64(s.Online) }), Color: palette[0]},
-		{Name: "at target version", Points: points(ss, func(s result.Sample) float64 { return float64(s.AtTarget) }), Color: palette[2]},
-		{Name: "busy", Points: points(ss, func(s result.Sample) float64 { return float64(s.Busy) }), Color: palette[1]},
-	}
-	if c := r.Result.Fleet.Count; c > 0 {
-		workers = append(workers, series{Name: "fleet", Points: plotter.XYs{{X: 0, Y: float64(c)}, {X: tmax, Y: float64(c)}}, Color: limitColor, Dashed: true, Bound: true})
-	}
-	specs = append(specs, chartSpec{"Workers online and at the target version", "Workers connected, and workers running the latest deployed version: a partition cuts the first, a deploy raises the second in waves.", "workers", workers})
+	specs = append(specs, workersChart(r, tmax))
 
 	specs = append(specs, chartSpec{"Throughput", "Per second of simulated time, from the counters' differences between samples.", "per second", []series{
 		{Name: "delivered by the relay", Points: rate(ss, func(s result.Sample) uint64 { return s.Delivered }), Color: palette[0], Step: plotter.PreStep},
@@ -193,6 +150,78 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		specs[i].fit()
 	}
 	return specs, tmax, marks
+}
+
+// eventMarks numbers the run's timeline events, for the charts' markers.
+func eventMarks(recs []result.Record) []marker {
+	var marks []marker
+	n := 0
+	for _, rec := range recs {
+		if rec.Kind == "event" {
+			n++
+			marks = append(marks, marker{T: float64(rec.T), Label: strconv.Itoa(n)})
+		}
+	}
+	return marks
+}
+
+// relayLimitChart is the AIMD sawtooth: one step line per partition
+// (false when the samples hold no relay limit).
+func relayLimitChart(r *result.Report) (chartSpec, bool) {
+	ss := r.Samples
+	parts := 0
+	for _, s := range ss {
+		parts = max(parts, len(s.Limits))
+	}
+	if parts == 0 {
+		return chartSpec{}, false
+	}
+	var lines []series
+	for p := range parts {
+		var pts plotter.XYs
+		for _, s := range ss {
+			if p < len(s.Limits) {
+				pts = append(pts, plotter.XY{X: float64(s.T), Y: float64(s.Limits[p])})
+			}
+		}
+		lines = append(lines, series{Name: fmt.Sprintf("partition %d", p), Points: pts, Color: palette[p%len(palette)], Step: plotter.PostStep, Unlisted: parts > maxLegend})
+	}
+	title, caption := relayChart(r)
+	if parts > maxLegend {
+		caption += fmt.Sprintf(" %d partitions, one line each.", parts)
+	}
+	return chartSpec{title, caption, "concurrent deliveries", lines}, true
+}
+
+// leaderMailboxChart is the leader mailbox's depth, with its capacity and
+// the heartbeats queued when there are any.
+func leaderMailboxChart(ss []result.Sample) chartSpec {
+	depth := series{Name: "depth", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderDepth) }), Color: palette[0]}
+	capLine := series{Name: "capacity", Points: points(ss, func(s result.Sample) float64 { return float64(s.LeaderCapacity) }), Color: limitColor, Dashed: true, Step: plotter.PostStep, Bound: true}
+	hb := series{Name: "heartbeats queued", Points: points(ss, func(s result.Sample) float64 { return float64(s.HeartbeatsQueued) }), Color: palette[2]}
+	mailbox := []series{depth}
+	if anyPositive(capLine.Points) {
+		mailbox = append(mailbox, capLine)
+	}
+	if anyPositive(hb.Points) {
+		mailbox = append(mailbox, hb)
+	}
+	return chartSpec{"Leader mailbox depth", "Requests waiting at the leader. A herd of reconnecting workers fills it to its capacity; past that the leader answers \"full, retry after\" instead of queueing.", "messages", mailbox}
+}
+
+// workersChart is the workers online, at the target version and busy,
+// under the fleet's size.
+func workersChart(r *result.Report, tmax float64) chartSpec {
+	ss := r.Samples
+	workers := []series{
+		{Name: "online", Points: points(ss, func(s result.Sample) float64 { return float64(s.Online) }), Color: palette[0]},
+		{Name: "at target version", Points: points(ss, func(s result.Sample) float64 { return float64(s.AtTarget) }), Color: palette[2]},
+		{Name: "busy", Points: points(ss, func(s result.Sample) float64 { return float64(s.Busy) }), Color: palette[1]},
+	}
+	if c := r.Result.Fleet.Count; c > 0 {
+		workers = append(workers, series{Name: "fleet", Points: plotter.XYs{{X: 0, Y: float64(c)}, {X: tmax, Y: float64(c)}}, Color: limitColor, Dashed: true, Bound: true})
+	}
+	return chartSpec{"Workers online and at the target version", "Workers connected, and workers running the latest deployed version: a partition cuts the first, a deploy raises the second in waves.", "workers", workers}
 }
 
 // boundShare is how near the data must come to a bound for the bound to

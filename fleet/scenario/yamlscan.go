@@ -74,231 +74,302 @@ func (s *shape) indent() (n int, empty bool) {
 	return n, j == len(s.data) || s.eol(j) || s.data[j] == '#'
 }
 
+// scan is run's reading position in the file's structure, between one
+// token and the next.
+type scan struct {
+	*shape
+	atStart    bool // the next non-blank character begins a node
+	inPlain    bool
+	afterValue bool // just after a quoted scalar, an alias or a flow collection: ':' is a key's
+	tok        int  // offset where the node before a ':' began
+	tokCol     int  // its column
+	prevTok    int  // tok of the line before, for a ':' that starts a line
+	prevTokCol int
+	prop       bool // tok is where the node's anchor or tag begins
+	prevPlain  bool // the line before ended in plain text
+	// The column of the last key: the parser reads a line indented
+	// more, after plain text, as more of that text, even from a '['
+	// or '{'.
+	lastKeyCol int
+	// Brackets open in block plain text from a '[' or '{' that starts a
+	// line (-1: none such), as they would be if the parser read them as
+	// flow collections.
+	textFlow   int
+	explicit   int  // a block scalar's indentation indicator
+	lineFirst  bool // no token yet on this line
+	lineIndent int
+	lineParent int // column of the line's last key or "- " (a block scalar's parent)
+	// Where plain text alone on its line began, and that line's
+	// indentation, while the lines after go on with it.
+	runTok, runCol, runIndent int
+	newLine                   bool
+	// The line before left a value to come (pending) after its item at
+	// pendingCol; first is true until the line's first item.
+	started, pending, first bool
+	pendingCol              int
+}
+
 // run scans the file until its end or the first limit passed.
 func (s *shape) run() {
-	var (
-		atStart    = true // the next non-blank character begins a node
-		inPlain    = false
-		afterValue = false // just after a quoted scalar, an alias or a flow collection: ':' is a key's
-		tok        = -1    // offset where the node before a ':' began
-		tokCol     = 0     // its column
-		prevTok    = -1    // tok of the line before, for a ':' that starts a line
-		prevTokCol = 0
-		prop       = false // tok is where the node's anchor or tag begins
-		prevPlain  = false // the line before ended in plain text
-		// The column of the last key: the parser reads a line indented
-		// more, after plain text, as more of that text, even from a '['
-		// or '{'.
-		lastKeyCol = -1
-		// Brackets open in block plain text from a '[' or '{' that
-		// starts a line (-1: none such), as they would be if the parser
-		// read them as flow collections.
-		textFlow   = -1
-		explicit   = 0    // a block scalar's indentation indicator
-		lineFirst  = true // no token yet on this line
-		lineIndent = 0
-		lineParent = -1 // column of the line's last key or "- " (a block scalar's parent)
-		// Where plain text alone on its line began, and that line's
-		// indentation, while the lines after go on with it.
-		runTok, runCol, runIndent = -1, 0, 0
-		newLine                   = true
-		// The line before left a value to come (pending) after its item
-		// at pendingCol; first is true until the line's first item.
-		started, pending, first = false, false, false
-		pendingCol              = 0
-	)
-	for s.i < len(s.data) && s.err == nil {
-		inFlow := len(s.flow) > 0
-		if newLine && !inFlow {
-			newLine = false
-			n, empty := s.indent()
-			if empty {
-				s.toEOL()
-				if s.i < len(s.data) {
-					s.newline()
-				}
-				newLine = true
-				continue
-			}
-			if n == 0 {
-				s.marker()
-			}
-			s.i += n
-			pending, first = started && atStart, true
-			pendingCol, started = lineParent, true
-			if pendingCol < 0 {
-				pendingCol = lineIndent
-			}
-			colon := s.byteAt(s.i) == ':' && blank(s.byteAt(s.i+1))
-			if !((inPlain || prop) && lineParent < 0 && (n > runIndent || colon)) {
-				runTok = -1 // this line does not go on with the text of the one before
-			}
-			lineIndent, lineParent = n, -1
-			prevPlain, lineFirst = inPlain, true
-			prevTok, prevTokCol, tok, prop = tok, tokCol, -1, false
-			atStart, inPlain, afterValue = true, false, false
-			if s.i >= len(s.data) { // a directive on the last line
-				break
-			}
-		}
-		newLine = false
-		c := s.data[s.i]
-		col := s.i - s.lineStart
-		prevBlank := s.i == s.lineStart || blank(s.data[s.i-1])
-		switch {
-		case s.eol(s.i):
-			s.newline()
-			newLine = true
-			continue
-		case c == ' ' || c == '\t' || c == '\r':
-			s.i++
-			continue
-		case c == '#' && prevBlank:
-			s.toEOL()
-			continue
-		}
-		if inPlain {
-			switch {
-			case c == ':' && (blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
-				inPlain = false
-			case inFlow && flowIndicator(c):
-				inPlain = false
-			default:
-				s.textBracket(c, &textFlow)
-				s.i++
-				continue
-			}
-		}
-		// At a token. In a flow mapping, a node that begins an entry is
-		// a key, with a ':' or without ("{a, b: 1}").
-		if inFlow && atStart && c != ':' && c != ',' && c != ']' && c != '}' {
-			if f := &s.flow[len(s.flow)-1]; f.mapping && !f.entry {
-				f.entry = true
-				s.key(s.i, &f.keys)
-			}
-		}
-		switch {
-		case c == ':' && (afterValue || blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
-			chained := first && pending
-			if tok < 0 {
-				// A ':' that starts a line: the parser may take the line
-				// before for its key, and that for the value of the line
-				// before it.
-				tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-				if !inFlow {
-					chained = true
-					if prevTok >= 0 {
-						tok, tokCol = prevTok, prevTokCol
-					}
-				}
-			}
-			if !inFlow && runTok >= 0 && runTok < s.lineStart && (tok < s.lineStart || tokCol == lineIndent) {
-				// Plain text alone on a line, going on over the lines
-				// after it indented more: the parser may take them all
-				// for one key.
-				tok, tokCol, chained = runTok, runCol, true
-			}
-			if inFlow {
-				if f := &s.flow[len(s.flow)-1]; f.mapping {
-					if !f.entry { // ": 1", a key of nothing
-						f.entry = true
-						s.key(tok, &f.keys)
-					}
-				} else {
-					// "[a: 1]": a mapping of one key inside the list.
-					s.flow = append(s.flow, flowLevel{mapping: true, implicit: true, entry: true})
-					s.deeper(tok)
-					s.key(tok, &s.flow[len(s.flow)-1].keys)
-				}
-				s.node(tok)
-			} else {
-				s.item(tok, tokCol, false, chained && (tokCol <= pendingCol || tok < s.lineStart || tok == s.i))
-				lineParent, first, textFlow = tokCol, false, -1
-			}
-			lastKeyCol = tokCol
-			s.i++
-			atStart, afterValue, tok, prevTok, prop = true, false, -1, -1, false
-		case inFlow && (c == '[' || c == '{'):
-			s.flow = append(s.flow, flowLevel{mapping: c == '{'})
-			s.deeper(s.i)
-			s.node(s.i)
-			s.i++
-			atStart, afterValue = true, false
-		case inFlow && (c == ']' || c == '}') && s.closes(c):
-			s.flow = s.flow[:len(s.flow)-1]
-			s.i++
-			atStart, afterValue = false, true
-		case inFlow && c == ',':
-			s.endImplicit()
-			s.flow[len(s.flow)-1].entry = false
-			s.node(s.i)
-			s.i++
-			atStart, afterValue = true, false
-		case !atStart:
-			// Text after a complete node (the parser will refuse it), or
-			// a quote inside plain text: read on.
-			s.i++
-		case (c == '[' || c == '{') && !(lineFirst && prevPlain && col > lastKeyCol):
-			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-			s.flow = append(s.flow, flowLevel{mapping: c == '{'})
-			s.deeper(s.i)
-			s.i++
-			atStart, afterValue = true, false
-		case (c == '-' || c == '?') && blank(s.byteAt(s.i+1)) && !inFlow:
-			// A list item, or an explicit key ("? ").
-			s.item(s.i, col, c == '-', first && pending && col <= pendingCol)
-			lineParent, first, textFlow = col, false, -1
-			s.i++
-			atStart, tok, prop = true, -1, false
-		case (c == '"' || c == '\'') && (inFlow || !lineFirst || !prevPlain):
-			// (At the start of a line after plain text, the parser may
-			// read a quote as more of that text, and so does the scan.)
-			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-			s.quoted(c)
-			atStart, afterValue = false, true
-		case (c == '|' || c == '>') && !inFlow && s.blockHeader(&explicit):
-			// Its lines are those indented more than its parent: the
-			// line's key or item, else the collection it is in (the
-			// parser wants even a file's top node indented). Taking the
-			// largest guess ends it soonest: what follows is counted.
-			parent := max(lineParent, lineIndent-1, 0)
-			if n := len(s.block); n > 0 {
-				parent = max(parent, s.block[n-1].col)
-			}
-			s.blockScalar(parent, explicit)
-			newLine, atStart = true, false
-		case c == '&' || c == '!':
-			// An anchor or a tag: the node follows, and starts here (a
-			// key's column is its tag's).
-			if tok < 0 {
-				tok, tokCol, prop = s.i, col, true
-			}
-			s.word(inFlow)
-		case c == '*' && blank(s.byteAt(s.i+1)):
-			// An alias of no name: the parser takes what follows for its
-			// node, as after a tag.
-			if tok < 0 {
-				tok, tokCol, prop = s.i, col, true
-			}
-			s.i++
-		case c == '*':
-			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-			s.word(inFlow)
-			atStart, afterValue = false, true
-		default:
-			tok, tokCol, prop = s.nodeStart(tok, tokCol, prop, col)
-			inPlain, atStart = true, false
-			if !inFlow && (c == '[' || c == '{') {
-				textFlow = max(textFlow, 0) // one that starts a line (see above)
-			}
-			s.textBracket(c, &textFlow)
-			s.i++
-		}
-		if runTok < 0 && lineParent < 0 && tok >= s.lineStart && tokCol == lineIndent && !inFlow {
-			runTok, runCol, runIndent = tok, tokCol, lineIndent
-		}
-		lineFirst = false
+	sc := &scan{
+		shape:      s,
+		atStart:    true,
+		tok:        -1,
+		prevTok:    -1,
+		lastKeyCol: -1,
+		textFlow:   -1,
+		lineFirst:  true,
+		lineParent: -1,
+		runTok:     -1,
+		newLine:    true,
 	}
+	for s.i < len(s.data) && s.err == nil {
+		sc.step()
+	}
+}
+
+// step reads on from s.i: past a line's indentation, white space or a
+// comment, through plain text, or one token.
+func (s *scan) step() {
+	inFlow := len(s.flow) > 0
+	if s.newLine && !inFlow {
+		s.newLine = false
+		if !s.beginLine() {
+			return
+		}
+	}
+	s.newLine = false
+	c := s.data[s.i]
+	col := s.i - s.lineStart
+	prevBlank := s.i == s.lineStart || blank(s.data[s.i-1])
+	switch {
+	case s.eol(s.i):
+		s.newline()
+		s.newLine = true
+		return
+	case c == ' ' || c == '\t' || c == '\r':
+		s.i++
+		return
+	case c == '#' && prevBlank:
+		s.toEOL()
+		return
+	}
+	if s.inPlain && s.plain(c, inFlow) {
+		return
+	}
+	s.token(c, col, inFlow)
+	if s.runTok < 0 && s.lineParent < 0 && s.tok >= s.lineStart && s.tokCol == s.lineIndent && !inFlow {
+		s.runTok, s.runCol, s.runIndent = s.tok, s.tokCol, s.lineIndent
+	}
+	s.lineFirst = false
+}
+
+// beginLine moves past the indentation of a line in block context, and
+// reports whether a token follows on it: false past an empty line, or
+// a directive on the last line.
+func (s *scan) beginLine() bool {
+	n, empty := s.indent()
+	if empty {
+		s.toEOL()
+		if s.i < len(s.data) {
+			s.newline()
+		}
+		s.newLine = true
+		return false
+	}
+	if n == 0 {
+		s.marker()
+	}
+	s.i += n
+	s.pending, s.first = s.started && s.atStart, true
+	s.pendingCol, s.started = s.lineParent, true
+	if s.pendingCol < 0 {
+		s.pendingCol = s.lineIndent
+	}
+	colon := s.byteAt(s.i) == ':' && blank(s.byteAt(s.i+1))
+	if !((s.inPlain || s.prop) && s.lineParent < 0 && (n > s.runIndent || colon)) {
+		s.runTok = -1 // this line does not go on with the text of the one before
+	}
+	s.lineIndent, s.lineParent = n, -1
+	s.prevPlain, s.lineFirst = s.inPlain, true
+	s.prevTok, s.prevTokCol, s.tok, s.prop = s.tok, s.tokCol, -1, false
+	s.atStart, s.inPlain, s.afterValue = true, false, false
+	return s.i < len(s.data)
+}
+
+// plain reads c inside plain text, and reports whether it is more of
+// that text (false: a ':' or flow indicator that ends it).
+func (s *scan) plain(c byte, inFlow bool) bool {
+	switch {
+	case c == ':' && (blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
+		s.inPlain = false
+	case inFlow && flowIndicator(c):
+		s.inPlain = false
+	default:
+		s.textBracket(c, &s.textFlow)
+		s.i++
+		return true
+	}
+	return false
+}
+
+// token reads the token c at s.i, at column col.
+func (s *scan) token(c byte, col int, inFlow bool) {
+	// In a flow mapping, a node that begins an entry is a key, with a
+	// ':' or without ("{a, b: 1}").
+	if inFlow && s.atStart && c != ':' && c != ',' && c != ']' && c != '}' {
+		if f := &s.flow[len(s.flow)-1]; f.mapping && !f.entry {
+			f.entry = true
+			s.key(s.i, &f.keys)
+		}
+	}
+	switch {
+	case c == ':' && (s.afterValue || blank(s.byteAt(s.i+1)) || inFlow && flowIndicator(s.byteAt(s.i+1))):
+		s.colon(col, inFlow)
+	case inFlow && s.flowPunct(c):
+	case !s.atStart:
+		// Text after a complete node (the parser will refuse it), or a
+		// quote inside plain text: read on.
+		s.i++
+	default:
+		s.nodeToken(c, col, inFlow)
+	}
+}
+
+// colon reads a ':' that ends a key: in block context it makes the key
+// an item of the mapping at the key's column.
+func (s *scan) colon(col int, inFlow bool) {
+	chained := s.first && s.pending
+	if s.tok < 0 {
+		// A ':' that starts a line: the parser may take the line before
+		// for its key, and that for the value of the line before it.
+		s.tok, s.tokCol, s.prop = s.nodeStart(s.tok, s.tokCol, s.prop, col)
+		if !inFlow {
+			chained = true
+			if s.prevTok >= 0 {
+				s.tok, s.tokCol = s.prevTok, s.prevTokCol
+			}
+		}
+	}
+	if !inFlow && s.runTok >= 0 && s.runTok < s.lineStart && (s.tok < s.lineStart || s.tokCol == s.lineIndent) {
+		// Plain text alone on a line, going on over the lines after it
+		// indented more: the parser may take them all for one key.
+		s.tok, s.tokCol, chained = s.runTok, s.runCol, true
+	}
+	if inFlow {
+		if f := &s.flow[len(s.flow)-1]; f.mapping {
+			if !f.entry { // ": 1", a key of nothing
+				f.entry = true
+				s.key(s.tok, &f.keys)
+			}
+		} else {
+			// "[a: 1]": a mapping of one key inside the list.
+			s.flow = append(s.flow, flowLevel{mapping: true, implicit: true, entry: true})
+			s.deeper(s.tok)
+			s.key(s.tok, &s.flow[len(s.flow)-1].keys)
+		}
+		s.node(s.tok)
+	} else {
+		s.item(s.tok, s.tokCol, false, chained && (s.tokCol <= s.pendingCol || s.tok < s.lineStart || s.tok == s.i))
+		s.lineParent, s.first, s.textFlow = s.tokCol, false, -1
+	}
+	s.lastKeyCol = s.tokCol
+	s.i++
+	s.atStart, s.afterValue, s.tok, s.prevTok, s.prop = true, false, -1, -1, false
+}
+
+// flowPunct reads a flow collection's bracket or ',' inside one, and
+// reports whether c was one (a bracket that does not close the innermost
+// collection is text).
+func (s *scan) flowPunct(c byte) bool {
+	switch {
+	case c == '[' || c == '{':
+		s.flow = append(s.flow, flowLevel{mapping: c == '{'})
+		s.deeper(s.i)
+		s.node(s.i)
+		s.i++
+		s.atStart, s.afterValue = true, false
+	case (c == ']' || c == '}') && s.closes(c):
+		s.flow = s.flow[:len(s.flow)-1]
+		s.i++
+		s.atStart, s.afterValue = false, true
+	case c == ',':
+		s.endImplicit()
+		s.flow[len(s.flow)-1].entry = false
+		s.node(s.i)
+		s.i++
+		s.atStart, s.afterValue = true, false
+	default:
+		return false
+	}
+	return true
+}
+
+// nodeToken reads the token that begins a node: a collection, an item or
+// explicit key, a scalar, an anchor, tag or alias.
+func (s *scan) nodeToken(c byte, col int, inFlow bool) {
+	switch {
+	case (c == '[' || c == '{') && !(s.lineFirst && s.prevPlain && col > s.lastKeyCol):
+		s.tok, s.tokCol, s.prop = s.nodeStart(s.tok, s.tokCol, s.prop, col)
+		s.flow = append(s.flow, flowLevel{mapping: c == '{'})
+		s.deeper(s.i)
+		s.i++
+		s.atStart, s.afterValue = true, false
+	case (c == '-' || c == '?') && blank(s.byteAt(s.i+1)) && !inFlow:
+		// A list item, or an explicit key ("? ").
+		s.item(s.i, col, c == '-', s.first && s.pending && col <= s.pendingCol)
+		s.lineParent, s.first, s.textFlow = col, false, -1
+		s.i++
+		s.atStart, s.tok, s.prop = true, -1, false
+	case (c == '"' || c == '\'') && (inFlow || !s.lineFirst || !s.prevPlain):
+		// (At the start of a line after plain text, the parser may read
+		// a quote as more of that text, and so does the scan.)
+		s.tok, s.tokCol, s.prop = s.nodeStart(s.tok, s.tokCol, s.prop, col)
+		s.quoted(c)
+		s.atStart, s.afterValue = false, true
+	case (c == '|' || c == '>') && !inFlow && s.blockHeader(&s.explicit):
+		s.blockBody()
+	case c == '&' || c == '!':
+		// An anchor or a tag: the node follows, and starts here (a key's
+		// column is its tag's).
+		if s.tok < 0 {
+			s.tok, s.tokCol, s.prop = s.i, col, true
+		}
+		s.word(inFlow)
+	case c == '*' && blank(s.byteAt(s.i+1)):
+		// An alias of no name: the parser takes what follows for its
+		// node, as after a tag.
+		if s.tok < 0 {
+			s.tok, s.tokCol, s.prop = s.i, col, true
+		}
+		s.i++
+	case c == '*':
+		s.tok, s.tokCol, s.prop = s.nodeStart(s.tok, s.tokCol, s.prop, col)
+		s.word(inFlow)
+		s.atStart, s.afterValue = false, true
+	default:
+		s.tok, s.tokCol, s.prop = s.nodeStart(s.tok, s.tokCol, s.prop, col)
+		s.inPlain, s.atStart = true, false
+		if !inFlow && (c == '[' || c == '{') {
+			s.textFlow = max(s.textFlow, 0) // one that starts a line (see textFlow)
+		}
+		s.textBracket(c, &s.textFlow)
+		s.i++
+	}
+}
+
+// blockBody skips a block scalar's lines after its header. Its lines are
+// those indented more than its parent: the line's key or item, else the
+// collection it is in (the parser wants even a file's top node
+// indented). Taking the largest guess ends it soonest: what follows is
+// counted.
+func (s *scan) blockBody() {
+	parent := max(s.lineParent, s.lineIndent-1, 0)
+	if n := len(s.block); n > 0 {
+		parent = max(parent, s.block[n-1].col)
+	}
+	s.blockScalar(parent, s.explicit)
+	s.newLine, s.atStart = true, false
 }
 
 // textBracket counts a bracket c in block plain text as the flow

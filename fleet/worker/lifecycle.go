@@ -74,25 +74,7 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		o.taken()
 	}
 	if err == nil {
-		h := w.deliver(sess)
-		switch _, shared := sess.(sharedSession); {
-		case w.lp != nil:
-			h = w.post(sess)
-		case shared:
-			h = w.offer(sess)
-		}
-		err = sess.Subscribe(dctx, tp.Down(w.cfg.ID), 1, h)
-		if _, shared := sess.(sharedSession); err == nil && !shared {
-			// A device's gateway hears the leader's announce request for
-			// all its devices.
-			err = sess.Subscribe(dctx, tp.Announce(), 0, h)
-		}
-		if err == nil {
-			err = sess.Publish(dctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch, Via: w.cfg.Gateway}.Payload())
-		}
-		if err != nil {
-			sess.Close(false)
-		}
+		err = w.announce(dctx, sess, epoch)
 	}
 	if err != nil {
 		w.cfg.Logger.Debug("connect failed", "worker", w.cfg.ID, "err", err)
@@ -100,6 +82,39 @@ func (w *Worker) tryConnect(ctx context.Context) {
 		w.scheduleReconnect(w.attempt)
 		return
 	}
+	w.connected(sess, epoch)
+}
+
+// announce subscribes a new session to the worker's commands (and, on a
+// session of its own, to the leader's announce requests) and publishes the
+// worker online with epoch. On a failure it closes the session.
+func (w *Worker) announce(ctx context.Context, sess Session, epoch string) error {
+	tp := w.cfg.Topics
+	h := w.deliver(sess)
+	switch _, shared := sess.(sharedSession); {
+	case w.lp != nil:
+		h = w.post(sess)
+	case shared:
+		h = w.offer(sess)
+	}
+	err := sess.Subscribe(ctx, tp.Down(w.cfg.ID), 1, h)
+	if _, shared := sess.(sharedSession); err == nil && !shared {
+		// A device's gateway hears the leader's announce request for
+		// all its devices.
+		err = sess.Subscribe(ctx, tp.Announce(), 0, h)
+	}
+	if err == nil {
+		err = sess.Publish(ctx, tp.Status(w.cfg.ID), 1, true, wire.Status{Online: true, Epoch: epoch, Via: w.cfg.Gateway}.Payload())
+	}
+	if err != nil {
+		sess.Close(false)
+	}
+	return err
+}
+
+// connected makes sess, announced online with epoch, the worker's
+// session, and counts the connect.
+func (w *Worker) connected(sess Session, epoch string) {
 	w.sess, w.epoch = sess, epoch
 	if w.lp == nil {
 		w.lost = sess.Lost()
