@@ -84,6 +84,38 @@ const (
 	NotKept Keep = ""
 )
 
+// Feed is what a run must send for a metric to count anything: a set of
+// the feeds below. A metric fed by several counts when any of them is
+// sent; one fed by none (0) counts without any (the fleet's connections
+// and syncs, the configuration, the leader's own cadence). Without its
+// feed a metric stays 0 (a list stays empty), so a check that reads only
+// such metrics is known before the run (fleet/scenario warns of it).
+type Feed uint8
+
+const (
+	// FeedCommands: commands from the leader to the workers, which only
+	// a timeline's deploy and poison events send.
+	FeedCommands Feed = 1 << iota
+	// FeedTelemetry: a telemetry interval above 0.
+	FeedTelemetry
+	// FeedHeartbeats: a heartbeat interval above 0, or a heartbeat storm.
+	FeedHeartbeats
+)
+
+// Feeds lists every feed, in the order messages name them.
+var Feeds = []Feed{FeedCommands, FeedTelemetry, FeedHeartbeats}
+
+// String names f's feeds ("commands", "commands|telemetry"; "" for none).
+func (f Feed) String() string {
+	var names []string
+	for i, name := range []string{"commands", "telemetry", "heartbeats"} {
+		if f&Feeds[i] != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "|")
+}
+
 // Unit of a metric's value.
 const (
 	UnitSeconds     = "s"         // simulated seconds
@@ -107,6 +139,9 @@ type Metric struct {
 	// counts the same thing over one leader process ("" when none does);
 	// a run's number sums it over the leader's restarts and partitions.
 	Prom string
+	// Feeds is what a run must send for the metric to count anything (0:
+	// it counts without any).
+	Feeds Feed
 	// Meaning is the sentence docs/SCENARIOS.md gives the name.
 	Meaning string
 	// Item is how the docs write one item of a Collection: `[]` for a
@@ -199,6 +234,9 @@ func unit(m Metric) Metric {
 
 // exports records the leader's Prometheus series of the same number.
 func (m Metric) exports(prom string) Metric { m.Prom = prom; return m }
+
+// fed records what a run must send for the metric to count anything.
+func (m Metric) fed(f Feed) Metric { m.Feeds = f; return m }
 
 // in sets the unit of an Input.
 func (m Metric) in(unit string) Metric { m.Unit = unit; return m }
