@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -135,10 +136,15 @@ type Metric struct {
 	Keep   Keep
 	// Why is the reason an Omitted metric is left out of baselines.
 	Why string
-	// Prom is the leader's Prometheus series (cmd/leader, /metrics) that
-	// counts the same thing over one leader process ("" when none does);
-	// a run's number sums it over the leader's restarts and partitions.
+	// Prom is the leader's Prometheus series (fleet/leader/promexport,
+	// the leader's /metrics) that counts the same thing over one leader
+	// process ("" when none does); a run's number sums it over the
+	// leader's restarts and partitions.
 	Prom string
+	// Help is the Prom series' help text where the series is another
+	// shape of the number (one partition's, now rather than at the end);
+	// "" when the Meaning reads right for it (PromHelp).
+	Help string
 	// Feeds is what a run must send for the metric to count anything (0:
 	// it counts without any).
 	Feeds Feed
@@ -180,6 +186,10 @@ func Prom(pattern string) string {
 	}
 	return m.Prom
 }
+
+// PromHelp is the help text of the metric's Prom series: its Help, or
+// its Meaning.
+func (m Metric) PromHelp() string { return cmp.Or(m.Help, m.Meaning) }
 
 // DocName is how docs/SCENARIOS.md writes a name: an item of a
 // collection as the collection's Item (`deploys[].version`,
@@ -232,8 +242,9 @@ func unit(m Metric) Metric {
 	return m
 }
 
-// exports records the leader's Prometheus series of the same number.
-func (m Metric) exports(prom string) Metric { m.Prom = prom; return m }
+// exports records the leader's Prometheus series of the same number,
+// and its help text when the Meaning does not read right for it.
+func (m Metric) exports(prom, help string) Metric { m.Prom, m.Help = prom, help; return m }
 
 // fed records what a run must send for the metric to count anything.
 func (m Metric) fed(f Feed) Metric { m.Feeds = f; return m }

@@ -118,6 +118,9 @@ func TestRegistryRules(t *testing.T) {
 		if m.Prom != "" && !strings.HasPrefix(m.Prom, "fleetsim_") {
 			t.Errorf("%s: Prometheus name %q is not a fleetsim_ one", m.Name, m.Prom)
 		}
+		if m.Help != "" && (m.Prom == "" || !strings.HasSuffix(m.Help, ".")) {
+			t.Errorf("%s: help %q for series %q: help is a sentence, for a series", m.Name, m.Help, m.Prom)
+		}
 	}
 }
 
