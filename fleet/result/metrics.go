@@ -8,12 +8,15 @@ import (
 
 // This file is the registry of a run's metrics: each name a Result holds
 // is defined once, in registry.go, with its meaning, unit, kind, better
-// direction and baseline rule (and the leader's Prometheus series that
-// counts the same thing, if any). The report's baseline rules, the
-// expectations' vocabulary, docs/SCENARIOS.md's tables of names,
-// docs/REPORTS.md's table of rules and the leader's /metrics names are
-// read from it; tests fail when a Result field has no entry, an entry
-// names no field, or a document drifts from it.
+// direction, baseline rule, what a run must send for it to count
+// anything (Feeds), how a report shows it (Format), and the leader's
+// Prometheus series that counts the same thing, if any, with its help.
+// The report's baseline rules and key numbers, the expectations'
+// vocabulary, the scenario's vacuity warnings, docs/SCENARIOS.md's tables
+// of names, docs/REPORTS.md's table of rules and the leader's /metrics
+// (fleet/leader/promexport) are read from it; tests fail when a Result
+// field has no entry, an entry names no field, a document drifts from it,
+// or a reader spells a name it lacks.
 //
 // The registry is a Go table rather than a data file: the compiler checks
 // its kinds and rules, it needs no parsing (no error path at start-up),
@@ -117,6 +120,20 @@ func (f Feed) String() string {
 	return strings.Join(names, "|")
 }
 
+// Format is how a person reads a metric's value in a report.
+type Format uint8
+
+const (
+	// FormatCount: a whole number with thousands separators ("12,345").
+	FormatCount Format = iota
+	// FormatNumber: a plain number ("12", "0.5"): AIMD limits, settings.
+	FormatNumber
+	// FormatSeconds: a duration ("0.4 ms", "1.24 s", "5m 12s").
+	FormatSeconds
+	// FormatPercent: a ratio in [0, 1] as a percentage ("75%").
+	FormatPercent
+)
+
 // Unit of a metric's value.
 const (
 	UnitSeconds     = "s"         // simulated seconds
@@ -148,6 +165,9 @@ type Metric struct {
 	// Feeds is what a run must send for the metric to count anything (0:
 	// it counts without any).
 	Feeds Feed
+	// Format is how a report shows the value: by its kind and unit unless
+	// the entry says otherwise.
+	Format Format
 	// Meaning is the sentence docs/SCENARIOS.md gives the name.
 	Meaning string
 	// Item is how the docs write one item of a Collection: `[]` for a
@@ -235,9 +255,13 @@ func collection(name, item, meaning string) Metric {
 func unit(m Metric) Metric {
 	switch m.Kind {
 	case Timing:
-		m.Unit = UnitSeconds
+		m.Unit, m.Format = UnitSeconds, FormatSeconds
 	case Wall:
-		m.Unit = UnitWallSeconds
+		m.Unit, m.Format = UnitWallSeconds, FormatSeconds
+	case Small:
+		m.Format = FormatNumber
+	case Ratio:
+		m.Format = FormatPercent
 	}
 	return m
 }
@@ -250,4 +274,13 @@ func (m Metric) exports(prom, help string) Metric { m.Prom, m.Help = prom, help;
 func (m Metric) fed(f Feed) Metric { m.Feeds = f; return m }
 
 // in sets the unit of an Input.
-func (m Metric) in(unit string) Metric { m.Unit = unit; return m }
+func (m Metric) in(unit string) Metric {
+	m.Unit = unit
+	if unit == UnitSeconds {
+		m.Format = FormatSeconds
+	}
+	return m
+}
+
+// shown sets how a report shows the value.
+func (m Metric) shown(f Format) Metric { m.Format = f; return m }

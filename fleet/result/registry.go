@@ -10,8 +10,8 @@ var registry = []Metric{
 	exact(Count, "lost", Lower, "Messages neither delivered nor counted as dropped, rejected, expired, overwritten, dead-lettered or lost in a reboot: `commands.lost + telemetry.lost`. A correct run has 0.").fed(FeedCommands | FeedTelemetry),
 
 	// The run itself.
-	omit(Input, "run.seed", input, "The seed the run used."),
-	omit(Input, "run.speed", input, "The speed ceiling at the start, simulated seconds per wall second; 0: none (`sim check` and `--headless` without `--speed`)."),
+	omit(Input, "run.seed", input, "The seed the run used.").shown(FormatNumber),
+	omit(Input, "run.speed", input, "The speed ceiling at the start, simulated seconds per wall second; 0: none (`sim check` and `--headless` without `--speed`).").shown(FormatNumber),
 	exact(Count, "run.forced_advances", Lower, "Times simulated time moved on before the process had settled (it did not settle within the stall timeout, nothing in it moving: a goroutine spinning, a wait left on the wall clock). Above 0 fails the run, whatever its expectations say: its timings may be wrong from there on."),
 	band(Timing, "run.sim_seconds", Lower, "Simulated time run, drain included."),
 	omit(Wall, "run.wall_seconds", "wall time: the machine's speed, not the system's", "Wall time the run took."),
@@ -131,8 +131,8 @@ var registry = []Metric{
 	band(Count, "heartbeats.rounds", Neither, "Heartbeat processing rounds."),
 
 	// The relay, over every partition.
-	omit(Input, "relay.partitions", input, "Relay partitions."),
-	omit(Input, "relay.limit.initial", input, "The AIMD limit each partition started at."),
+	omit(Input, "relay.partitions", input, "Relay partitions.").shown(FormatNumber),
+	omit(Input, "relay.limit.initial", input, "The AIMD limit each partition started at.").shown(FormatNumber),
 	// Without commands the limits stay at the configured ones: not 0.
 	band(Small, "relay.limit.min", Neither, "The lowest limit any partition reached (the partition's limit, over all its workers; slow lanes are not counted)."),
 	band(Small, "relay.limit.max", Neither, "The highest limit any partition reached."),
