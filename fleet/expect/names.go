@@ -119,7 +119,8 @@ func (t *nameTable) firstUnknown(segs []string) (parent, bad string, ok bool) {
 	return "", "", false
 }
 
-// ResultNames lists every name a check can read, as fedBy spells them:
+// ResultNames lists every name a check can read, as the scenario's
+// vacuity check spells them:
 // the leaves of Result by their expr tags, "[]" for an item of a list or
 // a map of structs ("deploys[].version", "windows[].relay.delivered"); a
 // map of numbers is a name itself (workers.at_version).

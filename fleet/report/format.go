@@ -20,69 +20,135 @@ type keyNumber struct {
 	Names []string
 }
 
+// values are a Result's numbers by path ("leader.mailbox.max_depth",
+// "deploys[0].delivered"), as result.Walk names them.
+type values map[string]result.Leaf
+
+func valuesOf(res *result.Result) values {
+	v := values{}
+	result.Walk(res, func(l result.Leaf) { v[l.Path] = l })
+	return v
+}
+
+// num is the number at path (0 for a path the Result lacks).
+func (v values) num(path string) float64 { return v[path].Value }
+
+// text is the number at path as the registry says a person reads it
+// (result.Metric.Format); "?" for a path that is not a registered
+// number, which TestFormatNamesRegistered keeps out.
+func (v values) text(path string) string {
+	l, ok := v[path]
+	if !ok {
+		return "?"
+	}
+	return show(l.Pattern, l.Value)
+}
+
+// show formats x as the registry's metric named pattern is shown; "?"
+// for a name the registry lacks.
+func show(pattern string, x float64) string {
+	m, ok := result.Lookup(pattern)
+	if !ok {
+		return "?"
+	}
+	switch m.Format {
+	case result.FormatCount:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<63 {
+			return thousands(int64(x))
+		}
+	case result.FormatSeconds:
+		return secs(result.Seconds(x))
+	case result.FormatPercent:
+		return percent(x)
+	}
+	return num(x)
+}
+
+// named builds key numbers: each value it shows is a name recorded for
+// the row it goes to.
+type named struct {
+	v     values
+	names []string
+}
+
+// show is the value at path, named in the next row.
+func (n *named) show(path string) string {
+	n.names = append(n.names, path)
+	return n.v.text(path)
+}
+
+// row is a key number of the values shown since the last row.
+func (n *named) row(label, value string) keyNumber {
+	k := keyNumber{Label: label, Value: value, Names: n.names}
+	n.names = nil
+	return k
+}
+
+// keyRow is a key number of a value built from the Result's fields
+// rather than shown by path: names are the paths it comes from.
+func keyRow(label, value string, names ...string) keyNumber {
+	return keyNumber{Label: label, Value: value, Names: names}
+}
+
 // fleetRow is the fleet's size and end state, and how its workers reach
 // the broker: a session each, or behind gateways.
-func fleetRow(res *result.Result) keyNumber {
-	f := res.Fleet
-	k := keyNumber{"fleet", fmt.Sprintf("%s, %s online at the end", howMany(f.Count, "worker", "workers"), thousands(int64(f.Online))),
-		[]string{"fleet.count", "fleet.online"}}
-	if f.Gateways > 0 {
-		k.Value += fmt.Sprintf("; behind %s of up to %s", howMany(f.Gateways, "gateway", "gateways"), thousands(int64(f.GatewaySize)))
-		k.Names = append(k.Names, "fleet.gateways", "fleet.gateway_size")
+func fleetRow(n *named) keyNumber {
+	v := n.show("fleet.count") + " " + pluralWord(n.v.num("fleet.count"), "worker", "workers") + ", " +
+		n.show("fleet.online") + " online at the end"
+	if n.v.num("fleet.gateways") > 0 {
+		v += "; behind " + n.show("fleet.gateways") + " " + pluralWord(n.v.num("fleet.gateways"), "gateway", "gateways") +
+			" of up to " + n.show("fleet.gateway_size")
 	}
-	return k
+	return n.row("fleet", v)
+}
+
+// capacity is the leader mailbox's capacity and policy: "unbounded" when
+// it has none.
+func capacity(n *named, policy string) string {
+	c := n.show("leader.mailbox.capacity")
+	if n.v.num("leader.mailbox.capacity") <= 0 {
+		c = "unbounded"
+	}
+	if policy != "" && policy != "unbounded" {
+		c += " (" + policy + ")"
+	}
+	return c
 }
 
 // keyNumbers are the numbers a person checks first after a run.
 func keyNumbers(r *result.Report) []keyNumber {
 	res := &r.Result
-	lm := res.Leader.Mailbox
-	capacity := thousands(int64(lm.Capacity))
-	if lm.Capacity <= 0 {
-		capacity = "unbounded"
-	}
-	if lm.Policy != "" && lm.Policy != "unbounded" {
-		capacity += " (" + lm.Policy + ")"
-	}
+	n := &named{v: valuesOf(res)}
 	rows := []keyNumber{
-		{"lost", fmt.Sprintf("%s (commands %s, telemetry %s)", thousands(res.Lost), thousands(res.Commands.Lost), thousands(res.Telemetry.Lost)),
-			[]string{"lost", "commands.lost", "telemetry.lost"}},
-		fleetRow(res),
-		{"leader mailbox max depth / capacity", thousands(int64(lm.MaxDepth)) + " / " + capacity,
-			[]string{"leader.mailbox.max_depth", "leader.mailbox.capacity"}},
-		{"leader mailbox wait p50 / p99", secs(lm.Wait.P50) + " / " + secs(lm.Wait.P99),
-			[]string{"leader.mailbox.wait.p50", "leader.mailbox.wait.p99"}},
-		{"leader mailbox rejected / dropped", uthousands(lm.Rejected) + " / " + uthousands(lm.Dropped),
-			[]string{"leader.mailbox.rejected", "leader.mailbox.dropped"}},
+		n.row("lost", n.show("lost")+" (commands "+n.show("commands.lost")+", telemetry "+n.show("telemetry.lost")+")"),
+		fleetRow(n),
+		n.row("leader mailbox max depth / capacity", n.show("leader.mailbox.max_depth")+" / "+capacity(n, res.Leader.Mailbox.Policy)),
+		n.row("leader mailbox wait p50 / p99", n.show("leader.mailbox.wait.p50")+" / "+n.show("leader.mailbox.wait.p99")),
+		n.row("leader mailbox rejected / dropped", n.show("leader.mailbox.rejected")+" / "+n.show("leader.mailbox.dropped")),
 		// A partition's limit and the sum over partitions are different
 		// units: each row holds one.
-		{"relay limit per partition", limitRange(res.Relay.Limit, ", "),
-			[]string{"relay.limit.initial", "relay.limit.min", "relay.limit.max"}},
-		{"relay limit at the end: sum of " + plural(res.Relay.Partitions, "partition", "partitions"),
-			strconv.Itoa(res.Relay.Limit.Final), []string{"relay.limit.final"}},
-		{"relay delivered", uthousands(res.Relay.Delivered), []string{"relay.delivered"}},
-		{"relay backpressure", uthousands(res.Relay.Backpressure), []string{"relay.backpressure"}},
-		{"dead letters", fmt.Sprintf("%s (dead-lettered during the run: %s)", thousands(int64(res.Outbox.DeadLetters)), uthousands(res.Outbox.DeadLettered)),
-			[]string{"outbox.dead_letters", "outbox.dead_lettered"}},
-		{"workers at version", atVersion(res.Workers.AtVersion), []string{"workers.at_version"}},
-		{"heartbeats coalesced", fmt.Sprintf("%s (%s of %s received)", percent(res.Heartbeat.CoalescedRatio), uthousands(res.Heartbeat.Coalesced), uthousands(res.Heartbeat.Received)),
-			[]string{"heartbeats.coalesced_ratio"}},
+		keyRow("relay limit per partition", limitRange(res.Relay.Limit, ", "), "relay.limit.initial", "relay.limit.min", "relay.limit.max"),
+		n.row("relay limit at the end: sum of "+plural(res.Relay.Partitions, "partition", "partitions"), n.show("relay.limit.final")),
+		n.row("relay delivered", n.show("relay.delivered")),
+		n.row("relay backpressure", n.show("relay.backpressure")),
+		n.row("dead letters", n.show("outbox.dead_letters")+" (dead-lettered during the run: "+n.show("outbox.dead_lettered")+")"),
+		keyRow("workers at version", atVersion(res.Workers.AtVersion), "workers.at_version"),
+		n.row("heartbeats coalesced", n.show("heartbeats.coalesced_ratio")+" ("+n.v.text("heartbeats.coalesced")+" of "+n.v.text("heartbeats.received")+" received)"),
 	}
 	for i, d := range res.Deploys {
-		v := deployOutcome(d)
 		p := fmt.Sprintf("deploys[%d]", i)
-		rows = append(rows, keyNumber{"deploy " + d.Version, v, []string{p + ".delivered", p + ".duration"}})
+		rows = append(rows, keyRow("deploy "+d.Version, deployOutcome(d), p+".delivered", p+".duration"))
 	}
 	kept := "yes"
 	if !res.Run.KeptUp {
-		kept = fmt.Sprintf("no: the machine could not keep up at speed %s; timing expectations are not judged", num(res.Run.Speed))
+		kept = "no: the machine could not keep up at speed " + show("run.speed", res.Run.Speed) + "; timing expectations are not judged"
 		if why := res.Run.Behind(); why != "" {
 			kept = "no: " + why + "; timing expectations are not judged"
 		}
 	}
 	rows = append(rows,
-		keyNumber{"runner lag max / p99", secs(res.Run.LagMax) + " / " + secs(res.Run.LagP99), []string{"run.lag_max", "run.lag_p99"}},
-		keyNumber{"kept up", kept, []string{"run.kept_up"}},
+		n.row("runner lag max / p99", n.show("run.lag_max")+" / "+n.show("run.lag_p99")),
+		keyRow("kept up", kept, "run.kept_up"),
 	)
 	return rows
 }
@@ -96,8 +162,8 @@ func runLine(r *result.Report) string {
 	}
 	parts = append(parts,
 		fmt.Sprintf("seed %d", run.Seed),
-		fmt.Sprintf("speed %s×", num(run.Speed)),
-		fmt.Sprintf("%s simulated in %s", secs(run.SimSeconds), secs(result.Seconds(run.WallSeconds))),
+		"speed "+show("run.speed", run.Speed)+"×",
+		show("run.sim_seconds", float64(run.SimSeconds))+" simulated in "+show("run.wall_seconds", run.WallSeconds),
 	)
 	if !r.Started.IsZero() {
 		parts = append(parts, "started "+r.Started.UTC().Format("2006-01-02 15:04:05 UTC"))
@@ -175,10 +241,16 @@ func sweepRows(s sweep) []sweepRow {
 		r := run.Report
 		m := r.Result.Leader.Mailbox
 		rows = append(rows, sweepRow{
-			Variant: r.Variant, Offered: uthousands(m.Offered), Served: uthousands(m.Taken),
-			Rejected: uthousands(m.Rejected), Dropped: uthousands(m.Dropped),
-			Lost: thousands(r.Result.Lost), Depth: thousands(int64(m.MaxDepth)),
-			P50: secs(m.Wait.P50), P99: secs(m.Wait.P99), Status: run.Verdict.Status,
+			Variant:  r.Variant,
+			Offered:  show("leader.mailbox.offered", float64(m.Offered)),
+			Served:   show("leader.mailbox.taken", float64(m.Taken)),
+			Rejected: show("leader.mailbox.rejected", float64(m.Rejected)),
+			Dropped:  show("leader.mailbox.dropped", float64(m.Dropped)),
+			Lost:     show("lost", float64(r.Result.Lost)),
+			Depth:    show("leader.mailbox.max_depth", float64(m.MaxDepth)),
+			P50:      show("leader.mailbox.wait.p50", float64(m.Wait.P50)),
+			P99:      show("leader.mailbox.wait.p99", float64(m.Wait.P99)),
+			Status:   run.Verdict.Status,
 		})
 	}
 	return rows
@@ -257,36 +329,37 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// howMany is plural with thousands separators: "1 worker", "1,000 workers".
-func howMany(n int, one, many string) string {
+// pluralWord is one or many, for n of them.
+func pluralWord(n float64, one, many string) string {
 	if n == 1 {
-		return "1 " + one
+		return one
 	}
-	return thousands(int64(n)) + " " + many
+	return many
 }
 
 // limitRange is a relay limit per partition: where it started, and the
 // range the run saw it in ("initial 4, observed 4–15"), which is not its
 // configured min and max.
 func limitRange(l result.LimitRange, sep string) string {
-	seen := fmt.Sprintf("%d–%d", l.Min, l.Max)
+	lo, hi := show("relay.limit.min", float64(l.Min)), show("relay.limit.max", float64(l.Max))
+	seen := lo + "–" + hi
 	if l.Min == l.Max {
-		seen = fmt.Sprintf("%d throughout", l.Min)
+		seen = lo + " throughout"
 	}
-	return fmt.Sprintf("initial %d%sobserved %s", l.Initial, sep, seen)
+	return "initial " + show("relay.limit.initial", float64(l.Initial)) + sep + "observed " + seen
 }
 
 // deployOutcome says how far a deploy got: "950 of 1,000 delivered in
 // 12.4 s", ", did not finish" when it did not, and its rejections.
 func deployOutcome(d result.DeployResult) string {
-	v := fmt.Sprintf("%s of %s delivered", thousands(int64(d.Delivered)), thousands(int64(d.Targets)))
+	v := show("deploys[*].delivered", float64(d.Delivered)) + " of " + show("deploys[*].targets", float64(d.Targets)) + " delivered"
 	if d.Duration != result.Never {
-		v += " in " + secs(d.Duration)
+		v += " in " + show("deploys[*].duration", float64(d.Duration))
 	} else {
 		v += ", did not finish"
 	}
 	if d.Rejected > 0 {
-		v += fmt.Sprintf(", %s rejected", thousands(int64(d.Rejected)))
+		v += ", " + show("deploys[*].rejected", float64(d.Rejected)) + " rejected"
 	}
 	return v
 }

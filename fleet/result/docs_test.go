@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite docs/SCENARIOS.md's tables of names from the registry")
+var update = flag.Bool("update", false, "rewrite what is derived: docs/SCENARIOS.md's tables of names from the registry, the json tags from the expr tags")
 
 // nameTableHead starts each table of names in docs/SCENARIOS.md.
 const nameTableHead = "| Name | Meaning |\n|---|---|\n"

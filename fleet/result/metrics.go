@@ -1,18 +1,22 @@
 package result
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
 
 // This file is the registry of a run's metrics: each name a Result holds
 // is defined once, in registry.go, with its meaning, unit, kind, better
-// direction and baseline rule (and the leader's Prometheus series that
-// counts the same thing, if any). The report's baseline rules, the
-// expectations' vocabulary, docs/SCENARIOS.md's tables of names,
-// docs/REPORTS.md's table of rules and the leader's /metrics names are
-// read from it; tests fail when a Result field has no entry, an entry
-// names no field, or a document drifts from it.
+// direction, baseline rule, what a run must send for it to count
+// anything (Feeds), how a report shows it (Format), and the leader's
+// Prometheus series that counts the same thing, if any, with its help.
+// The report's baseline rules and key numbers, the expectations'
+// vocabulary, the scenario's vacuity warnings, docs/SCENARIOS.md's tables
+// of names, docs/REPORTS.md's table of rules and the leader's /metrics
+// (fleet/leader/promexport) are read from it; tests fail when a Result
+// field has no entry, an entry names no field, a document drifts from it,
+// or a reader spells a name it lacks.
 //
 // The registry is a Go table rather than a data file: the compiler checks
 // its kinds and rules, it needs no parsing (no error path at start-up),
@@ -84,6 +88,52 @@ const (
 	NotKept Keep = ""
 )
 
+// Feed is what a run must send for a metric to count anything: a set of
+// the feeds below. A metric fed by several counts when any of them is
+// sent; one fed by none (0) counts without any (the fleet's connections
+// and syncs, the configuration, the leader's own cadence). Without its
+// feed a metric stays 0 (a list stays empty), so a check that reads only
+// such metrics is known before the run (fleet/scenario warns of it).
+type Feed uint8
+
+const (
+	// FeedCommands: commands from the leader to the workers, which only
+	// a timeline's deploy and poison events send.
+	FeedCommands Feed = 1 << iota
+	// FeedTelemetry: a telemetry interval above 0.
+	FeedTelemetry
+	// FeedHeartbeats: a heartbeat interval above 0, or a heartbeat storm.
+	FeedHeartbeats
+)
+
+// Feeds lists every feed, in the order messages name them.
+var Feeds = []Feed{FeedCommands, FeedTelemetry, FeedHeartbeats}
+
+// String names f's feeds ("commands", "commands|telemetry"; "" for none).
+func (f Feed) String() string {
+	var names []string
+	for i, name := range []string{"commands", "telemetry", "heartbeats"} {
+		if f&Feeds[i] != 0 {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, "|")
+}
+
+// Format is how a person reads a metric's value in a report.
+type Format uint8
+
+const (
+	// FormatCount: a whole number with thousands separators ("12,345").
+	FormatCount Format = iota
+	// FormatNumber: a plain number ("12", "0.5"): AIMD limits, settings.
+	FormatNumber
+	// FormatSeconds: a duration ("0.4 ms", "1.24 s", "5m 12s").
+	FormatSeconds
+	// FormatPercent: a ratio in [0, 1] as a percentage ("75%").
+	FormatPercent
+)
+
 // Unit of a metric's value.
 const (
 	UnitSeconds     = "s"         // simulated seconds
@@ -103,10 +153,21 @@ type Metric struct {
 	Keep   Keep
 	// Why is the reason an Omitted metric is left out of baselines.
 	Why string
-	// Prom is the leader's Prometheus series (cmd/leader, /metrics) that
-	// counts the same thing over one leader process ("" when none does);
-	// a run's number sums it over the leader's restarts and partitions.
+	// Prom is the leader's Prometheus series (fleet/leader/promexport,
+	// the leader's /metrics) that counts the same thing over one leader
+	// process ("" when none does); a run's number sums it over the
+	// leader's restarts and partitions.
 	Prom string
+	// Help is the Prom series' help text where the series is another
+	// shape of the number (one partition's, now rather than at the end);
+	// "" when the Meaning reads right for it (PromHelp).
+	Help string
+	// Feeds is what a run must send for the metric to count anything (0:
+	// it counts without any).
+	Feeds Feed
+	// Format is how a report shows the value: by its kind and unit unless
+	// the entry says otherwise.
+	Format Format
 	// Meaning is the sentence docs/SCENARIOS.md gives the name.
 	Meaning string
 	// Item is how the docs write one item of a Collection: `[]` for a
@@ -145,6 +206,10 @@ func Prom(pattern string) string {
 	}
 	return m.Prom
 }
+
+// PromHelp is the help text of the metric's Prom series: its Help, or
+// its Meaning.
+func (m Metric) PromHelp() string { return cmp.Or(m.Help, m.Meaning) }
 
 // DocName is how docs/SCENARIOS.md writes a name: an item of a
 // collection as the collection's Item (`deploys[].version`,
@@ -190,15 +255,32 @@ func collection(name, item, meaning string) Metric {
 func unit(m Metric) Metric {
 	switch m.Kind {
 	case Timing:
-		m.Unit = UnitSeconds
+		m.Unit, m.Format = UnitSeconds, FormatSeconds
 	case Wall:
-		m.Unit = UnitWallSeconds
+		m.Unit, m.Format = UnitWallSeconds, FormatSeconds
+	case Small:
+		m.Format = FormatNumber
+	case Ratio:
+		m.Format = FormatPercent
 	}
 	return m
 }
 
-// exports records the leader's Prometheus series of the same number.
-func (m Metric) exports(prom string) Metric { m.Prom = prom; return m }
+// exports records the leader's Prometheus series of the same number,
+// and its help text when the Meaning does not read right for it.
+func (m Metric) exports(prom, help string) Metric { m.Prom, m.Help = prom, help; return m }
+
+// fed records what a run must send for the metric to count anything.
+func (m Metric) fed(f Feed) Metric { m.Feeds = f; return m }
 
 // in sets the unit of an Input.
-func (m Metric) in(unit string) Metric { m.Unit = unit; return m }
+func (m Metric) in(unit string) Metric {
+	m.Unit = unit
+	if unit == UnitSeconds {
+		m.Format = FormatSeconds
+	}
+	return m
+}
+
+// shown sets how a report shows the value.
+func (m Metric) shown(f Format) Metric { m.Format = f; return m }

@@ -118,6 +118,15 @@ func TestRegistryRules(t *testing.T) {
 		if m.Prom != "" && !strings.HasPrefix(m.Prom, "fleetsim_") {
 			t.Errorf("%s: Prometheus name %q is not a fleetsim_ one", m.Name, m.Prom)
 		}
+		if want := map[Kind]Format{Timing: FormatSeconds, Wall: FormatSeconds, Ratio: FormatPercent, Count: FormatCount, Small: FormatNumber}[m.Kind]; m.Kind != Input && m.Format != want {
+			t.Errorf("%s: a %s shown as format %d, want %d", m.Name, m.Kind, m.Format, want)
+		}
+		if (m.Unit == UnitSeconds) != (m.Format == FormatSeconds) && m.Kind != Wall {
+			t.Errorf("%s: unit %q, format %d: seconds are shown as seconds", m.Name, m.Unit, m.Format)
+		}
+		if m.Help != "" && (m.Prom == "" || !strings.HasSuffix(m.Help, ".")) {
+			t.Errorf("%s: help %q for series %q: help is a sentence, for a series", m.Name, m.Help, m.Prom)
+		}
 	}
 }
 

@@ -1,5 +1,11 @@
 package result
 
+// A field's name is its expr tag: the name an expectation reads it by,
+// and the registry's (registry.go). Its json tag, its name in the JSON
+// report, is derived from it: go test ./fleet/result -run
+// TestJSONTagsFromExpr -update writes it, keeping only its options
+// (",omitempty"), and the test fails on one that differs.
+
 // FleetResult is the fleet's shape and state at the end.
 type FleetResult struct {
 	Count   int            `expr:"count" json:"count"`

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
 // TestDocsCoverEveryKey keeps docs/SCENARIOS.md from falling behind the
@@ -105,7 +106,7 @@ func TestDocsLoadErrorExample(t *testing.T) {
 }
 
 // docs/SCENARIOS.md's table of what each name needs the run to send is
-// fedBy, and its refused and warned examples are what Parse prints.
+// the registry's feeds (result.Metric.Feeds), and its refused and warned examples are what Parse prints.
 func TestDocsRefusedAndWarned(t *testing.T) {
 	data, err := os.ReadFile("../../docs/SCENARIOS.md")
 	if err != nil {
@@ -115,9 +116,9 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 	if !ok {
 		t.Fatal("no table of what each name needs")
 	}
-	feeds := map[string]feed{"commands": feedCommands, "telemetry": feedTelemetry, "heartbeats": feedHeartbeats,
-		"commands or telemetry": feedCommands | feedTelemetry, "nothing": 0}
-	doc := map[string]feed{} // pattern → feed
+	feeds := map[string]result.Feed{"commands": result.FeedCommands, "telemetry": result.FeedTelemetry, "heartbeats": result.FeedHeartbeats,
+		"commands or telemetry": result.FeedCommands | result.FeedTelemetry, "nothing": 0}
+	doc := map[string]result.Feed{} // pattern → feed
 	rows := 0
 	for _, line := range strings.Split(section, "\n")[3:] { // after the blank line and the head
 		if !strings.HasPrefix(line, "| ") {
@@ -132,7 +133,7 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 		rows++
 		quoted := strings.Split(cells[1], "`")
 		for i := 1; i < len(quoted); i += 2 {
-			name := strings.ReplaceAll(quoted[i], `["W"]`, "[]") // a window as fedBy names it
+			name := strings.ReplaceAll(quoted[i], `["W"]`, "[]") // a window as expect.ResultNames names it
 			doc[strings.TrimSuffix(name, ".*")] = f
 		}
 	}
@@ -141,14 +142,14 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 	}
 	for _, n := range expect.ResultNames() {
 		// The most specific pattern the doc lists for n.
-		want, best := feed(0), -1
+		want, best := result.Feed(0), -1
 		for p, f := range doc {
 			if (n == p || expect.Inside(p, n)) && len(p) > best {
 				want, best = f, len(p)
 			}
 		}
-		if got, _ := fedByName(n); got != want {
-			t.Errorf("%s: docs/SCENARIOS.md says it needs %v, fedBy says %v", n, want, got)
+		if got, _ := feedsOf(n); got != want {
+			t.Errorf("%s: docs/SCENARIOS.md says it needs %v, the registry says %v", n, want, got)
 		}
 	}
 

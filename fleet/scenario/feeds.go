@@ -10,130 +10,40 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// feed is what a run must send for a result name to count anything.
-type feed uint8
-
-const (
-	// feedCommands: commands from the leader to the workers, which only
-	// deploy and poison events send (the dashboard's deploy key does too,
-	// but a file cannot rely on it).
-	feedCommands feed = 1 << iota
-	// feedTelemetry: a telemetry interval above 0 in fleet.worker or a
-	// group.
-	feedTelemetry
-	// feedHeartbeats: a heartbeat interval above 0 in fleet.worker or a
-	// group, or a heartbeat_storm event.
-	feedHeartbeats
-)
-
-// fedBy decides, for every result name (resultNames), what the run must
-// send for it to count anything: a name fed by several feeds counts when
-// any of them is sent. 0 means the name counts without any (the fleet's
-// connections and syncs, the configuration, the leader's own cadence): a
-// check reading it is never called vacuous. "X.*" is X and every name
-// under it, the items of a list or map included; an exact entry wins over
-// it. An item of a list or map of structs is "[]": windows[].relay.
-// Without its feed a name stays 0 (a list stays empty).
-// TestFedByDecidesEveryName fails when a name is added to Result without
-// an entry here.
-var fedBy = map[string]feed{
-	"lost":  feedCommands | feedTelemetry,
-	"run.*": 0,
-
-	"fleet.*": 0,
-
-	"workers.at_version":        0, // the start version counts without a deploy
-	"workers.applied":           feedCommands,
-	"workers.applied_twice":     feedCommands,
-	"workers.applied_twice_ids": feedCommands,
-	"workers.stale":             feedCommands,
-	"workers.duplicates":        feedCommands,
-	"workers.expired":           feedCommands,
-	"workers.acked_ok":          feedCommands,
-	"workers.acked_full":        feedCommands,
-	"workers.max_attempt":       feedCommands,
-	"workers.connects":          0,
-	"workers.connect_attempts":  0,
-	"workers.reconnects":        0,
-	"workers.connections_lost":  0,
-	"workers.malformed":         0,
-	"workers.crashes":           0,
-	"workers.refused":           feedCommands,
-	"workers.gateway_dropped":   0,            // syncs and their replies are always sent
-	"workers.link_lost":         0,            // syncs and heartbeats cross the link too
-	"gateways.*":                feedCommands, // wills and lost sessions too: 0 without gateways
-	"workers.sync_sent":         0,
-	"workers.sync_ok":           0,
-	"workers.sync_full":         0,
-	"workers.sync_timeouts":     0,
-	"workers.mailbox.*":         feedCommands, // a worker's mailbox holds commands
-	"workers.mailbox.capacity":  0,
-	"workers.mailbox.policy":    0,
-
-	"leader.mailbox.*":          0, // syncs on every connect
-	"leader.requests_received":  0,
-	"leader.requests_served":    0,
-	"leader.telemetry_received": feedTelemetry,
-	"leader.telemetry_served":   feedTelemetry,
-	"leader.answered_full":      0,
-	"leader.malformed":          0,
-	"leader.reconnects":         0,
-	"leader.ask_rtt.*":          feedCommands,
-	"leader.asks_sent":          feedCommands,
-	"leader.asks_timed_out":     feedCommands,
-
-	"heartbeats.*":      feedHeartbeats,
-	"heartbeats.rounds": 0, // the leader's cadence ticks without heartbeats
-
-	"relay.*":          feedCommands,
-	"relay.partitions": 0,
-	// The limits stay at the configured ones without commands: not 0.
-	"relay.limit.initial": 0,
-	"relay.limit.min":     0,
-	"relay.limit.max":     0,
-	"relay.limit.final":   0,
-
-	"outbox.*":    feedCommands,
-	"commands.*":  feedCommands,
-	"telemetry.*": feedTelemetry,
-	"deploys.*":   feedCommands,
-
-	"events.*": 0, // the timeline's own: when, and how many workers
-
-	"windows[].from":               0,
-	"windows[].to":                 0,
-	"windows[].leader.*":           0,
-	"windows[].relay.*":            feedCommands,
-	"windows[].workers.connects":   0,
-	"windows[].workers.sync_sent":  0,
-	"windows[].workers.sync_ok":    0,
-	"windows[].workers.sync_full":  0,
-	"windows[].workers.acked_full": feedCommands,
-}
-
-// fedByName returns what feeds the name at path ("relay.retries",
-// "deploys[].delivered"), and whether fedBy decides it.
-func fedByName(path string) (feed, bool) {
-	if f, ok := fedBy[path]; ok {
-		return f, true
-	}
-	for p := path; p != ""; p = parent(p) {
-		if f, ok := fedBy[strings.TrimSuffix(p, "[]")+".*"]; ok {
-			return f, true
+// feedsOf returns what a run must send for the name at path to count
+// anything ("relay.retries", "deploys[].delivered", "workers.at_version"):
+// the registry's Feeds (result.Metric). A struct or a collection read
+// whole counts when any of its metrics does: the union of their feeds, 0
+// if one of them counts without any. ok is false for a path the registry
+// does not reach.
+func feedsOf(path string) (f result.Feed, ok bool) {
+	pattern := strings.ReplaceAll(path, "[]", "[*]")
+	for _, p := range []string{pattern, pattern + "[*]"} {
+		if m, ok := result.Lookup(p); ok {
+			return m.Feeds, true
 		}
 	}
-	return 0, false
+	for _, m := range result.Metrics() {
+		if !strings.HasPrefix(m.Name, pattern+".") && !strings.HasPrefix(m.Name, pattern+"[*]") {
+			continue
+		}
+		if m.Feeds == 0 {
+			return 0, true
+		}
+		f, ok = f|m.Feeds, true
+	}
+	return f, ok
 }
 
 // feeds is what s sends over its run.
-func (s *Scenario) feeds() feed {
-	var f feed
+func (s *Scenario) feeds() result.Feed {
+	var f result.Feed
 	for _, ev := range s.Timeline {
 		if ev.Deploy != nil || ev.Poison != nil {
-			f |= feedCommands
+			f |= result.FeedCommands
 		}
 		if ev.HeartbeatStorm != nil {
-			f |= feedHeartbeats
+			f |= result.FeedHeartbeats
 		}
 	}
 	profiles := []*WorkerProfile{&s.Fleet.Worker}
@@ -142,39 +52,37 @@ func (s *Scenario) feeds() feed {
 	}
 	for _, p := range profiles {
 		if p.Telemetry != nil && *p.Telemetry > 0 {
-			f |= feedTelemetry
+			f |= result.FeedTelemetry
 		}
 		if p.Heartbeat != nil && *p.Heartbeat > 0 {
-			f |= feedHeartbeats
+			f |= result.FeedHeartbeats
 		}
 	}
 	return f
 }
 
-// feedNames describe each feed: what it is, and what a scenario lacks
-// without it.
-var feedNames = []struct {
-	feed        feed
-	name, ifNot string
-}{
-	{feedCommands, "commands", "no deploy or poison event"},
-	{feedTelemetry, "telemetry", "no telemetry interval"},
-	{feedHeartbeats, "heartbeats", "no heartbeat interval or heartbeat_storm event"},
+// lacks says, for each feed, what a scenario that does not send it
+// lacks.
+var lacks = map[result.Feed]string{
+	result.FeedCommands:   "no deploy or poison event",
+	result.FeedTelemetry:  "no telemetry interval",
+	result.FeedHeartbeats: "no heartbeat interval or heartbeat_storm event",
 }
 
 // vacuousMessage says why a check cannot depend on the run of a
 // scenario that sends sent: every name it reads (v, worked out once per
-// text by vacuityOf) counts something the scenario never sends (fedBy),
+// text by vacuityOf) counts something the scenario never sends (the
+// registry's result.Metric.Feeds),
 // so each stays 0 and the outcome is known before the run. It returns ""
 // when the check reads a name the scenario can change.
-func vacuousMessage(sent feed, text string, v vacuity) string {
+func vacuousMessage(sent result.Feed, text string, v vacuity) string {
 	if len(v.paths) == 0 {
 		return ""
 	}
-	var need feed
+	var need result.Feed
 	var texts []string
 	for i, p := range v.paths {
-		f, ok := fedByName(p)
+		f, ok := feedsOf(p)
 		if !ok || f == 0 || f&sent != 0 {
 			return ""
 		}
@@ -183,11 +91,11 @@ func vacuousMessage(sent feed, text string, v vacuity) string {
 			texts = append(texts, t)
 		}
 	}
-	var kinds, lacks []string
-	for _, fn := range feedNames {
-		if need&fn.feed != 0 {
-			kinds = append(kinds, fn.name)
-			lacks = append(lacks, fn.ifNot)
+	var kinds, lacking []string
+	for _, f := range result.Feeds {
+		if need&f != 0 {
+			kinds = append(kinds, f.String())
+			lacking = append(lacking, lacks[f])
 		}
 	}
 	sends := "no " + kinds[0]
@@ -207,7 +115,7 @@ func vacuousMessage(sent feed, text string, v vacuity) string {
 		outcome = "it is never judged"
 	}
 	return fmt.Sprintf("check %q reads only %s (%s), and this scenario sends %s (%s): %s",
-		strings.TrimSpace(text), wording.List(texts), wording.List(kinds), sends, strings.Join(lacks, ", "), outcome)
+		strings.TrimSpace(text), wording.List(texts), wording.List(kinds), sends, strings.Join(lacking, ", "), outcome)
 }
 
 // inputsOnlyMessage says why a check that reads nothing but the scenario's

@@ -1,30 +1,46 @@
 package scenario
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/expect"
+	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-// Every result name has a decision in fedBy: a name added to Result
-// without one fails here. And every entry names a name.
-func TestFedByDecidesEveryName(t *testing.T) {
+// Every name a check can read reaches the registry's feeds: a name
+// added to Result without a registry entry fails here (and in
+// fleet/result). A struct read whole counts when any of its metrics
+// does.
+func TestFeedsOfEveryName(t *testing.T) {
 	all := expect.ResultNames()
 	if len(all) < 120 {
 		t.Fatalf("only %d names: the walk is broken", len(all))
 	}
 	for _, p := range all {
-		if _, ok := fedByName(p); !ok {
-			t.Errorf("%s: no entry in fedBy: say what a run must send for it to count (0 for nothing)", p)
+		if _, ok := feedsOf(p); !ok {
+			t.Errorf("%s: not in the registry (fleet/result/registry.go)", p)
 		}
 	}
-	for k := range fedBy {
-		k = strings.TrimSuffix(k, ".*")
-		if !slices.ContainsFunc(all, func(p string) bool { return p == k || expect.Inside(k, p) }) {
-			t.Errorf("fedBy has %q, which is not a result name", k)
+	for path, want := range map[string]result.Feed{
+		"lost":                      result.FeedCommands | result.FeedTelemetry,
+		"relay.retries":             result.FeedCommands,
+		"relay.limit.initial":       0,
+		"workers.at_version":        0,
+		"deploys":                   result.FeedCommands,
+		"deploys[].delivered":       result.FeedCommands,
+		"windows[].relay.delivered": result.FeedCommands,
+		"relay":                     0, // relay.partitions counts without commands
+		"telemetry":                 result.FeedTelemetry,
+		"heartbeats.age":            result.FeedHeartbeats,
+		"windows[].relay":           result.FeedCommands,
+	} {
+		if got, ok := feedsOf(path); got != want || !ok {
+			t.Errorf("feedsOf(%s) = %v, %v; want %v", path, got, ok, want)
 		}
+	}
+	if f, ok := feedsOf("nothing.here"); ok {
+		t.Errorf("feedsOf(nothing.here) = %v, true; want false", f)
 	}
 	for segs, want := range map[string]string{
 		"lost":                                 "lost",

@@ -1,38 +1,12 @@
-package main
+package promexport
 
 import (
 	"fmt"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/leader/control"
 )
-
-// scrape returns what /metrics serves for src.
-func scrape(t *testing.T, src source, ctl *control.Server, deployHistory int) string {
-	t.Helper()
-	w := httptest.NewRecorder()
-	metricsHandler(src, ctl, deployHistory, nil).ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
-	b, err := io.ReadAll(w.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// grepLines returns body's lines that contain s.
-func grepLines(body, s string) string {
-	var out []string
-	for l := range strings.SplitSeq(body, "\n") {
-		if strings.Contains(l, s) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
-}
 
 // hostileFleet is a source whose workers report versions nobody checked
 // and whose deploys are many.
@@ -60,7 +34,7 @@ func TestLabelsBounded(t *testing.T) {
 		h.deploys = append(h.deploys, leader.DeployProgress{Index: i, Version: fmt.Sprintf("v%d", i), Targets: 1})
 	}
 	h.deploys[299].Version = "bad version"
-	body := scrape(t, h, nil, 20)
+	body := scrape(t, h, Options{DeployHistory: 20})
 
 	versions := grepLines(body, "fleetsim_workers_version{")
 	if n := strings.Count(versions, "\n") + 1; n != maxVersionSeries+2 {
@@ -81,8 +55,8 @@ func TestLabelsBounded(t *testing.T) {
 	}
 
 	targets := grepLines(body, "fleetsim_deploy_targets{")
-	if n := strings.Count(targets, "\n") + 1; n != 20+deploySeriesExtra {
-		t.Errorf("%d deploy_targets series, want %d (--deploy-history + %d)", n, 20+deploySeriesExtra, deploySeriesExtra)
+	if n := strings.Count(targets, "\n") + 1; n != 20+DeploySeriesExtra {
+		t.Errorf("%d deploy_targets series, want %d (--deploy-history + %d)", n, 20+DeploySeriesExtra, DeploySeriesExtra)
 	}
 	for _, want := range []string{`{deploy="180",version="v180"} 1`, `{deploy="299",version="(invalid)"} 1`} {
 		if !strings.Contains(targets, want) {
@@ -90,6 +64,6 @@ func TestLabelsBounded(t *testing.T) {
 		}
 	}
 	if strings.Contains(targets, `deploy="179"`) {
-		t.Errorf("/metrics exports deploy 179, older than the newest %d", 20+deploySeriesExtra)
+		t.Errorf("/metrics exports deploy 179, older than the newest %d", 20+DeploySeriesExtra)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package promexport
 
 import (
 	"cmp"
@@ -16,9 +16,9 @@ const (
 	// maxVersionSeries bounds fleetsim_workers_version: the versions
 	// with the most workers, the rest summed as versionOther.
 	maxVersionSeries = 32
-	// deploySeriesExtra is how many deploys beyond --deploy-history (the
+	// DeploySeriesExtra is how many deploys beyond --deploy-history (the
 	// older ones still in flight) fleetsim_deploy_* export at most.
-	deploySeriesExtra = 100
+	DeploySeriesExtra = 100
 	// versionInvalid stands for a version wire.ValidVersion refuses (a
 	// worker's heartbeat may say anything; an outbox file may hold a
 	// deploy an older leader took unchecked), and versionOther for the

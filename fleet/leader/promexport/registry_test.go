@@ -1,10 +1,12 @@
-package main
+package promexport
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,23 +15,60 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/result"
 )
 
-var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
+var descRE = regexp.MustCompile(`fqName: "([^"]+)", help: "((?:[^"\\]|\\.)*)"`)
+
+// described is every series the collector describes: its help by name.
+func described(t *testing.T) map[string]string {
+	t.Helper()
+	ch := make(chan *prometheus.Desc, len(allDescs)+1)
+	New(nil, Options{}).Describe(ch)
+	close(ch)
+	helps := map[string]string{}
+	for d := range ch {
+		m := descRE.FindStringSubmatch(d.String())
+		if m == nil {
+			t.Fatalf("no name and help in %s", d)
+		}
+		help, err := strconv.Unquote(`"` + m[2] + `"`)
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		helps[m[1]] = help
+	}
+	return helps
+}
 
 // exported is every metric name the collector describes.
 func exported(t *testing.T) []string {
 	t.Helper()
-	ch := make(chan *prometheus.Desc, len(allDescs)+1)
-	collector{}.Describe(ch)
-	close(ch)
-	var names []string
-	for d := range ch {
-		m := fqNameRE.FindStringSubmatch(d.String())
-		if m == nil {
-			t.Fatalf("no name in %s", d)
+	return slices.Collect(maps.Keys(described(t)))
+}
+
+// TestHelpFromRegistry: a series that counts what a run's metric counts
+// has the registry's help text (result.Metric.PromHelp): a series of the
+// collector's own table (desc) that took a name the registry gives a
+// run's metric, with help of its own, fails here.
+func TestHelpFromRegistry(t *testing.T) {
+	helps := described(t)
+	fromRegistry := 0
+	for name, help := range helps {
+		var want []string
+		for _, m := range result.Metrics() {
+			if m.Prom == name {
+				want = append(want, m.PromHelp())
+			}
 		}
-		names = append(names, m[1])
+		if len(want) == 0 {
+			continue
+		}
+		fromRegistry++
+		if !slices.Contains(want, help) {
+			t.Errorf("%s: help %q, the registry's is %q", name, help, want)
+		}
 	}
-	return names
+	if fromRegistry < 20 {
+		t.Errorf("only %d series take their name from the registry", fromRegistry)
+	}
 }
 
 // TestRegistryPromNamesExported: every run metric the registry says the
@@ -60,8 +99,8 @@ var promInDocsRE = regexp.MustCompile(`fleetsim_[a-z0-9_]*[a-z0-9(*]`)
 // /metrics exports (a prefix: that some are).
 func TestDocsPromNamesExported(t *testing.T) {
 	names := exported(t)
-	files, _ := filepath.Glob("../../docs/*.md")
-	files = append(files, "../../README.md")
+	files, _ := filepath.Glob("../../../docs/*.md")
+	files = append(files, "../../../README.md")
 	seen := 0
 	for _, f := range files {
 		data, err := os.ReadFile(f)
