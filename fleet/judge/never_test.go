@@ -1,4 +1,4 @@
-package expect_test
+package judge_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package expect_test
+package judge_test
 
 import (
 	"strings"
@@ -78,5 +78,32 @@ func TestJudgeComparisons(t *testing.T) {
 	}
 	if (&result.Report{Comparisons: []result.Verdict{{Status: result.Fail}}}).Passed() {
 		t.Error("a report with a failed comparison passed")
+	}
+}
+
+// A comparison of variants that divides by zero is not judged either.
+func TestJudgeComparisonsDivisionByZero(t *testing.T) {
+	sc, err := scenario.Parse("cmp.yaml", []byte(strings.Replace(compareYAML,
+		"variant[\"aimd\"].relay.backpressure * 2 <= variant[\"static\"].relay.backpressure",
+		"variant[\"aimd\"].relay.backpressure / variant[\"static\"].relay.backpressure < 0.5", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := sc.Variants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := func(backpressure uint64) *result.Report {
+		r := &result.Report{}
+		r.Result.Relay.Backpressure = backpressure
+		r.Result.Run.KeptUp = true
+		return r
+	}
+	got := judge.Comparisons(sc, vs, []*result.Report{rep(10), rep(0)})[0]
+	if want := `not judged: division by zero (the divisor variant.static.relay.backpressure = 0)`; got.Status != result.NotJudged || got.Detail != want {
+		t.Errorf("%s %q, want not judged %q", got.Status, got.Detail, want)
+	}
+	if got := judge.Comparisons(sc, vs, []*result.Report{rep(10), rep(40)})[0]; got.Status != result.Pass {
+		t.Errorf("with a divisor of 40: %+v", got)
 	}
 }
