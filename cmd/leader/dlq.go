@@ -49,7 +49,7 @@ after --max-attempts failed deliveries.
 		},
 	}
 	c.PersistentFlags().StringVar(&o.outboxPath, "outbox", "leader.db", "the leader's bbolt outbox file")
-	c.PersistentFlags().IntVar(&o.partitions, "partitions", 4, "the leader's --partitions (another value makes the next leader start rebuild its index)")
+	c.PersistentFlags().IntVar(&o.partitions, "partitions", outbox.DefaultPartitions, "the leader's --partitions (another value makes the next leader start rebuild its index)")
 
 	list := &cobra.Command{
 		Use: "list", Short: "List the dead letters, oldest first", Args: cli.NoArgs,
@@ -111,8 +111,8 @@ func parseIDs(args []string, all bool) ([]uint64, error) {
 // withOutbox opens an existing outbox file, runs f and closes it. A
 // missing, locked, corrupt or foreign file is exit code 3.
 func withOutbox(o dlqOptions, f func(*outbox.Bolt) error) error {
-	if o.partitions < 1 || o.partitions > 1<<16 {
-		return cli.Usagef("--partitions %d: want 1 to 65536", o.partitions)
+	if o.partitions < 1 || o.partitions > outbox.MaxPartitions {
+		return cli.Usagef("--partitions %d: want 1 to %d", o.partitions, outbox.MaxPartitions)
 	}
 	if _, err := os.Stat(o.outboxPath); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -50,7 +50,7 @@ func TestRunFlags(t *testing.T) {
 		{"durability batch", []string{"--durability", "batch"}, ""},
 		{"durability unknown", []string{"--durability", "fast"}, `--durability "fast": want sync, batch or none`},
 		{"retry hint unknown", []string{"--retry-after", "later"}, `--retry-after "later": want drain or spread`},
-		{"partitions zero", []string{"--partitions", "0"}, "--partitions 0: want 1 to 65536"},
+		{"partitions zero", []string{"--partitions", "0"}, "--partitions 0: want 1 to 256"},
 		{"max attempts", []string{"--max-attempts", "0"}, "--max-attempts 0"},
 		{"limit min", []string{"--limit-min", "0"}, "--limit-min 0: want at least 1"},
 		{"limit max below min", []string{"--limit-min", "5", "--limit-max", "4", "--limit-initial", "5"}, "--limit-max 4: want at least --limit-min (5)"},

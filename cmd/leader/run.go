@@ -72,13 +72,13 @@ func (o *runOptions) addFlags(c *cobra.Command) {
 
 	f.StringVar(&o.outboxPath, "outbox", "leader.db", "the bbolt outbox file (created if missing; one leader per file)")
 	f.StringVar(&o.durability, "durability", "sync", "when an enqueue is on disk: sync (fsync each), batch (group commit), none (no fsync: survives kill -9, not power loss)")
-	f.IntVar(&o.partitions, "partitions", 4, "relay partitions, each with its own AIMD limiter and loop (1..65536)")
-	f.IntVar(&o.maxAttempts, "max-attempts", 10, "failed deliveries before a command goes to the dead letters")
+	f.IntVar(&o.partitions, "partitions", outbox.DefaultPartitions, fmt.Sprintf("relay partitions, each with its own AIMD limiter and loop (1..%d)", outbox.MaxPartitions))
+	f.IntVar(&o.maxAttempts, "max-attempts", outbox.DefaultOptions.MaxAttempts, "failed deliveries before a command goes to the dead letters")
 	f.IntVar(&o.limitInitial, "limit-initial", flow.DefaultLimiterOptions.Initial, "AIMD: starting concurrent deliveries per partition")
 	f.IntVar(&o.limitMin, "limit-min", flow.DefaultLimiterOptions.Min, "AIMD: floor of the limit")
 	f.IntVar(&o.limitMax, "limit-max", flow.DefaultLimiterOptions.Max, "AIMD: ceiling of the limit")
 	f.DurationVar(&o.relayIntv, "relay-interval", outbox.DefaultRelayOptions.Interval, "how often each partition polls the outbox for newly due commands")
-	f.IntVar(&o.relayBatch, "relay-batch", outbox.DefaultRelayOptions.Batch, "most commands one poll leases")
+	f.IntVar(&o.relayBatch, "relay-batch", outbox.DefaultRelayOptions.Batch, fmt.Sprintf("most commands one poll leases (1..%d)", outbox.MaxBatch))
 	f.DurationVar(&o.suspectAfter, "suspect-after", 0, "a worker not heard from for this long (no message, no online status) is suspect: its commands wait, spending no attempt, until it is heard; a few of the workers' heartbeat intervals, e.g. 1m (0: never)")
 	f.DurationVar(&o.askTimeout, "ask-timeout", leader.DefaultAskTimeout, "how long a delivery waits for the worker's ack before it is retried")
 	f.IntVar(&o.mailbox, "mailbox", leader.DefaultMailboxCapacity, "capacity of the leader's mailbox for worker requests and telemetry (full: answered \"full, retry after\")")
@@ -144,8 +144,8 @@ func (o runOptions) validateRelay() error {
 	switch {
 	case o.outboxPath == "":
 		return cli.Usagef("--outbox: want a file path, e.g. ./leader.db")
-	case o.partitions < 1 || o.partitions > 1<<16:
-		return cli.Usagef("--partitions %d: want 1 to 65536", o.partitions)
+	case o.partitions < 1 || o.partitions > outbox.MaxPartitions:
+		return cli.Usagef("--partitions %d: want 1 to %d", o.partitions, outbox.MaxPartitions)
 	case o.maxAttempts < 1:
 		return cli.Usagef("--max-attempts %d: want at least 1", o.maxAttempts)
 	case o.limitMin < 1:
@@ -156,8 +156,8 @@ func (o runOptions) validateRelay() error {
 		return cli.Usagef("--limit-initial %d: want between --limit-min (%d) and --limit-max (%d)", o.limitInitial, o.limitMin, o.limitMax)
 	case o.relayIntv <= 0:
 		return cli.Usagef("--relay-interval %v: want a positive duration, e.g. 5ms", o.relayIntv)
-	case o.relayBatch < 1:
-		return cli.Usagef("--relay-batch %d: want at least 1", o.relayBatch)
+	case o.relayBatch < 1 || o.relayBatch > outbox.MaxBatch:
+		return cli.Usagef("--relay-batch %d: want 1 to %d", o.relayBatch, outbox.MaxBatch)
 	case o.askTimeout <= 0:
 		return cli.Usagef("--ask-timeout %v: want a positive duration, e.g. 5s", o.askTimeout)
 	case o.suspectAfter < 0 || o.suspectAfter > 0 && o.suspectAfter < time.Second:

@@ -75,7 +75,20 @@ type RelayOptions struct {
 	OnRunning func()
 }
 
-// DefaultRelayOptions lists the defaults (the seed's relay settings).
+// Partitions and batches of a leader's store and relay. DefaultPartitions
+// is what a leader runs with unless told otherwise (leader --partitions,
+// leader dlq --partitions, a scenario's leader.outbox.partitions): a store
+// opened with Options.Partitions 0 has one (DefaultOptions), as a tool
+// that reads it needs. MaxPartitions and MaxBatch bound what a leader's
+// flags and a scenario may ask for: each partition is a loop and a
+// limiter of its own, and a poll leases at most MaxBatch messages.
+const (
+	DefaultPartitions = 4
+	MaxPartitions     = 256
+	MaxBatch          = 10_000
+)
+
+// DefaultRelayOptions lists the defaults.
 var DefaultRelayOptions = RelayOptions{
 	Clock:          clock.Real{},
 	Interval:       5 * time.Millisecond,
@@ -99,15 +112,7 @@ func (o RelayOptions) withDefaults() (RelayOptions, error) {
 	if o.Batch == 0 {
 		o.Batch = d.Batch
 	}
-	if o.Limiter.Initial == 0 {
-		o.Limiter.Initial = d.Limiter.Initial
-	}
-	if o.Limiter.Min == 0 {
-		o.Limiter.Min = d.Limiter.Min
-	}
-	if o.Limiter.Max == 0 {
-		o.Limiter.Max = max(d.Limiter.Max, o.Limiter.Initial)
-	}
+	o.Limiter = LimiterDefaults(o.Limiter)
 	if o.OfflineRecheck == 0 {
 		o.OfflineRecheck = d.OfflineRecheck
 	}
@@ -120,8 +125,8 @@ func (o RelayOptions) withDefaults() (RelayOptions, error) {
 	switch {
 	case o.Interval < 0:
 		return o, fmt.Errorf("outbox: relay interval %v: must be positive", o.Interval)
-	case o.Batch < 0:
-		return o, fmt.Errorf("outbox: relay batch %d: must be positive", o.Batch)
+	case o.Batch < 0 || o.Batch > MaxBatch:
+		return o, fmt.Errorf("outbox: relay batch %d: must be 1 to %d", o.Batch, MaxBatch)
 	case o.Backoff.Base < 0 || o.Backoff.Cap < 0:
 		return o, fmt.Errorf("outbox: relay backoff base %v, cap %v: must be 0 (default) or positive", o.Backoff.Base, o.Backoff.Cap)
 	case o.OfflineRecheck < 0:
@@ -135,4 +140,21 @@ func (o RelayOptions) withDefaults() (RelayOptions, error) {
 		return o, fmt.Errorf("outbox: relay %w", err)
 	}
 	return o, nil
+}
+
+// LimiterDefaults fills the zero fields of a relay's limiter options from
+// DefaultRelayOptions.Limiter. A Max left out rises to an Initial above
+// the default Max, so that Initial alone is a valid setting.
+func LimiterDefaults(o flow.LimiterOptions) flow.LimiterOptions {
+	d := DefaultRelayOptions.Limiter
+	if o.Initial == 0 {
+		o.Initial = d.Initial
+	}
+	if o.Min == 0 {
+		o.Min = d.Min
+	}
+	if o.Max == 0 {
+		o.Max = max(d.Max, o.Initial)
+	}
+	return o
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 	"github.com/fleetsim/fleetsim/fleet/transport"
 )
 
@@ -60,25 +61,15 @@ func (s *leaderState) init() { s.up = make(chan struct{}) }
 
 // limitInitial is the relay limiter's starting limit as the leader will
 // use it.
-func (r *Runner) limitInitial() int {
-	if n := r.sc.Leader.Relay.Limit.Initial; n > 0 {
-		return n
-	}
-	return flow.DefaultLimiterOptions.Initial
-}
+func (r *Runner) limitInitial() int { return r.Limiter().Initial }
 
 // Limiter is the relay's limiter as the scenario sets it, defaults
-// filled: its strategy and bounds (the dashboard names the relay by it).
+// filled as the relay fills them (outbox.LimiterDefaults): its strategy
+// and bounds (the dashboard names the relay by it).
 func (r *Runner) Limiter() flow.LimiterOptions {
-	spec, o := r.sc.Leader.Relay.Limit, flow.DefaultLimiterOptions
-	o.Initial = r.limitInitial()
-	if spec.Min > 0 {
-		o.Min = spec.Min
-	}
-	if spec.Max > 0 {
-		o.Max = spec.Max
-	}
-	if s, err := flow.ParseStrategy(spec.Strategy); err == nil {
+	spec := r.sc.Leader.Relay.Limit
+	o := outbox.LimiterDefaults(flow.LimiterOptions{Initial: spec.Initial, Min: spec.Min, Max: spec.Max})
+	if s, err := spec.Strategy.Flow(); err == nil {
 		o.Strategy = s
 	}
 	return o
@@ -88,18 +79,16 @@ func (r *Runner) outboxOptions() (outbox.Options, error) {
 	o := r.sc.Leader.Outbox
 	oo := outbox.Options{
 		Clock: r.clk, Partitions: o.Partitions, MaxAttempts: o.MaxAttempts,
-		LeaseTimeout: o.LeaseTimeout.D(), MaxDepth: o.MaxDepth, Durability: outbox.Batch,
+		LeaseTimeout: o.LeaseTimeout.D(), MaxDepth: o.MaxDepth,
 	}
 	if oo.Partitions == 0 {
-		oo.Partitions = 4
+		oo.Partitions = outbox.DefaultPartitions
 	}
-	if o.Durability != "" {
-		d, err := outbox.ParseDurability(o.Durability)
-		if err != nil {
-			return oo, fmt.Errorf("scenario %s: leader.outbox.durability: %w", r.sc.Name, err)
-		}
-		oo.Durability = d
+	d, err := o.Durability.Outbox()
+	if err != nil {
+		return oo, fmt.Errorf("scenario %s: leader.outbox.durability: %w", r.sc.Name, err)
 	}
+	oo.Durability = d
 	return oo, nil
 }
 
@@ -112,7 +101,7 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 		Clock: r.clk, Seed: r.sc.Seed, Logger: r.log.With("component", "leader"),
 		Mailbox:           mailbox.Options{Capacity: ls.Mailbox.Capacity, Policy: ls.Mailbox.Policy, BlockTimeout: ls.Mailbox.BlockTimeout.D(), Retry: ls.Mailbox.RetryAfter, Wait: &r.leaderWait},
 		HeartbeatInterval: ls.HeartbeatInterval.D(),
-		HeartbeatAppend:   ls.HeartbeatPolicy == "append",
+		HeartbeatAppend:   ls.HeartbeatPolicy == scenario.HeartbeatAppend,
 		AskTimeout:        ls.AskTimeout.D(),
 		HeartbeatWait:     &r.hbWait,
 		AskRTT:            &r.askRTT,
@@ -140,13 +129,11 @@ func (r *Runner) leaderConfig() (leader.Config, error) {
 	if ls.Service != nil {
 		lc.Service = *ls.Service
 	}
-	if ls.Relay.Limit.Strategy != "" {
-		s, err := flow.ParseStrategy(ls.Relay.Limit.Strategy)
-		if err != nil {
-			return lc, fmt.Errorf("scenario %s: leader.relay.limit.strategy: %w", r.sc.Name, err)
-		}
-		lc.Relay.Limiter.Strategy = s
+	s, err := ls.Relay.Limit.Strategy.Flow()
+	if err != nil {
+		return lc, fmt.Errorf("scenario %s: leader.relay.limit.strategy: %w", r.sc.Name, err)
 	}
+	lc.Relay.Limiter.Strategy = s
 	r.lead.mu.Lock()
 	if r.lead.capacity != nil {
 		lc.Mailbox.Capacity = *r.lead.capacity
@@ -176,7 +163,7 @@ func (r *Runner) startLeader(ctx context.Context) error {
 		return err
 	}
 	var st outbox.Store
-	if r.sc.Leader.Outbox.Store == "memory" {
+	if r.sc.Leader.Outbox.Store == scenario.StoreMemory {
 		// What the outbox's file buys: a memory store starts empty at
 		// every (re)start, so what a crash leaves queued is gone.
 		st, err = outbox.NewMemory(oo)

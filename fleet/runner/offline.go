@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/clock"
+	"github.com/fleetsim/fleetsim/fleet/scenario"
 )
 
 // offlineSalt separates the offline schedule's random stream from the
@@ -71,7 +72,7 @@ func (r *Runner) startOffline() *ownedLoop {
 			heap.Pop(h)
 			p, w, rng := r.specs[next.i].Profile.Offline, r.workers[next.i], rngs[next.i]
 			now := r.simNow()
-			disconnect := p.Mode == "disconnect"
+			disconnect := p.Mode == scenario.OfflineDisconnect
 			switch {
 			case next.away && disconnect:
 				r.disc[next.i].Store(true)

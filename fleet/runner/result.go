@@ -102,7 +102,7 @@ func (r *Runner) shutdown(st *runStack) endState {
 // readDeadLetters lists the outbox file's dead letters when no leader
 // stopped cleanly to do it (the run ended with the leader down).
 func (r *Runner) readDeadLetters() ([]outbox.Message, bool) {
-	if r.sc.Leader.Outbox.Store == "memory" {
+	if r.sc.Leader.Outbox.Store == scenario.StoreMemory {
 		return nil, true // gone with the leader
 	}
 	oo, err := r.outboxOptions()

@@ -138,7 +138,7 @@ func (r *Runner) workerConfig(ws scenario.WorkerSpec, clk clock.Clock) worker.Co
 		c.Telemetry = p.Telemetry.D()
 	}
 	if p.Reconnect != nil {
-		c.Reconnect.Immediate = p.Reconnect.Policy == "immediate"
+		c.Reconnect.Immediate = p.Reconnect.Policy == scenario.ReconnectImmediate
 		c.Reconnect.Backoff = flow.Backoff{Base: p.Reconnect.Base.D(), Cap: p.Reconnect.Cap.D()}
 		if c.Reconnect.Backoff.Base == 0 {
 			c.Reconnect.Backoff.Base = defaultReconnect.Base

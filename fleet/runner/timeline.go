@@ -52,7 +52,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		if ev.At.D() > r.sc.Duration.D() {
 			return nil, fmt.Errorf("%s: after the end of the run (duration %v)", where, r.sc.Duration)
 		}
-		if d := ev.Deploy; d != nil && d.Kind != "" && d.Kind != string(wire.KindFirmware) && d.Kind != string(wire.KindConfig) {
+		if d := ev.Deploy; d != nil && d.Kind != "" && d.Kind != scenario.DeployFirmware && d.Kind != scenario.DeployConfig {
 			return nil, fmt.Errorf("%s: deploy kind %q: want firmware or config", where, d.Kind)
 		}
 		if s := ev.Speed; s != nil && !(*s > 0) {

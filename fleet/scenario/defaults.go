@@ -2,137 +2,88 @@ package scenario
 
 import (
 	"reflect"
-	"time"
+	"strings"
 
-	"github.com/fleetsim/fleetsim/fleet/dist"
 	"github.com/fleetsim/fleetsim/fleet/flow"
-	"github.com/fleetsim/fleetsim/fleet/leader"
-	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
-	"github.com/fleetsim/fleetsim/fleet/worker"
 )
 
-// Defaults a scenario gives the mechanisms where they differ from the
-// packages' own: a relay partitioned as the leader command's default, and
-// group commit rather than an fsync per enqueue (a scenario measures the
-// mechanisms, not the disk).
-const (
-	DefaultPartitions = 4
-	DefaultDurability = "batch"
-)
-
-// defaultService is the worker's and the leader's service time when none is
-// given (both packages use 1 ms).
-var defaultService = dist.Const(time.Millisecond)
-
-// fillDefaults writes the defaults into every setting the file left out, so
-// that a loaded Scenario says what will run (and the report shows it).
-// The values come from the packages that own them. Presence, not zero,
-// decides: an explicit "capacity: 0" stays 0 for validate to refuse.
+// fillDefaults writes the defaults of the key table into every setting
+// the file left out, so that a loaded Scenario says what will run (and
+// the report shows it). Presence, not zero, decides: an explicit
+// "capacity: 0" stays 0 for validate to refuse.
 //
 // A group inherits the fleet's worker profile: a field it sets replaces the
 // fleet's, and inside a mailbox, reconnect or offline mapping each key it
 // leaves out is the fleet's.
 func fillDefaults(s *Scenario, src *source) {
-	has := src.has
-	if sc := s.Scaling; sc != nil {
-		setInt(&sc.Min, "scale.min", 1, has)
-		setInt(&sc.Max, "scale.max", MaxWorkers, has)
-		if !has("scale.leader") {
-			sc.Leader = LeaderFixed
+	root := reflect.ValueOf(s).Elem()
+	for _, t := range keyTables {
+		for i := range t.Keys {
+			k := &t.Keys[i]
+			if k.Default != nil && !strings.HasPrefix(k.Path, "fleet.groups[]") {
+				fillKey(root, k, "", strings.Split(k.Path, "."), src.has)
+			}
 		}
+	}
+	// As the relay does: a max left out rises to an initial above it.
+	if r := &s.Leader.Relay; !src.has("leader.relay.limit.max") {
+		r.Limit.Max = outbox.LimiterDefaults(flow.LimiterOptions{Initial: r.Limit.Initial}).Max
 	}
 	w := &s.Fleet.Worker
-	const wp = "fleet.worker"
-	if w.Mailbox == nil {
-		w.Mailbox = &MailboxSpec{}
-	}
-	if !has(wp + ".mailbox.capacity") {
-		w.Mailbox.Capacity = worker.DefaultMailboxCapacity
-	}
-	if w.Service == nil {
-		w.Service = ptr(defaultService)
-	}
-	if w.Reconnect == nil {
-		w.Reconnect = &ReconnectSpec{}
-	}
-	if !has(wp + ".reconnect.policy") {
-		w.Reconnect.Policy = "backoff"
-	}
-	if !has(wp + ".reconnect.base") {
-		w.Reconnect.Base = Duration(worker.DefaultReconnectBackoff.Base)
-	}
-	if !has(wp + ".reconnect.cap") {
-		w.Reconnect.Cap = Duration(worker.DefaultReconnectBackoff.Cap)
-	}
-	if w.KeepAlive == nil {
-		w.KeepAlive = ptr(Duration(worker.DefaultKeepAlive))
-	}
-	if w.AskTimeout == nil {
-		w.AskTimeout = ptr(Duration(worker.DefaultAskTimeout))
-	}
-	if w.Version == nil {
-		w.Version = ptr(worker.DefaultVersion)
-	}
-	if w.LocalOutbox == nil {
-		w.LocalOutbox = ptr(worker.DefaultLocalOutbox)
-	}
-	if w.Offline != nil && !has(wp+".offline.mode") {
-		w.Offline.Mode = "partition"
-	}
 	for i := range s.Fleet.Groups {
-		inherit(&s.Fleet.Groups[i].WorkerProfile, w, index("fleet.groups", i), has)
-	}
-
-	l := &s.Leader
-	if !has("leader.mailbox.capacity") {
-		l.Mailbox.Capacity = leader.DefaultMailboxCapacity
-	}
-	if !has("leader.mailbox.block_timeout") {
-		l.Mailbox.BlockTimeout = Duration(mailbox.DefaultBlockTimeout)
-	}
-	if l.Service == nil {
-		l.Service = ptr(defaultService)
-	}
-	setDur(&l.HeartbeatInterval, "leader.heartbeat_interval", leader.DefaultHeartbeatInterval, has)
-	if !has("leader.heartbeat_policy") {
-		l.HeartbeatPolicy = "coalesce"
-	}
-	setDur(&l.AskTimeout, "leader.ask_timeout", leader.DefaultAskTimeout, has)
-	o := &l.Outbox
-	if !has("leader.outbox.durability") {
-		o.Durability = DefaultDurability
-	}
-	if !has("leader.outbox.store") {
-		o.Store = "bolt"
-	}
-	setInt(&o.Partitions, "leader.outbox.partitions", DefaultPartitions, has)
-	setInt(&o.MaxAttempts, "leader.outbox.max_attempts", outbox.DefaultOptions.MaxAttempts, has)
-	setDur(&o.LeaseTimeout, "leader.outbox.lease_timeout", outbox.DefaultOptions.LeaseTimeout, has)
-	r := &l.Relay
-	setDur(&r.Interval, "leader.relay.interval", outbox.DefaultRelayOptions.Interval, has)
-	setInt(&r.Batch, "leader.relay.batch", outbox.DefaultRelayOptions.Batch, has)
-	lim := flow.DefaultLimiterOptions
-	setInt(&r.Limit.Initial, "leader.relay.limit.initial", lim.Initial, has)
-	setInt(&r.Limit.Min, "leader.relay.limit.min", lim.Min, has)
-	// As the relay does: a max left out rises to an initial above it.
-	setInt(&r.Limit.Max, "leader.relay.limit.max", max(lim.Max, r.Limit.Initial), has)
-	if !has("leader.relay.limit.strategy") {
-		r.Limit.Strategy = lim.Strategy.String()
-	}
-	setDur(&r.Backoff.Base, "leader.relay.backoff.base", flow.DefaultBackoff.Base, has)
-	setDur(&r.Backoff.Cap, "leader.relay.backoff.cap", flow.DefaultBackoff.Cap, has)
-
-	for i := range s.Timeline {
-		ev := &s.Timeline[i]
-		if ev.Deploy != nil && !has(ev.path+".deploy.kind") {
-			ev.Deploy.Kind = "firmware"
-		}
-		if ev.Poison != nil && !has(ev.path+".poison.count") {
-			ev.Poison.Count = 1
-		}
+		inherit(&s.Fleet.Groups[i].WorkerProfile, w, index("fleet.groups", i), src.has)
 	}
 }
+
+// fillKey walks v, the value at path, down the rest of k's path and
+// writes k's default where the file left the key out. A mapping on the
+// way is made when it is not written, unless it is optional (a row of its
+// own: fleet.worker.offline, an event's action), whose keys take defaults
+// only when it is written. A list is walked item by item (an event by its
+// place in the file). A default that is the zero value leaves a nil
+// pointer nil: nil means it.
+func fillKey(v reflect.Value, k *Key, path string, rest []string, has func(string) bool) {
+	name, list := strings.CutSuffix(rest[0], "[]")
+	f := v.FieldByIndex(fieldsOf(v.Type()).byName[name])
+	p := join(path, name)
+	if list {
+		for i := range f.Len() {
+			item, ip := f.Index(i), index(p, i)
+			if ev, ok := item.Addr().Interface().(*Event); ok {
+				ip = ev.path
+			}
+			fillKey(item, k, ip, rest[1:], has)
+		}
+		return
+	}
+	if len(rest) == 1 {
+		if has(p) {
+			return
+		}
+		def := reflect.ValueOf(k.Default)
+		if f.Kind() != reflect.Pointer {
+			f.Set(def.Convert(f.Type()))
+		} else if !def.IsZero() {
+			f.Set(reflect.New(f.Type().Elem()))
+			f.Elem().Set(def.Convert(f.Type().Elem()))
+		}
+		return
+	}
+	if f.Kind() == reflect.Pointer {
+		if f.IsNil() {
+			if _, optional := keyAt(generic(p)); optional || isZeroDefault(k) {
+				return
+			}
+			f.Set(reflect.New(f.Type().Elem()))
+		}
+		f = f.Elem()
+	}
+	fillKey(f, k, p, rest[1:], has)
+}
+
+// isZeroDefault reports whether k's default is its type's zero value.
+func isZeroDefault(k *Key) bool { return reflect.ValueOf(k.Default).IsZero() }
 
 // inherit fills the keys a group's mailbox, reconnect and offline mappings
 // leave out from the fleet's profile f (already complete).
@@ -159,7 +110,7 @@ func inherit(g, f *WorkerProfile, path string, has func(string) bool) {
 	if o := g.Offline; o != nil {
 		fo := f.Offline
 		if fo == nil {
-			fo = &OfflineProfile{Mode: "partition"}
+			fo = &OfflineProfile{Mode: keyDefault[OfflineMode]("fleet.worker.offline.mode")}
 		}
 		if !has(path + ".offline.every") {
 			o.Every = fo.Every
@@ -174,18 +125,6 @@ func inherit(g, f *WorkerProfile, path string, has func(string) bool) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func setDur(d *Duration, path string, def time.Duration, has func(string) bool) {
-	if !has(path) {
-		*d = Duration(def)
-	}
-}
-
-func setInt(n *int, path string, def int, has func(string) bool) {
-	if !has(path) {
-		*n = def
-	}
-}
 
 // sourceOf makes a source for a Scenario built in code: a value counts as
 // written when it is not zero.

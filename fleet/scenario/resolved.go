@@ -24,7 +24,7 @@ func Resolved(s *Scenario) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &resolver{s: s, ws: ws, docs: keyDocs(), sizes: map[string]int{}}
+	r := &resolver{s: s, ws: ws, sizes: map[string]int{}}
 	for _, w := range ws {
 		if r.sizes[w.Group] == 0 {
 			r.groups = append(r.groups, w.Group)
@@ -50,9 +50,8 @@ func Resolved(s *Scenario) ([]byte, error) {
 }
 
 type resolver struct {
-	s    *Scenario
-	ws   []WorkerSpec
-	docs map[string]keyDoc
+	s  *Scenario
+	ws []WorkerSpec
 	// The groups in layout order and their sizes, counted once: a fleet
 	// of a million workers may have thousands of groups and events.
 	groups []string
@@ -124,7 +123,7 @@ func comment(c string) string {
 }
 
 // mapping writes a struct by its yaml keys. A nil pointer is written as
-// its documented default, or left out when it has none (an optional
+// its key's default, or left out when it has none (an optional
 // mapping, a gateway size); a worker's mailbox has no block_timeout or
 // retry_after.
 func (r *resolver) mapping(v reflect.Value, path string) *ynode {
@@ -132,8 +131,8 @@ func (r *resolver) mapping(v reflect.Value, path string) *ynode {
 	fs := fieldsOf(v.Type())
 	for _, k := range fs.order {
 		p := join(path, k)
-		doc := r.docs[strings.ReplaceAll(p, "fleet.groups[].", "fleet.worker.")]
-		if doc.Valid == "not allowed" {
+		doc, _ := keyAt(strings.ReplaceAll(p, "fleet.groups[].", "fleet.worker."))
+		if doc != nil && doc.NotAllowed {
 			continue
 		}
 		f := v.FieldByIndex(fs.byName[k])
@@ -167,13 +166,13 @@ func (r *resolver) mapping(v reflect.Value, path string) *ynode {
 	return n
 }
 
-func (r *resolver) value(v reflect.Value, path string, doc keyDoc) *ynode {
+func (r *resolver) value(v reflect.Value, path string, doc *Key) *ynode {
 	if v.Kind() == reflect.Pointer {
 		if v.IsNil() {
-			def, ok := doc.defaultValue()
-			if !ok {
+			if doc == nil || doc.Default == nil {
 				return nil
 			}
+			def := valueText(doc.Default)
 			if k := v.Type().Elem().Kind(); k == reflect.Bool || k == reflect.Int || k == reflect.Float64 {
 				return &ynode{scalar: def}
 			}
@@ -223,7 +222,8 @@ func (r *resolver) value(v reflect.Value, path string, doc keyDoc) *ynode {
 	case reflect.Slice:
 		n := &ynode{list: true}
 		for i := range v.Len() {
-			n.items = append(n.items, r.value(v.Index(i), path+"[]", r.docs[path+"[]"]))
+			item, _ := keyAt(path + "[]")
+			n.items = append(n.items, r.value(v.Index(i), path+"[]", item))
 		}
 		if len(n.items) == 0 {
 			return nil

@@ -2,9 +2,9 @@ package scenario
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
@@ -20,7 +20,7 @@ const SchemaID = "http://json-schema.org/draft-07/schema#"
 // are Scenario's yaml tags, each value typed as the decoder reads it, an
 // event with exactly one action, a group with count or percent — and it
 // carries each key's description, default, enum and range from the key
-// tables of docs/SCENARIOS.md.
+// table (keys.go).
 //
 // A file the loader accepts, the schema accepts. The schema refuses what
 // it can express of the rest: unknown keys, wrong types, values outside
@@ -28,7 +28,7 @@ const SchemaID = "http://json-schema.org/draft-07/schema#"
 // keys (a selector's group, a range up to fleet.count, an expectation's
 // names) only the loader checks: `sim validate` is the last word.
 func Schema() []byte {
-	g := &schemaGen{docs: keyDocs()}
+	g := &schemaGen{}
 	root := g.object(reflect.TypeFor[Scenario](), "")
 	root["$schema"] = SchemaID
 	root["title"] = "fleetsim scenario"
@@ -46,22 +46,20 @@ func Schema() []byte {
 
 type obj = map[string]any
 
-type schemaGen struct {
-	docs map[string]keyDoc
-}
+type schemaGen struct{}
 
-// doc returns the documentation row of path, and whether it is the
-// fleet's profile standing in for a group's key (a group inherits, so the
-// fleet's default is not the group's).
-func (g *schemaGen) doc(path string) (keyDoc, bool, bool) {
-	if k, ok := g.docs[path]; ok {
+// doc returns the key of path, and whether it is the fleet's profile
+// standing in for a group's key (a group inherits, so the fleet's default
+// is not the group's).
+func (g *schemaGen) doc(path string) (*Key, bool, bool) {
+	if k, ok := keyAt(path); ok {
 		return k, false, true
 	}
 	if rest, ok := strings.CutPrefix(path, "fleet.groups[]."); ok {
-		k, ok := g.docs["fleet.worker."+rest]
+		k, ok := keyAt("fleet.worker." + rest)
 		return k, true, ok
 	}
-	return keyDoc{}, false, false
+	return &Key{}, false, false
 }
 
 // object is the schema of a struct: its yaml keys, no others.
@@ -124,7 +122,7 @@ func (g *schemaGen) value(t reflect.Type, path string) (obj, bool) {
 	case t == edgeType:
 		s = ref("edge")
 	case t == policyType:
-		s = obj{"type": "string", "enum": policies()}
+		s = obj{"type": "string", "enum": policyWords()}
 	case t == retryType:
 		s = obj{"type": "string", "enum": []string{mailbox.RetryDrain.String(), mailbox.RetrySpread.String()}}
 	case t.Kind() == reflect.Struct:
@@ -155,24 +153,25 @@ func (g *schemaGen) value(t reflect.Type, path string) (obj, bool) {
 	if _, ok := s["description"]; !ok && t.Kind() == reflect.Struct && !textual(t) {
 		s["description"] = "A mapping of " + orList(fieldsOf(t).order) + "."
 	}
-	if documented && k.number().absent {
-		return obj{"not": obj{}, "description": plainText(k.Meaning)}, false
+	if documented && k.NotAllowed {
+		return obj{"not": obj{}, "description": plainText(k.Doc)}, false
 	}
 	if nullable {
 		s = withNull(s)
 	}
-	return s, documented && k.Required() && !inherited
+	return s, documented && k.Required && !inherited
 }
 
-// describe adds what the documentation row k says: the meaning, the
-// default, an enum, a range.
-func (g *schemaGen) describe(s obj, k keyDoc, inherited bool, t reflect.Type) {
-	meaning, md := k.Meaning, k.Meaning
+// describe adds what the key k says: the meaning, the default, an enum,
+// a range.
+func (g *schemaGen) describe(s obj, k *Key, inherited bool, t reflect.Type) {
+	meaning, md := k.meaning(), k.meaning()
+	valid, def := k.validText(), k.defaultText()
 	switch {
-	case meaning == "" && k.Type != "":
+	case k.Doc == "" && k.Type != "":
 		// A row of an event's table: its type, default and range say it.
 		meaning = strings.ToUpper(k.Type[:1]) + k.Type[1:]
-		for _, c := range []string{k.Default, k.Valid} {
+		for _, c := range []string{def, valid} {
 			if c != "" {
 				meaning += ", " + c
 			}
@@ -180,11 +179,11 @@ func (g *schemaGen) describe(s obj, k keyDoc, inherited bool, t reflect.Type) {
 		meaning += "."
 		md = meaning
 	case meaning != "":
-		if k.Valid != "" {
-			md += "\n\nValid: " + k.Valid + "."
+		if valid != "" {
+			md += "\n\nValid: " + valid + "."
 		}
-		if k.Default != "" && !inherited {
-			md += "\n\nDefault: " + k.Default + "."
+		if def != "" && !inherited {
+			md += "\n\nDefault: " + def + "."
 		}
 	}
 	if inherited {
@@ -194,58 +193,50 @@ func (g *schemaGen) describe(s obj, k keyDoc, inherited bool, t reflect.Type) {
 		s["description"] = plainText(meaning)
 		s["markdownDescription"] = md
 	}
-	if e := k.enum(); e != nil && (t.Kind() == reflect.String || t == policyType || t == retryType) {
-		s["type"], s["enum"] = "string", e
+	if k.Enum != nil && (t.Kind() == reflect.String || t == policyType || t == retryType) {
+		s["type"], s["enum"] = "string", k.Enum
 	}
-	if def, ok := k.defaultValue(); ok && !inherited && t != edgeType {
-		if v, ok := typedDefault(def, s, t); ok {
-			s["default"] = v
-		}
+	if k.Default != nil && !k.Derived && !inherited && t != edgeType {
+		s["default"] = schemaValue(k.Default)
 	}
-	r := k.number()
 	if textual(t) {
 		return // a duration's bounds are text the loader reads
 	}
+	r := k.Range
 	switch t.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32, reflect.Float64, reflect.Float32:
-		if r.min != nil {
-			if r.exclusiveMin {
-				s["exclusiveMinimum"] = *r.min
+		if r.HasMin {
+			if r.Excl {
+				s["exclusiveMinimum"] = r.Min
 			} else {
-				s["minimum"] = *r.min
+				s["minimum"] = r.Min
 			}
 		}
-		if r.max != nil {
-			s["maximum"] = *r.max
+		if r.HasMax {
+			s["maximum"] = r.Max
 		}
 	case reflect.String:
-		if r.maxLen > 0 {
+		if k.MaxLen > 0 {
 			s["type"] = "string"
-			s["minLength"], s["maxLength"] = r.minLen, r.maxLen
-			if r.noSpaces {
-				s["pattern"] = `^[^\s]*$`
-			}
+			s["minLength"], s["maxLength"] = 1, k.MaxLen
+			s["pattern"] = `^[^\s]*$`
 		}
 	}
 }
 
-// typedDefault reads a default's text as the key's type.
-func typedDefault(text string, s obj, t reflect.Type) (any, bool) {
-	if textual(t) {
-		return text, true
+// schemaValue is a default as JSON holds it: a number, a boolean, or the
+// text a file spells it as.
+func schemaValue(v any) any {
+	switch reflect.ValueOf(v).Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64, reflect.Float64, reflect.Bool:
+		if _, text := v.(fmt.Stringer); !text {
+			return v
+		}
 	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
-		n, err := strconv.Atoi(strings.ReplaceAll(text, ",", ""))
-		return n, err == nil
-	case reflect.Float32, reflect.Float64:
-		f, err := strconv.ParseFloat(text, 64)
-		return f, err == nil
-	case reflect.Bool:
-		b, err := strconv.ParseBool(text)
-		return b, err == nil
+	if text, ok := v.(string); ok {
+		return text
 	}
-	return text, true
+	return valueText(v)
 }
 
 func ref(name string) obj { return obj{"$ref": "#/definitions/" + name} }
@@ -271,14 +262,6 @@ func withNull(s obj) obj {
 		return out
 	}
 	return s
-}
-
-func policies() []string {
-	var out []string
-	for _, p := range strings.Split(strings.ReplaceAll(policyNames, " or ", ", "), ", ") {
-		out = append(out, p)
-	}
-	return out
 }
 
 var mdLink = regexp.MustCompile(`\[([^\]]+)\]\([^)]+\)`)

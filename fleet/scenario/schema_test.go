@@ -215,7 +215,7 @@ func probesOf(path string, s map[string]any) []probe {
 		}
 		out = append(out, probe{path, "bogus", false})
 		if strings.HasSuffix(path, "mailbox.policy") {
-			for _, p := range policies() {
+			for _, p := range policyWords() {
 				if !slices.Contains(e, any(p)) {
 					out = append(out, probe{path, p, false})
 				}

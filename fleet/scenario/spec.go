@@ -84,13 +84,16 @@ type ScaleSpec struct {
 	// the leader's mailbox capacity by the fleet's growth and divides its
 	// service time by it, set_leader's too: the load stays the same
 	// multiple of what the leader serves).
-	Leader string `yaml:"leader"`
+	Leader ScaleLeader `yaml:"leader"`
 }
+
+// ScaleLeader is what Scale does to the leader (ScaleSpec.Leader).
+type ScaleLeader string
 
 // The values of ScaleSpec.Leader.
 const (
-	LeaderFixed        = "fixed"
-	LeaderProportional = "proportional"
+	LeaderFixed        ScaleLeader = "fixed"
+	LeaderProportional ScaleLeader = "proportional"
 )
 
 // supports reports whether the scenario's expectations hold at a fleet
@@ -201,9 +204,9 @@ type MailboxSpec struct {
 
 // ReconnectSpec is how a worker comes back.
 type ReconnectSpec struct {
-	// Policy is "backoff" (exponential with full jitter, the default) or
-	// "immediate" (the thundering herd, for comparison).
-	Policy string `yaml:"policy"`
+	// Policy is ReconnectBackoff (exponential with full jitter, the
+	// default) or ReconnectImmediate (the thundering herd, for comparison).
+	Policy ReconnectPolicy `yaml:"policy"`
 	// Base and Cap of the backoff. Default 1s and 60s.
 	Base Duration `yaml:"base"`
 	Cap  Duration `yaml:"cap"`
@@ -216,9 +219,9 @@ type OfflineProfile struct {
 	Every Duration `yaml:"every"`
 	// For is the length of one offline period. Required.
 	For dist.Dist `yaml:"for"`
-	// Mode is "partition" (silent: the broker notices at keepalive, the
-	// default) or "disconnect" (clean).
-	Mode string `yaml:"mode"`
+	// Mode is OfflinePartition (silent: the broker notices at keepalive,
+	// the default) or OfflineDisconnect (clean).
+	Mode OfflineMode `yaml:"mode"`
 }
 
 // LeaderSpec configures the leader.
@@ -228,10 +231,11 @@ type LeaderSpec struct {
 	Mailbox MailboxSpec `yaml:"mailbox"`
 	// Service time per request or telemetry message. Default 1ms.
 	Service *dist.Dist `yaml:"service"`
-	// HeartbeatPolicy is "coalesce" (the default: a worker's newer
-	// heartbeat replaces its waiting one) or "append" (every heartbeat
-	// waits its turn: the flood coalescing prevents, for comparison).
-	HeartbeatPolicy string `yaml:"heartbeat_policy"`
+	// HeartbeatPolicy is HeartbeatCoalesce (the default: a worker's
+	// newer heartbeat replaces its waiting one) or HeartbeatAppend (every
+	// heartbeat waits its turn: the flood coalescing prevents, for
+	// comparison).
+	HeartbeatPolicy HeartbeatPolicy `yaml:"heartbeat_policy"`
 	// HeartbeatInterval is the leader's cadence for processing heartbeats.
 	// Default 30s.
 	HeartbeatInterval Duration `yaml:"heartbeat_interval"`
@@ -246,12 +250,15 @@ type OutboxSpec struct {
 	// Path of the bbolt file. Default: a new file in a temporary directory,
 	// removed after the run.
 	Path string `yaml:"path"`
-	// Store is "bolt" (the default: the durable file) or "memory" (lost at
-	// every leader crash: what the file buys, for comparison runs).
-	Store string `yaml:"store"`
-	// Durability is "sync", "batch" (the default) or "none".
-	Durability string `yaml:"durability"`
-	// Partitions of the store and relay. Default 4.
+	// Store is StoreBolt (the default: the durable file) or StoreMemory
+	// (lost at every leader crash: what the file buys, for comparison
+	// runs).
+	Store Store `yaml:"store"`
+	// Durability is DurabilitySync, DurabilityBatch (the default) or
+	// DurabilityNone.
+	Durability Durability `yaml:"durability"`
+	// Partitions of the store and relay. Default
+	// outbox.DefaultPartitions.
 	Partitions int `yaml:"partitions"`
 	// MaxAttempts before a message goes to the dead letters. Default 10.
 	MaxAttempts int `yaml:"max_attempts"`
@@ -288,9 +295,9 @@ type LimitSpec struct {
 	Initial int `yaml:"initial"` // default 10
 	Min     int `yaml:"min"`     // default 1
 	Max     int `yaml:"max"`     // default 50
-	// Strategy is "aimd" (the default) or "static" (the limit stays at
-	// Initial: for comparison runs).
-	Strategy string `yaml:"strategy"`
+	// Strategy is StrategyAIMD (the default) or StrategyStatic (the limit
+	// stays at Initial: for comparison runs).
+	Strategy Strategy `yaml:"strategy"`
 }
 
 // BackoffSpec is exponential backoff with full jitter.
@@ -374,8 +381,8 @@ type LeaderCrash struct {
 type Deploy struct {
 	// Version to apply. Required.
 	Version string `yaml:"version"`
-	// Kind is "firmware" (the default) or "config".
-	Kind string `yaml:"kind"`
+	// Kind is DeployFirmware (the default) or DeployConfig.
+	Kind DeployKind `yaml:"kind"`
 	// Workers to update. Default all.
 	Workers Selector `yaml:"workers"`
 	// Via, if set, selects the config servers that serve the downloads:

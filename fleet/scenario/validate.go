@@ -2,13 +2,13 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/fleetsim/fleetsim/fleet/wire"
 	"reflect"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
+	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // Bounds of the fleet's size and the run's speed, for the flags that
@@ -16,21 +16,6 @@ import (
 const (
 	MaxWorkers = 1_000_000
 	MaxSpeed   = 10_000
-)
-
-// Bounds of the other values (docs/SCENARIOS.md lists them all).
-const (
-	maxDuration    = Duration(365 * 24 * time.Hour)
-	maxPartitions  = 256
-	maxCapacity    = 10_000_000
-	minInterval    = Duration(10 * time.Millisecond) // heartbeats, telemetry, storms, samples
-	maxKeepAlive   = Duration(65535 * time.Second)   // MQTT's keepalive is 16 bits of seconds
-	maxSamples     = 100_000
-	maxMaxAttempts = 1000
-	maxBatch       = 10_000
-	maxLimit       = 100_000
-	maxPoison      = 100_000
-	maxNameLen     = 64
 )
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -117,6 +102,18 @@ func (v *validator) intIn(path string, x, lo, hi int) {
 	}
 }
 
+// key checks an integer against the range of its key in the key table
+// (path's list indexes taken out).
+func (v *validator) key(path string, x int) {
+	lo, hi := mustKey(path).Range.Ints()
+	v.intIn(path, x, lo, hi)
+}
+
+// word checks a word against the words of its key in the key table.
+func (v *validator) word(path string, x string) {
+	v.oneOf(path, x, mustKey(path).Enum...)
+}
+
 func (v *validator) positive(path string, d Duration) {
 	if d <= 0 {
 		v.errorf(path, "%v is out of range: want above 0", d)
@@ -156,7 +153,7 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 		v.errorf("fleet.count", "fleet.count is required: the number of workers, 1 to %d", MaxWorkers)
 		return fleetShape{}, false
 	}
-	v.intIn("fleet.count", f.Count, 1, MaxWorkers)
+	v.key("fleet.count", f.Count)
 	if f.Ramp > s.Duration && s.Duration > 0 {
 		v.errorf("fleet.ramp", "%v is longer than the scenario (duration %v)", f.Ramp, s.Duration)
 	}
@@ -243,7 +240,7 @@ func (v *validator) scale(s *Scenario) {
 	case n > r.Max:
 		v.errorf("scale.max", "%d is below fleet.count (%d): the scenario must hold at its own size: want %d to %d", r.Max, n, n, MaxWorkers)
 	}
-	v.oneOf("scale.leader", r.Leader, LeaderFixed, LeaderProportional)
+	v.word("scale.leader", string(r.Leader))
 }
 
 const groupInherits = "leave the key out for fleet.gateway_size"
@@ -268,7 +265,7 @@ func (v *validator) gatewaySize(path string, x *int, n int, known bool, whole, u
 func (v *validator) profile(p *WorkerProfile, path string) {
 	if m := p.Mailbox; m != nil {
 		mp := join(path, "mailbox")
-		v.intIn(join(mp, "capacity"), m.Capacity, 1, maxCapacity)
+		v.key(join(mp, "capacity"), m.Capacity)
 		if m.Policy == mailbox.Block {
 			v.errorf(join(mp, "policy"), "a worker's mailbox cannot be block (a worker answers at once, it never waits for room): want reject, drop-oldest, drop-newest, coalesce or unbounded")
 		}
@@ -290,7 +287,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 	}
 	if r := p.Reconnect; r != nil {
 		rp := join(path, "reconnect")
-		v.oneOf(join(rp, "policy"), r.Policy, "backoff", "immediate")
+		v.word(join(rp, "policy"), string(r.Policy))
 		v.backoff(rp, r.Base, r.Cap)
 	}
 	if k := p.KeepAlive; k != nil {
@@ -309,7 +306,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 		v.version(join(path, "version"), *ver)
 	}
 	if n := p.LocalOutbox; n != nil {
-		v.intIn(join(path, "local_outbox"), *n, 1, maxCapacity)
+		v.key(join(path, "local_outbox"), *n)
 	}
 	if o := p.Offline; o != nil {
 		op := join(path, "offline")
@@ -323,7 +320,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 		} else if o.For.Average() <= 0 {
 			v.errorf(join(op, "for"), "%v: an offline period must last: want a distribution with a mean above 0", o.For)
 		}
-		v.oneOf(join(op, "mode"), o.Mode, "partition", "disconnect")
+		v.word(join(op, "mode"), string(o.Mode))
 	}
 }
 
@@ -338,33 +335,33 @@ func (v *validator) version(path, ver string) {
 
 // leader checks the leader's settings.
 func (v *validator) leader(l *LeaderSpec) {
-	v.intIn("leader.mailbox.capacity", l.Mailbox.Capacity, 1, maxCapacity)
+	v.key("leader.mailbox.capacity", l.Mailbox.Capacity)
 	v.positive("leader.mailbox.block_timeout", l.Mailbox.BlockTimeout)
 	v.positive("leader.heartbeat_interval", l.HeartbeatInterval)
-	v.oneOf("leader.heartbeat_policy", l.HeartbeatPolicy, "coalesce", "append")
+	v.word("leader.heartbeat_policy", string(l.HeartbeatPolicy))
 	v.positive("leader.ask_timeout", l.AskTimeout)
 	o := &l.Outbox
-	v.oneOf("leader.outbox.durability", o.Durability, "sync", "batch", "none")
-	v.oneOf("leader.outbox.store", o.Store, "bolt", "memory")
-	v.intIn("leader.outbox.partitions", o.Partitions, 1, maxPartitions)
-	v.intIn("leader.outbox.max_attempts", o.MaxAttempts, 1, maxMaxAttempts)
+	v.word("leader.outbox.durability", string(o.Durability))
+	v.word("leader.outbox.store", string(o.Store))
+	v.key("leader.outbox.partitions", o.Partitions)
+	v.key("leader.outbox.max_attempts", o.MaxAttempts)
 	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
-	v.intIn("leader.outbox.max_depth", o.MaxDepth, 0, 1_000_000_000)
+	v.key("leader.outbox.max_depth", o.MaxDepth)
 	r := &l.Relay
-	if r.Interval <= 0 || r.Interval > Duration(time.Minute) {
-		v.errorf("leader.relay.interval", "%v is out of range: want above 0 and at most 1m", r.Interval)
+	if r.Interval <= 0 || r.Interval > maxRelayInterval {
+		v.errorf("leader.relay.interval", "%v is out of range: want above 0 and at most %v", r.Interval, maxRelayInterval)
 	}
-	v.intIn("leader.relay.batch", r.Batch, 1, maxBatch)
+	v.key("leader.relay.batch", r.Batch)
 	lim := &r.Limit
 	switch {
 	case lim.Min < 1 || lim.Min > maxLimit:
-		v.intIn("leader.relay.limit.min", lim.Min, 1, maxLimit)
+		v.key("leader.relay.limit.min", lim.Min)
 	case lim.Max < lim.Min || lim.Max > maxLimit:
 		v.errorf("leader.relay.limit.max", "%d is out of range: want min (%d) to %d", lim.Max, lim.Min, maxLimit)
 	case lim.Initial < lim.Min || lim.Initial > lim.Max:
 		v.errorf("leader.relay.limit.initial", "%d is out of range: want from min (%d) to max (%d)", lim.Initial, lim.Min, lim.Max)
 	}
-	v.oneOf("leader.relay.limit.strategy", lim.Strategy, "aimd", "static")
+	v.word("leader.relay.limit.strategy", string(lim.Strategy))
 	v.backoff("leader.relay.backoff", r.Backoff.Base, r.Backoff.Cap)
 }
 
@@ -421,8 +418,8 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	if d := ev.Deploy; d != nil {
 		dp := join(path, "deploy")
 		v.version(join(dp, "version"), d.Version)
-		v.oneOf(join(dp, "kind"), d.Kind, "firmware", "config")
-		v.intIn(join(dp, "wave_size"), d.WaveSize, 0, MaxWorkers)
+		v.word(join(dp, "kind"), string(d.Kind))
+		v.key(join(dp, "wave_size"), d.WaveSize)
 		sel("deploy", &d.Workers)
 		if d.Via != nil {
 			if msg := d.Via.check(shape); shapeOK && msg != "" {
@@ -450,7 +447,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		if !v.src.has(join(path, "set_capacity.capacity")) {
 			v.errorf(join(path, "set_capacity.capacity"), "capacity is required: the workers' new mailbox capacity, at least 1")
 		} else {
-			v.intIn(join(path, "set_capacity.capacity"), c.Capacity, 1, maxCapacity)
+			v.key(join(path, "set_capacity.capacity"), c.Capacity)
 		}
 		sel("set_capacity", &c.Workers)
 	}
@@ -460,11 +457,11 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 			v.errorf(lp, "set_leader needs capacity, service or both")
 		}
 		if l.Capacity != nil {
-			v.intIn(join(lp, "capacity"), *l.Capacity, 1, maxCapacity)
+			v.key(join(lp, "capacity"), *l.Capacity)
 		}
 	}
 	if p := ev.Poison; p != nil {
-		v.intIn(join(path, "poison.count"), p.Count, 1, maxPoison)
+		v.key(join(path, "poison.count"), p.Count)
 		sel("poison", &p.Workers)
 	}
 	if ev.Speed != nil {
@@ -479,7 +476,7 @@ func (v *validator) downlink(s *Scenario, d *DownlinkSpec) {
 	if !v.src.has(join(path, "capacity")) {
 		v.errorf(join(path, "capacity"), "capacity is required: the most commands a gateway holds for its radio, as in capacity: 8")
 	} else {
-		v.intIn(join(path, "capacity"), d.Capacity, 1, maxCapacity)
+		v.key(join(path, "capacity"), d.Capacity)
 	}
 	if !v.src.has(join(path, "airtime")) {
 		v.errorf(join(path, "airtime"), "airtime is required: the time one command takes on the air, as in airtime: 20ms")
