@@ -228,8 +228,9 @@ func newRunCmd(ctx context.Context, logs *cli.LogOptions, stderr io.Writer) *cob
 		Long: `leader run starts the leader and serves until SIGINT, SIGTERM or SIGHUP.
 
 By default it starts an embedded MQTT broker listening on --listen
-(127.0.0.1:1883) and connects to it in memory. With --broker it starts no
-broker and connects to an external one (Mosquitto, EMQX, HiveMQ, ...).
+(127.0.0.1:1883) and publishes and subscribes on it inline, with no MQTT
+session between. With --broker it starts no broker and connects to an
+external one (Mosquitto, EMQX, HiveMQ, ...).
 
 Commands (deploys, jobs) wait in the bbolt file --outbox until a worker
 acknowledges them; a leader restarted on the same file carries on, even
@@ -243,11 +244,11 @@ Every --stats-interval it publishes its stats as JSON on
 newest --deploy-history deploys in the outbox file, so a restarted leader
 shows them (fleetsim_deploy_*) and goes on counting them.
 
-Its MQTT client id is its own (--client-id; by default a random
-_leader-<hex> per process), so several leaders, each with its own
---topic-prefix, can share one broker. Its rights at the embedded broker
-come from its login (username leader), not from its client id, and a
-connection whose login is refused never touches the leader's session.
+On the embedded broker it has no MQTT session, so no client can take
+it over. With --broker its MQTT client id is its own (--client-id; by
+default a random _leader-<hex> per process), so several leaders, each
+with its own --topic-prefix, can share one broker; its rights there come
+from its login (username leader), not from its client id.
 
 The embedded broker refuses a packet from a TCP client longer than
 --max-packet-size (1 MiB; a CONNECT, read before the login, over 4 KiB)
@@ -393,9 +394,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 			co.Username, co.Password = wire.LeaderUsername, rc.leaderPass
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	sess, err := transport.Connect(cctx, co, embedded)
-	cancel()
+	sess, err := dialLink(ctx, co, embedded)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
