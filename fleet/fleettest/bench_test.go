@@ -35,6 +35,7 @@ var ackedVariants = []ackedVariant{
 	// The memory variant's fleet behind gateways of 20: 10 MQTT sessions
 	// carry the 200 workers.
 	{"gateway", func(o *fleettest.Options) { o.MemoryOutbox, o.GatewaySize = true, 20 }},
+	{"gateway-paho", func(o *fleettest.Options) { o.MemoryOutbox, o.GatewaySize, o.PahoLeader = true, 20, true }},
 }
 
 // BenchmarkAckedDeliveries measures commands delivered leader -> workers and
