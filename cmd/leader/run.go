@@ -245,8 +245,9 @@ func validPrefix(p string) error {
 const runHelp = `leader run starts the leader and serves until SIGINT, SIGTERM or SIGHUP.
 
 By default it starts an embedded MQTT broker listening on --listen
-(127.0.0.1:1883) and connects to it in memory. With --broker it starts no
-broker and connects to an external one (Mosquitto, EMQX, HiveMQ, ...).
+(127.0.0.1:1883) and publishes and subscribes on it inline, with no MQTT
+session between. With --broker it starts no broker and connects to an
+external one (Mosquitto, EMQX, HiveMQ, ...).
 
 Commands (deploys, jobs) wait in the bbolt file --outbox until a worker
 acknowledges them; a leader restarted on the same file carries on, even
@@ -260,11 +261,11 @@ Every --stats-interval it publishes its stats as JSON on
 newest --deploy-history deploys in the outbox file, so a restarted leader
 shows them (fleetsim_deploy_*) and goes on counting them.
 
-Its MQTT client id is its own (--client-id; by default a random
-_leader-<hex> per process), so several leaders, each with its own
---topic-prefix, can share one broker. Its rights at the embedded broker
-come from its login (username leader), not from its client id, and a
-connection whose login is refused never touches the leader's session.
+On the embedded broker it has no MQTT session, so no client can take
+it over. With --broker its MQTT client id is its own (--client-id; by
+default a random _leader-<hex> per process), so several leaders, each
+with its own --topic-prefix, can share one broker; its rights there come
+from its login (username leader), not from its client id.
 
 The embedded broker refuses a packet from a TCP client longer than
 --max-packet-size (1 MiB; a CONNECT, read before the login, over 4 KiB)
@@ -397,9 +398,7 @@ func runLeader(ctx context.Context, rc runConfig, log *slog.Logger) error {
 			co.Username, co.Password = wire.LeaderUsername, rc.leaderPass
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	sess, err := transport.Connect(cctx, co, embedded)
-	cancel()
+	sess, err := dialLink(ctx, co, embedded)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -464,7 +463,7 @@ func closeBroker(embedded *broker.Broker, log *slog.Logger) {
 
 // leaderConfig is the leader's configuration from the flags, on sess and
 // st; embedded is the embedded broker, or nil.
-func leaderConfig(rc runConfig, sess *transport.Session, st outbox.Store, embedded *broker.Broker, log *slog.Logger) leader.Config {
+func leaderConfig(rc runConfig, sess leaderLink, st outbox.Store, embedded *broker.Broker, log *slog.Logger) leader.Config {
 	o := rc.o
 	return leader.Config{
 		Link: sess, Store: st, Topics: wire.Topics{Prefix: o.prefix}, Seed: o.seed, Logger: log.With("component", "leader"),
@@ -484,7 +483,7 @@ func leaderConfig(rc runConfig, sess *transport.Session, st outbox.Store, embedd
 // wiring is what runLeader has set up for serve.
 type wiring struct {
 	l         *leader.Leader
-	sess      *transport.Session
+	sess      leaderLink
 	co        transport.ClientOptions // sess's
 	embedded  *broker.Broker          // nil: an external broker
 	metricsLn net.Listener            // nil: no /metrics

@@ -57,6 +57,9 @@ func StartBroker(opts BrokerOptions) (*Broker, error) {
 		ClientNetWriteBufferSize: o.WriteBuffer,
 		SysTopicResendInterval:   max(int64(o.SysInterval.Seconds()), 1),
 		Logger:                   log,
+		// The process's own client (InlineSubscribe, InlinePublish): the
+		// embedding leader's, with no connection to pay for.
+		InlineClient: true,
 	})
 	if err := setScanInterval(srv, o.ExpiryScan); err != nil {
 		return nil, err

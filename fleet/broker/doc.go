@@ -9,7 +9,9 @@
 // A whole fleet in one process talks over in-memory connections (MemPipe:
 // buffered, with deadlines, no goroutine per connection), dialled with
 // Broker.DialMem; fleet/transport's clients use a *Broker as their
-// MemDialer for "mem://". Workers on other machines reach the same broker
+// MemDialer for "mem://". The process's own leader needs no connection:
+// InlineSubscribe and InlinePublish (mochi's inline client) reach the
+// broker directly, and fleet/transport's Inline link is built on them. Workers on other machines reach the same broker
 // over TCP, logged in with the credentials of their host's range
 // (fleet/wire: Credentials, LeaderUsername).
 //

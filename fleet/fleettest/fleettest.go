@@ -1,7 +1,9 @@
 // Package fleettest starts a whole fleet in one process for tests: the
 // embedded broker, a leader on a bbolt outbox in the test's temp dir, and a
-// pool of workers, all over real MQTT sessions (the broker's in-memory
-// listener). Everything stops when the test ends.
+// pool of workers over real MQTT sessions (the broker's in-memory
+// listener). The leader reads and publishes on the broker inline, as sim
+// and leader run do (Options.PahoLeader: over a paho session instead).
+// Everything stops when the test ends.
 //
 //	f := fleettest.StartFleet(t, 1000, fleettest.Options{})
 //	f.WaitOnline(t, 1000)
@@ -58,6 +60,11 @@ type Options struct {
 	// many, in order (gw-00000 carries w-0000 to w-<size-1>, …): one MQTT
 	// session per gateway instead of one per worker.
 	GatewaySize int
+	// PahoLeader gives the leader a paho session over the in-memory
+	// listener (transport.Connect), as a leader on an external broker
+	// has, instead of the inline link on the broker it embeds
+	// (transport.NewInline), which sim and leader run use.
+	PahoLeader bool
 }
 
 // Fleet is a running fleet.
@@ -72,8 +79,15 @@ type Fleet struct {
 	leaderDone   chan error
 	cancelPool   context.CancelFunc
 	poolDone     chan struct{}
-	leaderSess   *transport.Session
+	leaderLink   leaderLink
 	once         sync.Once
+}
+
+// leaderLink is the leader's link as the fleet holds it: a
+// *transport.Session or a *transport.Inline.
+type leaderLink interface {
+	leader.Link
+	Close(clean bool)
 }
 
 const leaderPassword = "fleettest-leader-password"
@@ -151,27 +165,37 @@ func (f *Fleet) startLeader(t testing.TB, o Options) {
 		t.Fatal(err)
 	}
 	f.Store = st
-	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16,
-		Will: transport.LeaderWill(o.Leader.Topics)}
+	link, err := f.dialLeader(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := o.Leader
+	lc.Link, lc.Store, lc.Clock, lc.Seed = link, st, o.Clock, o.Seed
+	l, err := leader.New(lc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Leader, f.leaderLink = l, link
+	lctx, lcancel := context.WithCancel(context.Background())
+	f.cancelLeader, f.leaderDone = lcancel, make(chan error, 1)
+	go func() { f.leaderDone <- l.Run(lctx) }()
+}
+
+// dialLeader opens the leader's link: inline on the fleet's broker, or a
+// paho session over its in-memory listener (Options.PahoLeader). Either
+// carries the leader's will.
+func (f *Fleet) dialLeader(o Options) (leaderLink, error) {
+	will := transport.LeaderWill(o.Leader.Topics)
+	if !o.PahoLeader {
+		return transport.NewInline(f.Broker, transport.InlineOptions{Will: will})
+	}
+	co := transport.ClientOptions{ID: "leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: 1 << 16, Will: will}
 	if o.Secret != nil {
 		co.Username, co.Password = wire.LeaderUsername, leaderPassword
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	sess, err := transport.Connect(ctx, co, f.Broker)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := o.Leader
-	lc.Link, lc.Store, lc.Clock, lc.Seed = sess, st, o.Clock, o.Seed
-	l, err := leader.New(lc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Leader, f.leaderSess = l, sess
-	lctx, lcancel := context.WithCancel(context.Background())
-	f.cancelLeader, f.leaderDone = lcancel, make(chan error, 1)
-	go func() { f.leaderDone <- l.Run(lctx) }()
+	return transport.Connect(ctx, co, f.Broker)
 }
 
 // RestartLeader stops the leader as a crash would (no goodbye, outbox
@@ -183,17 +207,18 @@ func (f *Fleet) RestartLeader(t testing.TB, o Options) {
 	f.startLeader(t, o)
 }
 
-// CutLeader drops the leader's connection without a DISCONNECT, as a
-// kill -9 or a lost network does: the broker publishes the session's last
-// will. The leader runs on without a session until the fleet stops.
-func (f *Fleet) CutLeader() { f.leaderSess.Close(false) }
+// CutLeader kills the leader's link as a kill -9 or a lost network does:
+// the last will says offline for it (the broker publishes a session's
+// when its connection drops; the inline link publishes its own). The
+// leader runs on without a link until the fleet stops.
+func (f *Fleet) CutLeader() { f.leaderLink.Close(false) }
 
 func (f *Fleet) stopLeader(t testing.TB, clean bool) {
 	f.cancelLeader()
 	if err := <-f.leaderDone; err != nil {
 		t.Errorf("leader: %v", err)
 	}
-	f.leaderSess.Close(clean)
+	f.leaderLink.Close(clean)
 	if err := f.Store.Close(); err != nil {
 		t.Errorf("outbox close: %v", err)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/mailbox"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/scenario"
-	"github.com/fleetsim/fleetsim/fleet/transport"
 )
 
 // leaderState is the leader across its restarts: the instance serving
@@ -44,7 +43,7 @@ type leaderRun struct {
 	n      int
 	l      *leader.Leader
 	st     outbox.Store
-	sess   *transport.Session
+	sess   leaderLink
 	link   *crashLink
 	cancel context.CancelFunc
 	done   chan error
@@ -178,16 +177,12 @@ func (r *Runner) startLeader(ctx context.Context) error {
 		s.opened, s.depthStart = true, st.Stats().Depth
 	}
 	s.mu.Unlock()
-	co := transport.ClientOptions{ID: "_leader", Broker: "mem://", CleanSession: true, MemBuffer: 8 << 20, WriteQueue: max(1<<16, 8*len(r.workers)),
-		Will: transport.LeaderWill(lc.Topics), Clock: r.clk}
-	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	sess, err := transport.Connect(cctx, co, r.broker.Load())
-	cancel()
+	sess, err := r.dialLeader(lc)
 	if err != nil {
 		st.Close()
-		return fmt.Errorf("scenario %s: leader session: %w", r.sc.Name, err)
+		return fmt.Errorf("scenario %s: leader link: %w", r.sc.Name, err)
 	}
-	link := &crashLink{Session: sess}
+	link := &crashLink{leaderLink: sess}
 	lc.Link, lc.Store = link, st
 	l, err := leader.New(lc)
 	if err != nil {
@@ -365,7 +360,7 @@ var errKilled = errors.New("the leader process was killed")
 // crashLink is the leader's session as the runner hands it to the leader:
 // kill makes it dead for the leader, as a killed process's connection is.
 type crashLink struct {
-	*transport.Session
+	leaderLink
 	dead atomic.Bool
 }
 
@@ -376,7 +371,7 @@ func (c *crashLink) Publish(ctx context.Context, topic string, qos byte, retaine
 	if c.dead.Load() {
 		return errKilled
 	}
-	return c.Session.Publish(ctx, topic, qos, retained, payload)
+	return c.leaderLink.Publish(ctx, topic, qos, retained, payload)
 }
 
 // Send sends, unless the leader was killed.
@@ -384,5 +379,5 @@ func (c *crashLink) Send(topic string, qos byte, payload []byte) error {
 	if c.dead.Load() {
 		return errKilled
 	}
-	return c.Session.Send(topic, qos, payload)
+	return c.leaderLink.Send(topic, qos, payload)
 }

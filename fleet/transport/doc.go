@@ -4,6 +4,14 @@
 // typed refusals (ErrRefused, RefusedError) for paho's tokens. The actors
 // use paho's own API or a Session for Publish and Subscribe.
 //
+// Inline is the leader's other link: the same calls made directly on the
+// broker it embeds (an InlineBroker, which fleet/broker's *Broker is),
+// with no connection, packets or client goroutines between; its will is
+// published when it is closed without a goodbye. sim and leader run use
+// it whenever the broker runs in their process; a leader on an external
+// broker uses a Session. Both satisfy leader.Link, and the link tests run
+// on both.
+//
 // It connects to any MQTT broker over TCP or TLS, and to fleetsim's
 // embedded broker over "mem://" through a MemDialer, an interface it
 // declares and fleet/broker's *Broker implements; so it imports paho,
