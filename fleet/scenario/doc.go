@@ -8,8 +8,14 @@
 //
 // ExampleParse shows an error; fleet/runner's ExampleRun runs a file.
 //
-// It imports fleet/result (what a check reads) and takes its defaults
-// from the mechanisms' packages (leader, worker, outbox, flow, mailbox);
-// fleet/runner plays a Scenario. docs/SCENARIOS.md documents the file
-// format and the result's names.
+// Each key's type, default, bounds and meaning are one row of the key
+// table (keys.go), from which the defaults, the JSON Schema, --resolved
+// and docs/SCENARIOS.md's key reference come. Before the YAML parser
+// sees a file, internal/yamlshape checks its shape against the limits.
+//
+// It imports fleet/result (what a check reads) and the mechanisms'
+// option types (outbox, flow, mailbox), not the leader or the workers,
+// whose defaults the key table repeats under a test that pins them
+// equal; fleet/runner plays a Scenario. docs/SCENARIOS.md documents the
+// file format and the result's names.
 package scenario

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/expect"
 	"github.com/fleetsim/fleetsim/fleet/result"
+	"github.com/fleetsim/fleetsim/fleet/scenario/internal/yamlshape"
 )
 
 // FuzzParse feeds Parse arbitrary bytes: it must never panic nor take
@@ -94,9 +95,8 @@ func FuzzLimits(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		data = bytes.TrimPrefix(data, []byte("\ufeff")) // as Parse does
-		s := &shape{data: data, line: 1}
-		s.check()
-		if s.err != nil {
+		problem, depth, keys := yamlshape.Measure(data)
+		if problem != nil {
 			return
 		}
 		file, err := parseYAML(data)
@@ -107,8 +107,8 @@ func FuzzLimits(f *testing.F) {
 		for _, doc := range file.Docs {
 			tr.walk(doc.Body, 0)
 		}
-		if tr.depth > s.maxDepth || tr.keys > s.maxKeys {
-			t.Fatalf("the parser built %d levels and %d keys in a mapping; the scan counted %d and %d", tr.depth, tr.keys, s.maxDepth, s.maxKeys)
+		if tr.depth > depth || tr.keys > keys {
+			t.Fatalf("the parser built %d levels and %d keys in a mapping; the scan counted %d and %d", tr.depth, tr.keys, depth, keys)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package scenario
+package yamlshape
 
 // This file is checkShape's reader of YAML's lexical structure: lines,
 // indentation, flow brackets, quotes and block scalars, as far as the
