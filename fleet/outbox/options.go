@@ -99,8 +99,8 @@ func (o Options) withDefaults() (Options, error) {
 		o.OpenTimeout = d.OpenTimeout
 	}
 	switch {
-	case o.Partitions < 1 || o.Partitions > 1<<16:
-		return o, fmt.Errorf("outbox: partitions %d: must be 1..65536", o.Partitions)
+	case o.Partitions < 1 || o.Partitions > MaxPartitions:
+		return o, fmt.Errorf("outbox: partitions %d: must be 1..%d", o.Partitions, MaxPartitions)
 	case o.MaxAttempts < 1:
 		return o, fmt.Errorf("outbox: max attempts %d: must be at least 1", o.MaxAttempts)
 	case o.LeaseTimeout < 0:

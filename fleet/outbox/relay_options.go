@@ -79,9 +79,10 @@ type RelayOptions struct {
 // is what a leader runs with unless told otherwise (leader --partitions,
 // leader dlq --partitions, a scenario's leader.outbox.partitions): a store
 // opened with Options.Partitions 0 has one (DefaultOptions), as a tool
-// that reads it needs. MaxPartitions and MaxBatch bound what a leader's
-// flags and a scenario may ask for: each partition is a loop and a
-// limiter of its own, and a poll leases at most MaxBatch messages.
+// that reads it needs. MaxPartitions bounds a store (and so what a
+// leader's flags and a scenario may ask for): each partition is a loop
+// and a limiter of its own. MaxBatch bounds the messages one poll
+// leases.
 const (
 	DefaultPartitions = 4
 	MaxPartitions     = 256
