@@ -58,6 +58,10 @@ type Key struct {
 	// Valid is what the reference says of the valid values when Range,
 	// Enum or MaxLen cannot say it (bounds that depend on other keys).
 	Valid string
+	// Want is what the loader's message for a value out of Range says is
+	// valid, where the range's own words need more ("a share from 0 (no
+	// loss) to 1 (every message lost)").
+	Want string
 	// Doc is the key's meaning, in Markdown. An event's action is
 	// introduced by it in the reference, followed by its Example.
 	Doc     string
@@ -108,6 +112,9 @@ const (
 	maxNameLen       = 64
 )
 
+// wantSpeed is what a speed out of range is refused with.
+var wantSpeed = fmt.Sprintf("above 0 and at most %d (simulated seconds per wall second)", MaxSpeed)
+
 // defaultService is the worker's and the leader's service time when none is
 // given (both packages use 1 ms).
 var defaultService = dist.Const(time.Millisecond)
@@ -146,9 +153,9 @@ var keyTables = []keyTable{
 		{Path: "name", Required: true, Type: "name", Doc: "Identifies the scenario in reports and baselines."},
 		{Path: "description", Default: "", Type: "text", Doc: "What the scenario demonstrates; its first sentence is what `sim list` shows."},
 		{Path: "seed", Default: uint64(DefaultSeed), Range: atLeast(0), Type: "integer", Valid: "0 or more (0 is taken as 1)", Doc: "Drives every random choice of the run."},
-		{Path: "speed", Default: DefaultSpeed, Range: aboveAtMost(0, MaxSpeed), Type: "number", Doc: "The most simulated seconds that pass per wall second when a person watches: the dashboard's ceiling. `sim run --speed` and `sim check --speed` set one, in the same range; headless and in `sim check` a run has none without it. The results do not depend on it."},
+		{Path: "speed", Default: DefaultSpeed, Range: aboveAtMost(0, MaxSpeed), Want: wantSpeed, Type: "number", Doc: "The most simulated seconds that pass per wall second when a person watches: the dashboard's ceiling. `sim run --speed` and `sim check --speed` set one, in the same range; headless and in `sim check` a run has none without it. The results do not depend on it."},
 		{Path: "duration", Required: true, Range: aboveAtMost(0, float64(maxDuration)), Type: "duration", Doc: "How long the timeline runs."},
-		{Path: "drain", Default: DefaultDrain, Range: above(0), Type: "duration", Doc: "After `duration`, the runner stops the workers' telemetry (the load is over; heartbeats go on), heals every worker and waits up to this long, until nothing is left to deliver, before it counts: the leader's outbox and mailbox empty, the workers' mailboxes and local outboxes empty, no message awaiting its answer, no sync request still to send or waiting to retry, and every worker online as the leader sees it. A drain that runs out of time is a warning in the report; what is still queued is counted as pending, not lost."},
+		{Path: "drain", Default: DefaultDrain, Range: above(0), Want: fmt.Sprintf("above 0 (left out, it is %v)", DefaultDrain), Type: "duration", Doc: "After `duration`, the runner stops the workers' telemetry (the load is over; heartbeats go on), heals every worker and waits up to this long, until nothing is left to deliver, before it counts: the leader's outbox and mailbox empty, the workers' mailboxes and local outboxes empty, no message awaiting its answer, no sync request still to send or waiting to retry, and every worker online as the leader sees it. A drain that runs out of time is a warning in the report; what is still queued is counted as pending, not lost."},
 		{Path: "sample_every", Type: "duration", DefaultDoc: "`duration / 300`, at least `100ms`", Valid: "at least `10ms`, at most 100,000 samples", Doc: "Interval of the time series (charts, dashboard)."},
 		{Path: "scale", Type: "mapping", DefaultDoc: "none: any fleet size, the leader as written", Doc: "What `--workers` may do to the scenario, see [Scaling](#scaling-with---workers). Cannot be swept."},
 		{Path: "scale.min", Default: 1, Range: atLeast(1), Type: "integer", Valid: "1 to `fleet.count`", Doc: "The smallest fleet the scenario's expectations hold at: `--workers` below it is refused when the file loads (exit 2, naming this key and the range)."},
@@ -179,7 +186,7 @@ var keyTables = []keyTable{
 		{Path: "fleet.worker.mailbox.retry_after", NotAllowed: true, Type: "text", Doc: "A worker's \"full\" goes to the leader's relay, whose AIMD limit paces the retries; the hint's reckoning is the leader's mailbox's."},
 		{Path: "fleet.worker.service", Default: defaultService, Feeds: "worker.Config.Service", Type: "distribution", Doc: "Time to serve one command."},
 		{Path: "fleet.worker.rtt", Default: dist.Const(0), Note: " (none)", Type: "distribution", Doc: "Network round trip of a command to the worker: it answers each command this long after the command came, so the leader's delivery is in flight meanwhile (a cellular link: `uniform(50ms, 150ms)`). An answer due while the worker is offline is lost, and the leader's ask times out."},
-		{Path: "fleet.worker.loss", Default: 0.0, Note: " (none)", Range: between(0, 1), Type: "number", Doc: "Share of the messages the worker's link loses, each way, drawn from the seed: a command from the leader, the worker's answer to one, its requests, heartbeats and telemetry, the leader's replies. Nobody is told, as on a lossy radio link: a lost command or answer times out the leader's ask (`leader.ask_timeout`), a transient failure the relay retries with backoff and, after `leader.outbox.max_attempts`, dead-letters; a lost telemetry message or reply times out the worker's ask (`ask_timeout`) and the message goes to its local outbox to be sent again. `1` cuts the worker off while it stays online to the broker. Counted in `workers.link_lost`."},
+		{Path: "fleet.worker.loss", Default: 0.0, Note: " (none)", Range: between(0, 1), Want: "a share from 0 (no loss) to 1 (every message lost), as in loss: 0.2", Type: "number", Doc: "Share of the messages the worker's link loses, each way, drawn from the seed: a command from the leader, the worker's answer to one, its requests, heartbeats and telemetry, the leader's replies. Nobody is told, as on a lossy radio link: a lost command or answer times out the leader's ask (`leader.ask_timeout`), a transient failure the relay retries with backoff and, after `leader.outbox.max_attempts`, dead-letters; a lost telemetry message or reply times out the worker's ask (`ask_timeout`) and the message goes to its local outbox to be sent again. `1` cuts the worker off while it stays online to the broker. Counted in `workers.link_lost`."},
 		{Path: "fleet.worker.heartbeat", Default: Duration(0), Note: " (off)", Type: "duration", Valid: "0, or at least `10ms`", Doc: "Heartbeat interval. A worker's first heartbeat comes at a random point of its first interval (from the seed), as devices started at different moments do, then one every interval."},
 		{Path: "fleet.worker.telemetry", Default: Duration(0), Note: " (off)", Type: "duration", Valid: "0, or at least `10ms`", Doc: "Telemetry interval, with a first message at a random point of the first interval as for heartbeats."},
 		{Path: "fleet.worker.reconnect.policy", Default: ReconnectBackoff, Enum: words(ReconnectBackoff, ReconnectImmediate), Feeds: "worker.Config.Reconnect.Immediate", Type: "text", Doc: "`backoff`: exponential with full jitter (a random wait in [0, min(cap, base × 2^attempt)]), also honouring the leader's retry-after. `immediate`: retry at once (10 ms later, a round trip over a fast network), ignoring backoff and the leader's hint — the thundering herd, for comparison."},
@@ -290,7 +297,7 @@ var keyTables = []keyTable{
 		{Path: "timeline[].replay_dead_letters", Doc: "puts the dead letters addressed to the selected workers back in the queue, as an operator does with `leader dlq replay` once the cause is fixed: each with a fresh attempt count, due now, behind what its worker already has queued (a replayed update may replace a queued older one, or be stale against a newer). Counted in `outbox.replayed`; on the outbox's ledger a replayed command counts as sent again, so one that fails again is dead-lettered again.",
 			Example: "  - at: 2m\n    replay_dead_letters: {workers: group:satellite}\n"},
 		{Path: "timeline[].replay_dead_letters.workers", Type: "selector", DefaultDoc: "all"},
-		{Path: "timeline[].speed", Type: "number", Range: aboveAtMost(0, MaxSpeed), Doc: "changes the run's speed ceiling from now on, when it has one (on the dashboard, or with `--speed`); a run with none goes on as fast as before. It changes no result.",
+		{Path: "timeline[].speed", Type: "number", Range: aboveAtMost(0, MaxSpeed), Want: wantSpeed, Doc: "changes the run's speed ceiling from now on, when it has one (on the dashboard, or with `--speed`); a run with none goes on as fast as before. It changes no result.",
 			Example: "  - at: 8m\n    speed: 100\n"},
 	}},
 	{Name: "windows", Keys: []Key{
