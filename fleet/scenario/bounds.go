@@ -51,7 +51,11 @@ func (v *validator) boundsAt(x reflect.Value, k *Key, path string, rest []string
 		return
 	}
 	name, list := strings.CutSuffix(rest[0], "[]")
-	f := x.FieldByIndex(fieldsOf(x.Type()).byName[name])
+	idx, ok := fieldsOf(x.Type()).byName[name]
+	if !ok {
+		panic("scenario: the key table's " + k.Path + " names no field of the spec")
+	}
+	f := x.FieldByIndex(idx)
 	p := join(path, name)
 	switch {
 	case list:
