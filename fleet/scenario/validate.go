@@ -20,6 +20,26 @@ const (
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
+// byRule are the keys whose bounds validate checks by hand, in a rule
+// that relates them to other keys or says more than the bound. The bounds
+// walk (bounds.go) checks every other key with a Range, Enum or MaxLen in
+// the key table; TestBoundsEnforced checks both.
+var byRule = map[string]bool{
+	// Around fleet.count, and min at most max.
+	"scale.min": true,
+	"scale.max": true,
+	// At most the size of what they divide.
+	"fleet.gateway_size":          true,
+	"fleet.groups[].gateway_size": true,
+	// From limit.min.
+	"leader.relay.limit.max": true,
+	// block is a policy, but not a worker's: the message says why.
+	"fleet.worker.mailbox.policy": true,
+	// wire.ValidVersion, the rule the leader and its workers share.
+	"fleet.worker.version":      true,
+	"timeline[].deploy.version": true,
+}
+
 // validator collects the problems of a decoded scenario, each placed by
 // its path.
 type validator struct {
@@ -44,18 +64,10 @@ func validate(s *Scenario, src *source) Errors {
 	v := &validator{src: src}
 	has := src.has
 
+	v.bounds(s)
 	v.name("name", s.Name, "the scenario", true)
-	if has("speed") {
-		v.speed("speed", s.Speed)
-	}
-	switch {
-	case !has("duration"):
+	if !has("duration") {
 		v.errorf("duration", "duration is required: how long the timeline runs in simulated time, as in duration: 10m")
-	case s.Duration <= 0 || s.Duration > maxDuration:
-		v.errorf("duration", "%v is out of range: want above 0 and at most %v", s.Duration, maxDuration)
-	}
-	if has("drain") && s.Drain <= 0 {
-		v.errorf("drain", "%v is out of range: want above 0 (left out, it is %v)", s.Drain, DefaultDrain)
 	}
 	if has("sample_every") {
 		switch {
@@ -90,43 +102,10 @@ func (v *validator) name(path, name, what string, required bool) {
 	}
 }
 
-func (v *validator) speed(path string, x float64) {
-	if !(x > 0 && x <= MaxSpeed) {
-		v.errorf(path, "%v is out of range: want above 0 and at most %d (simulated seconds per wall second)", x, MaxSpeed)
-	}
-}
-
 func (v *validator) intIn(path string, x, lo, hi int) {
 	if x < lo || x > hi {
 		v.errorf(path, "%d is out of range: want %d to %d", x, lo, hi)
 	}
-}
-
-// key checks an integer against the range of its key in the key table
-// (path's list indexes taken out).
-func (v *validator) key(path string, x int) {
-	lo, hi := mustKey(path).Range.Ints()
-	v.intIn(path, x, lo, hi)
-}
-
-// word checks a word against the words of its key in the key table.
-func (v *validator) word(path string, x string) {
-	v.oneOf(path, x, mustKey(path).Enum...)
-}
-
-func (v *validator) positive(path string, d Duration) {
-	if d <= 0 {
-		v.errorf(path, "%v is out of range: want above 0", d)
-	}
-}
-
-func (v *validator) oneOf(path, x string, valid ...string) {
-	for _, ok := range valid {
-		if x == ok {
-			return
-		}
-	}
-	v.errorf(path, "%q is not valid: want %s", x, orList(valid))
 }
 
 func orList(xs []string) string {
@@ -136,9 +115,9 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// backoff checks a base and cap pair.
+// backoff checks that a cap is at least its base (a valid one: the bounds
+// check the base).
 func (v *validator) backoff(path string, base, cap Duration) {
-	v.positive(join(path, "base"), base)
 	if base > 0 && cap < base {
 		v.errorf(join(path, "cap"), "%v is below base %v: the cap must be at least the base", cap, base)
 	}
@@ -153,12 +132,12 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 		v.errorf("fleet.count", "fleet.count is required: the number of workers, 1 to %d", MaxWorkers)
 		return fleetShape{}, false
 	}
-	v.key("fleet.count", f.Count)
 	if f.Ramp > s.Duration && s.Duration > 0 {
 		v.errorf("fleet.ramp", "%v is longer than the scenario (duration %v)", f.Ramp, s.Duration)
 	}
 	v.profile(&f.Worker, "fleet.worker")
-	ok := f.Count >= 1 && f.Count <= MaxWorkers
+	countOK := inRange("fleet.count", float64(f.Count))
+	ok := countOK
 	seen := map[string]string{}
 	for i := range f.Groups {
 		g := &f.Groups[i]
@@ -177,16 +156,12 @@ func (v *validator) fleet(s *Scenario) (fleetShape, bool) {
 		case hasCount == hasPercent:
 			v.errorf(path, "a group needs exactly one of count (workers) or percent (of fleet.count)")
 			ok = false
-		case hasCount && (g.Count < 1 || g.Count > MaxWorkers):
-			v.intIn(join(path, "count"), g.Count, 1, MaxWorkers)
-			ok = false
-		case hasPercent && !(g.Percent > 0 && g.Percent <= 100):
-			v.errorf(join(path, "percent"), "%v is out of range: want above 0 and at most 100", g.Percent)
-			ok = false
+		case hasCount && !inRange(join(path, "count"), float64(g.Count)),
+			hasPercent && !inRange(join(path, "percent"), g.Percent):
+			ok = false // the bounds say why
 		}
 		v.profile(&g.WorkerProfile, path)
 	}
-	countOK := f.Count >= 1 && f.Count <= MaxWorkers
 	v.gatewaySize("fleet.gateway_size", f.GatewaySize, f.Count, countOK, "the fleet (fleet.count %d)",
 		"leave the key out to give every worker an MQTT session of its own")
 	if d := f.GatewayDownlink; d != nil {
@@ -240,7 +215,6 @@ func (v *validator) scale(s *Scenario) {
 	case n > r.Max:
 		v.errorf("scale.max", "%d is below fleet.count (%d): the scenario must hold at its own size: want %d to %d", r.Max, n, n, MaxWorkers)
 	}
-	v.word("scale.leader", string(r.Leader))
 }
 
 const groupInherits = "leave the key out for fleet.gateway_size"
@@ -265,7 +239,6 @@ func (v *validator) gatewaySize(path string, x *int, n int, known bool, whole, u
 func (v *validator) profile(p *WorkerProfile, path string) {
 	if m := p.Mailbox; m != nil {
 		mp := join(path, "mailbox")
-		v.key(join(mp, "capacity"), m.Capacity)
 		if m.Policy == mailbox.Block {
 			v.errorf(join(mp, "policy"), "a worker's mailbox cannot be block (a worker answers at once, it never waits for room): want reject, drop-oldest, drop-newest, coalesce or unbounded")
 		}
@@ -276,9 +249,6 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 			v.errorf(join(mp, "retry_after"), "a worker's mailbox has no retry_after (a worker's \"full\" goes to the leader's relay, whose AIMD limit paces the retries)")
 		}
 	}
-	if l := p.Loss; l != nil && !(*l >= 0 && *l <= 1) {
-		v.errorf(join(path, "loss"), "%v is out of range: want a share from 0 (no loss) to 1 (every message lost), as in loss: 0.2", *l)
-	}
 	if p.Heartbeat != nil && *p.Heartbeat != 0 && *p.Heartbeat < minInterval {
 		v.errorf(join(path, "heartbeat"), "%v is too small: want 0 (off) or at least %v", *p.Heartbeat, minInterval)
 	}
@@ -286,9 +256,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 		v.errorf(join(path, "telemetry"), "%v is too small: want 0 (off) or at least %v", *p.Telemetry, minInterval)
 	}
 	if r := p.Reconnect; r != nil {
-		rp := join(path, "reconnect")
-		v.word(join(rp, "policy"), string(r.Policy))
-		v.backoff(rp, r.Base, r.Cap)
+		v.backoff(join(path, "reconnect"), r.Base, r.Cap)
 	}
 	if k := p.KeepAlive; k != nil {
 		kp := join(path, "keepalive")
@@ -299,28 +267,19 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 			v.errorf(kp, "%v: MQTT counts the keepalive in whole seconds: want %v or %v", *k, k.D().Truncate(time.Second), k.D().Truncate(time.Second)+time.Second)
 		}
 	}
-	if a := p.AskTimeout; a != nil {
-		v.positive(join(path, "ask_timeout"), *a)
-	}
 	if ver := p.Version; ver != nil {
 		v.version(join(path, "version"), *ver)
-	}
-	if n := p.LocalOutbox; n != nil {
-		v.key(join(path, "local_outbox"), *n)
 	}
 	if o := p.Offline; o != nil {
 		op := join(path, "offline")
 		if !v.src.has(join(op, "every")) {
 			v.errorf(join(op, "every"), "every is required: the mean time between a worker's offline periods, as in every: 10m")
-		} else {
-			v.positive(join(op, "every"), o.Every)
 		}
 		if !v.src.has(join(op, "for")) {
 			v.errorf(join(op, "for"), "for is required: how long a worker stays away, as in for: 2m or for: exponential(2m)")
 		} else if o.For.Average() <= 0 {
 			v.errorf(join(op, "for"), "%v: an offline period must last: want a distribution with a mean above 0", o.For)
 		}
-		v.word(join(op, "mode"), string(o.Mode))
 	}
 }
 
@@ -333,35 +292,19 @@ func (v *validator) version(path, ver string) {
 	}
 }
 
-// leader checks the leader's settings.
+// leader checks the rules between the leader's settings: the relay's
+// limit and its backoff.
 func (v *validator) leader(l *LeaderSpec) {
-	v.key("leader.mailbox.capacity", l.Mailbox.Capacity)
-	v.positive("leader.mailbox.block_timeout", l.Mailbox.BlockTimeout)
-	v.positive("leader.heartbeat_interval", l.HeartbeatInterval)
-	v.word("leader.heartbeat_policy", string(l.HeartbeatPolicy))
-	v.positive("leader.ask_timeout", l.AskTimeout)
-	o := &l.Outbox
-	v.word("leader.outbox.durability", string(o.Durability))
-	v.word("leader.outbox.store", string(o.Store))
-	v.key("leader.outbox.partitions", o.Partitions)
-	v.key("leader.outbox.max_attempts", o.MaxAttempts)
-	v.positive("leader.outbox.lease_timeout", o.LeaseTimeout)
-	v.key("leader.outbox.max_depth", o.MaxDepth)
 	r := &l.Relay
-	if r.Interval <= 0 || r.Interval > maxRelayInterval {
-		v.errorf("leader.relay.interval", "%v is out of range: want above 0 and at most %v", r.Interval, maxRelayInterval)
-	}
-	v.key("leader.relay.batch", r.Batch)
 	lim := &r.Limit
 	switch {
-	case lim.Min < 1 || lim.Min > maxLimit:
-		v.key("leader.relay.limit.min", lim.Min)
+	case !inRange("leader.relay.limit.min", float64(lim.Min)):
+		// Its bound says it; max and initial are measured from it.
 	case lim.Max < lim.Min || lim.Max > maxLimit:
 		v.errorf("leader.relay.limit.max", "%d is out of range: want min (%d) to %d", lim.Max, lim.Min, maxLimit)
 	case lim.Initial < lim.Min || lim.Initial > lim.Max:
 		v.errorf("leader.relay.limit.initial", "%d is out of range: want from min (%d) to max (%d)", lim.Initial, lim.Min, lim.Max)
 	}
-	v.word("leader.relay.limit.strategy", string(lim.Strategy))
 	v.backoff("leader.relay.backoff", r.Backoff.Base, r.Backoff.Cap)
 }
 
@@ -418,8 +361,6 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	if d := ev.Deploy; d != nil {
 		dp := join(path, "deploy")
 		v.version(join(dp, "version"), d.Version)
-		v.word(join(dp, "kind"), string(d.Kind))
-		v.key(join(dp, "wave_size"), d.WaveSize)
 		sel("deploy", &d.Workers)
 		if d.Via != nil {
 			if msg := d.Via.check(shape); shapeOK && msg != "" {
@@ -429,25 +370,17 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 	}
 	if h := ev.HeartbeatStorm; h != nil {
 		hp := join(path, "heartbeat_storm")
-		switch {
-		case !v.src.has(join(hp, "interval")):
+		if !v.src.has(join(hp, "interval")) {
 			v.errorf(join(hp, "interval"), "interval is required: how often the workers heartbeat during the storm, as in interval: 1s")
-		case h.Interval < minInterval:
-			v.errorf(join(hp, "interval"), "%v is too small: want at least %v", h.Interval, minInterval)
 		}
-		switch {
-		case !v.src.has(join(hp, "for")):
+		if !v.src.has(join(hp, "for")) {
 			v.errorf(join(hp, "for"), "for is required: how long the storm lasts, as in for: 30s")
-		case h.For <= 0:
-			v.errorf(join(hp, "for"), "%v is out of range: want above 0", h.For)
 		}
 		sel("heartbeat_storm", &h.Workers)
 	}
 	if c := ev.SetCapacity; c != nil {
 		if !v.src.has(join(path, "set_capacity.capacity")) {
 			v.errorf(join(path, "set_capacity.capacity"), "capacity is required: the workers' new mailbox capacity, at least 1")
-		} else {
-			v.key(join(path, "set_capacity.capacity"), c.Capacity)
 		}
 		sel("set_capacity", &c.Workers)
 	}
@@ -456,16 +389,9 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		if l.Capacity == nil && l.Service == nil {
 			v.errorf(lp, "set_leader needs capacity, service or both")
 		}
-		if l.Capacity != nil {
-			v.key(join(lp, "capacity"), *l.Capacity)
-		}
 	}
 	if p := ev.Poison; p != nil {
-		v.key(join(path, "poison.count"), p.Count)
 		sel("poison", &p.Workers)
-	}
-	if ev.Speed != nil {
-		v.speed(join(path, "speed"), *ev.Speed)
 	}
 }
 
@@ -475,13 +401,9 @@ func (v *validator) downlink(s *Scenario, d *DownlinkSpec) {
 	const path = "fleet.gateway_downlink"
 	if !v.src.has(join(path, "capacity")) {
 		v.errorf(join(path, "capacity"), "capacity is required: the most commands a gateway holds for its radio, as in capacity: 8")
-	} else {
-		v.key(join(path, "capacity"), d.Capacity)
 	}
 	if !v.src.has(join(path, "airtime")) {
 		v.errorf(join(path, "airtime"), "airtime is required: the time one command takes on the air, as in airtime: 20ms")
-	} else {
-		v.positive(join(path, "airtime"), d.Airtime)
 	}
 	gateways := s.Fleet.GatewaySize != nil
 	for _, g := range s.Fleet.Groups {
