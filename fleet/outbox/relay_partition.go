@@ -26,6 +26,8 @@ type partition struct {
 	wake chan struct{} // buffer 1: pokes coalesce
 	done chan outcome  // finished deliveries, for the loop to settle
 
+	pool deliverers // the goroutines that run deliveries; opened by loop
+
 	// Owned by the loop goroutine.
 	outstanding int       // deliveries started whose outcome is not yet collected
 	pending     []outcome // collected, and the loop's own releases, to settle next
@@ -85,6 +87,8 @@ func (p *partition) loop(ctx context.Context, wg *sync.WaitGroup, turned func())
 	// Settling store calls outlive shutdown: a clean stop leaves nothing
 	// leased.
 	settle := context.WithoutCancel(ctx)
+	p.openPool()
+	defer p.closePool() // after drain: nothing is left to deliver
 	p.work(ctx, settle, wg)
 	turned()
 	for {
@@ -240,7 +244,7 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 			}
 		}
 		p.outstanding++
-		wg.Go(func() { p.deliver(ctx, m, ps) })
+		p.start(ctx, wg, m, ps)
 	}
 	return again
 }

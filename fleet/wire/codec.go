@@ -51,10 +51,13 @@ func Decode(topic string, payload []byte, dir Direction, max int) (Envelope, err
 		return fail(ErrTooLarge, "%d bytes, limit %d", len(payload), max)
 	}
 	if !decodeFast(payload, &env) {
-		env = Envelope{}
-		if err := strictUnmarshal(payload, &env); err != nil {
+		// The strict decoder takes its target as an interface, which
+		// would move env to the heap on the fast path too.
+		slow := new(Envelope)
+		if err := strictUnmarshal(payload, slow); err != nil {
 			return fail(ErrMalformed, "%v (want a JSON envelope, see docs/PROTOCOL.md)", err)
 		}
+		env = *slow
 	}
 	if env.V != Version {
 		return fail(ErrVersion, "v = %d, this leader speaks v %d", env.V, Version)

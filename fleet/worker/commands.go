@@ -55,16 +55,18 @@ func (w *Worker) onCommand(env wire.Envelope) {
 		w.answer(ack)
 		return
 	}
-	err := w.mb.Offer(ctxBackground, command{env: env, at: now})
-	var full *mailbox.FullError
-	switch {
-	case err == nil:
+	if err := w.mb.Offer(ctxBackground, command{env: env, at: now}); err == nil {
 		w.update(func(s *Stats) { s.AckedOK++ })
-	case errors.As(err, &full):
-		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(full.RetryAfter.Milliseconds(), 1)
-		w.update(func(s *Stats) { s.AckedFull++ })
-	default: // dropped by policy, or closed: say full so the leader tries again
-		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(w.mb.RetryAfter().Milliseconds(), 1)
+	} else {
+		// full lives in this branch: errors.As takes its address, which
+		// moves it to the heap, and an accepted command should not pay.
+		var retryAfter time.Duration
+		if full := (*mailbox.FullError)(nil); errors.As(err, &full) {
+			retryAfter = full.RetryAfter
+		} else { // dropped by policy, or closed: say full so the leader tries again
+			retryAfter = w.mb.RetryAfter()
+		}
+		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(retryAfter.Milliseconds(), 1)
 		w.update(func(s *Stats) { s.AckedFull++ })
 	}
 	w.answer(ack)
@@ -177,7 +179,8 @@ func (w *Worker) startNext() {
 			continue
 		}
 		w.busy = true
-		w.current = &cmd.env
+		cur := cmd.env // only a command served later goes to the heap
+		w.current = &cur
 		now := w.clk.Now()
 		w.due = now.Add(d)
 		w.timers.after(tService, now, d)
