@@ -97,6 +97,19 @@ func (in inbox) next(t testing.TB) paho.Message {
 	}
 }
 
+// nextOther returns the payload of the next message that is not skip. A
+// subscriber that subscribed just before a retained publish may get it
+// twice: live, and again as the retained message the broker sends after
+// its SUBACK.
+func (in inbox) nextOther(t testing.TB, skip string) string {
+	t.Helper()
+	for {
+		if p := string(in.next(t).Payload()); p != skip {
+			return p
+		}
+	}
+}
+
 func subscribe(t testing.TB, c paho.Client, filter string, qos byte, h paho.MessageHandler) {
 	t.Helper()
 	if err := Wait(ctxT(t), c.Subscribe(filter, qos, h)); err != nil {

@@ -133,12 +133,12 @@ func TestLinkWill(t *testing.T) {
 				if clean {
 					// Something after the close, to show nothing came before it.
 					publish(t, watcher, testTopics.LeaderStatus(), 1, "marker")
-					if got := string(live.next(t).Payload()); got != "marker" {
+					if got := live.nextOther(t, wire.StatusOnline); got != "marker" {
 						t.Fatalf("after a clean close: %q; want no will", got)
 					}
 					return
 				}
-				if got := string(live.next(t).Payload()); got != wire.StatusOffline {
+				if got := live.nextOther(t, wire.StatusOnline); got != wire.StatusOffline {
 					t.Fatalf("after the link died: %q, want offline", got)
 				}
 				late := connect(t, b, ClientOptions{ID: "late-reader", Username: wire.LeaderUsername, Password: "leader-pw", CleanSession: true})
