@@ -59,10 +59,15 @@ type Inline struct {
 	b    InlineBroker
 	will *Will
 
-	// deliver lets one handler run at a time. It is taken after closed
-	// is read false and closed read again under it, so that Close, which
-	// takes it once after closing, returns with no handler running.
-	deliver sync.Mutex
+	// deliver lets one handler run at a time, in the order the publishers
+	// came to it: a channel's waiting senders go first come, first served,
+	// where a sync.Mutex hands itself to whichever waiter the scheduler
+	// wakes (FIFO only once one has waited a millisecond of wall time), so
+	// that the order of deliveries behind a handler that blocks would
+	// change with the host's speed. It is taken after closed is read false
+	// and closed read again under it, so that Close, which takes it once
+	// after closing, returns with no handler running.
+	deliver chan struct{} // a lock: full while a handler runs
 	closed  atomic.Bool
 
 	mu   sync.Mutex
@@ -78,7 +83,7 @@ func NewInline(b InlineBroker, o InlineOptions) (*Inline, error) {
 	if w := o.Will; w != nil && (w.Topic == "" || len(w.Payload) == 0 || w.QoS > 2) {
 		return nil, fmt.Errorf("transport: InlineOptions.Will %+v: want a topic, a non-empty payload and QoS 0-2", *w)
 	}
-	return &Inline{b: b, will: o.Will, subs: make(map[string][]func())}, nil
+	return &Inline{b: b, will: o.Will, deliver: make(chan struct{}, 1), subs: make(map[string][]func())}, nil
 }
 
 // Publish publishes payload and returns once every subscriber matching
@@ -152,8 +157,8 @@ func (s *Inline) Subscribe(ctx context.Context, filter string, qos byte, h func(
 		if s.closed.Load() {
 			return
 		}
-		s.deliver.Lock()
-		defer s.deliver.Unlock()
+		s.deliver <- struct{}{}
+		defer func() { <-s.deliver }()
 		if !s.closed.Load() {
 			h(topic, payload)
 		}
@@ -202,8 +207,8 @@ func (s *Inline) Close(clean bool) {
 			u()
 		}
 	}
-	s.deliver.Lock() // the handler running now, if any, has returned
-	s.deliver.Unlock()
+	s.deliver <- struct{}{} // the handler running now, if any, has returned
+	<-s.deliver
 	if w := s.will; w != nil && !clean {
 		_ = s.b.InlinePublish(w.Topic, w.QoS, w.Retained, w.Payload)
 	}
