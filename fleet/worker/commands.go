@@ -59,7 +59,12 @@ func (w *Worker) onCommand(env wire.Envelope) {
 	var full *mailbox.FullError
 	switch {
 	case err == nil:
-		w.update(func(s *Stats) { s.AckedOK++ })
+		w.update(func(s *Stats) {
+			s.AckedOK++
+			if env.Kind == wire.KindJob {
+				s.holdJob(1)
+			}
+		})
 	case errors.As(err, &full):
 		ack.Result, ack.RetryAfterMs = wire.ResultFull, max(full.RetryAfter.Milliseconds(), 1)
 		w.update(func(s *Stats) { s.AckedFull++ })
@@ -217,6 +222,13 @@ func jobWork(env wire.Envelope) time.Duration {
 // seq below one applied under its key (stale). What it remembers is the
 // flash: a Reboot keeps it.
 func (w *Worker) apply(env wire.Envelope) {
+	job, pulled := isPulled(env)
+	if env.Kind == wire.KindJob {
+		w.update(func(s *Stats) { s.holdJob(-1) })
+	}
+	if pulled && !w.keepPulled(env) {
+		return
+	}
 	now := w.clk.Now()
 	if env.TTLMs > 0 && env.SentMs > 0 && now.UnixMilli() > env.SentMs+env.TTLMs {
 		w.update(func(s *Stats) { s.Expired++ })
@@ -257,6 +269,12 @@ func (w *Worker) apply(env wire.Envelope) {
 		})
 	case wire.KindJob:
 		w.update(func(s *Stats) { s.Jobs++ })
+		if !pulled {
+			job, _ = isPulled(env) // a pushed job from the queue names itself too
+		}
+		if job.ID != "" && w.cfg.OnJob != nil {
+			w.cfg.OnJob(w.cfg.ID, job.ID)
+		}
 	case wire.KindPing:
 		w.update(func(s *Stats) { s.Pings++ })
 	}
