@@ -76,6 +76,7 @@ func validate(s *Scenario, src *source) Errors {
 		v.event(s, &s.Timeline[i], shape, ok)
 	}
 	v.windows(s)
+	v.pull(s, shape, ok)
 	return v.errs
 }
 
@@ -308,6 +309,7 @@ func (v *validator) profile(p *WorkerProfile, path string) {
 	if n := p.LocalOutbox; n != nil {
 		v.key(join(path, "local_outbox"), *n)
 	}
+	v.poll(p, path)
 	if o := p.Offline; o != nil {
 		op := join(path, "offline")
 		if !v.src.has(join(op, "every")) {
@@ -459,6 +461,9 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		if l.Capacity != nil {
 			v.key(join(lp, "capacity"), *l.Capacity)
 		}
+	}
+	if j := ev.Jobs; j != nil {
+		v.key(join(path, "jobs.count"), j.Count)
 	}
 	if p := ev.Poison; p != nil {
 		v.key(join(path, "poison.count"), p.Count)

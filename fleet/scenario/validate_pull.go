@@ -1,0 +1,91 @@
+package scenario
+
+// The checks of work pulling: a profile's poll mapping, and what the
+// fleet's pulling workers need of the rest of the scenario.
+
+// poll checks a profile's poll mapping.
+func (v *validator) poll(p *WorkerProfile, path string) {
+	if p.Delivery != nil {
+		v.word(join(path, "delivery"), string(*p.Delivery))
+	}
+	q := p.Poll
+	if q == nil {
+		return
+	}
+	pp := join(path, "poll")
+	if q.Interval <= 0 {
+		v.errorf(join(pp, "interval"), "%v is out of range: a pulling worker waits this long after a \"drained\" answer: want above 0, as in interval: 1s", q.Interval)
+	}
+	if q.Jitter < 0 {
+		v.errorf(join(pp, "jitter"), "%v is out of range: want 0 (none) or more", q.Jitter)
+	}
+	if q.Timeout < 0 {
+		v.errorf(join(pp, "timeout"), "%v is out of range: want 0 (the worker's ask_timeout) or more", q.Timeout)
+	}
+}
+
+// Pullers returns how many of the fleet's workers pull their jobs
+// (delivery: pull), and the key that makes the first of them pull.
+func (s *Scenario) Pullers() (n int, key string) {
+	sizes, rest, err := s.Fleet.groupSizes()
+	if err != nil {
+		return 0, ""
+	}
+	pulls := func(p *WorkerProfile) bool { return p.Delivery != nil && *p.Delivery == DeliveryPull }
+	fleetPulls := pulls(&s.Fleet.Worker)
+	for i := range s.Fleet.Groups {
+		g := &s.Fleet.Groups[i]
+		if g.Delivery == nil && fleetPulls || pulls(&g.WorkerProfile) {
+			n += sizes[i]
+			if key == "" && g.Delivery != nil {
+				key = join(index("fleet.groups", i), "delivery")
+			} else if key == "" {
+				key = "fleet.worker.delivery"
+			}
+		}
+	}
+	if fleetPulls && rest > 0 {
+		n += rest
+		if key == "" {
+			key = "fleet.worker.delivery"
+		}
+	}
+	return n, key
+}
+
+// pull checks what pulling workers need: something to pull, and a leader
+// mailbox with room for one job request of each at once (each has at most
+// one in flight; a smaller mailbox answers some "full" however the
+// leader keeps up).
+func (v *validator) pull(s *Scenario, _ fleetShape, shapeOK bool) {
+	v.key("leader.jobs.capacity", s.Leader.Jobs.Capacity)
+	v.positive("leader.jobs.lease", s.Leader.Jobs.Lease)
+	v.positive("leader.jobs.retry", s.Leader.Jobs.Retry)
+	if !shapeOK {
+		return
+	}
+	n, key := s.Pullers()
+	if n == 0 {
+		return
+	}
+	hasJobs := false
+	for i := range s.Timeline {
+		hasJobs = hasJobs || s.Timeline[i].Jobs != nil
+	}
+	if !hasJobs {
+		// Placed at the timeline, where the event is missing; named by
+		// the key that makes the workers pull.
+		v.errorf("timeline", "%s: pull makes %d workers pull their jobs and no timeline event adds any: they would have nothing to pull; add one, as in - at: 10s then jobs: {count: 100}, or make them push", key, n)
+	}
+	room := func(path string, c int) {
+		if c < n {
+			v.errorf(path, "%d is too small for %d pulling workers: each has one job request in flight, and the leader's mailbox must hold them all at once: want at least %d", c, n, n)
+		}
+	}
+	room("leader.mailbox.capacity", s.Leader.Mailbox.Capacity)
+	for i := range s.Timeline {
+		if sl := s.Timeline[i].SetLeader; sl != nil && sl.Capacity != nil {
+			room(join(s.Timeline[i].path, "set_leader.capacity"), *sl.Capacity)
+		}
+	}
+}
