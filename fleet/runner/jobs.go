@@ -91,7 +91,8 @@ func (r *Runner) addJobs(ev scenario.JobsEvent) {
 	var pullWork []time.Duration
 	var pushTo []string
 	var pushBodies [][]byte
-	for range ev.Count {
+	count := ev.Jobs(len(r.specs))
+	for range count {
 		ws := r.specs[j.next%len(r.specs)]
 		j.next++
 		var work time.Duration
@@ -109,7 +110,7 @@ func (r *Runner) addJobs(ev scenario.JobsEvent) {
 	if j.added == 0 {
 		j.first = r.simNow()
 	}
-	j.added += ev.Count
+	j.added += count
 	j.mu.Unlock()
 	ok := r.goBackground(func(ctx context.Context) {
 		err := r.withLeader(ctx, func(lr *leaderRun) error {
@@ -131,7 +132,7 @@ func (r *Runner) addJobs(ev scenario.JobsEvent) {
 			return nil
 		})
 		if err != nil && ctx.Err() == nil {
-			r.warnf("jobs: %d of %d jobs not added: %v", len(pullWork)+len(pushTo), ev.Count, err)
+			r.warnf("jobs: %d of %d jobs not added: %v", len(pullWork)+len(pushTo), count, err)
 			j.mu.Lock()
 			j.failed += len(pullWork) + len(pushTo)
 			j.mu.Unlock()

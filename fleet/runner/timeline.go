@@ -58,7 +58,11 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		if s := ev.Speed; s != nil && !(*s > 0) {
 			return nil, fmt.Errorf("%s: speed %g: want a positive number", where, *s)
 		}
-		te.text = eventText(&ev, len(te.targets))
+		nw := len(te.targets)
+		if ev.Jobs != nil {
+			nw = len(r.specs) // a jobs event deals over the whole fleet
+		}
+		te.text = eventText(&ev, nw)
 		out = append(out, te)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
@@ -157,7 +161,7 @@ func eventText(e *scenario.Event, workers int) string {
 	case e.Poison != nil:
 		return fmt.Sprintf("poison: %d command(s) to each of %s", max(e.Poison.Count, 1), ws)
 	case e.Jobs != nil:
-		return fmt.Sprintf("jobs: %d", e.Jobs.Count)
+		return fmt.Sprintf("jobs: %d", e.Jobs.Jobs(workers))
 	case e.Speed != nil:
 		return fmt.Sprintf("speed %g", *e.Speed)
 	}

@@ -443,8 +443,10 @@ type Deploy struct {
 // it through the relay, as job commands; the share of a pulling worker
 // goes to the leader's job queue, where any pulling worker takes it.
 type JobsEvent struct {
-	// Count of jobs. Required.
-	Count int `yaml:"count"`
+	// Count of jobs; or PerWorker jobs for each worker of the fleet (at
+	// its size after --workers). Exactly one is required.
+	Count     *int `yaml:"count"`
+	PerWorker *int `yaml:"per_worker"`
 	// Work is each job's work time; nil: the worker's own service time.
 	Work *dist.Dist `yaml:"work"`
 }

@@ -463,7 +463,7 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		}
 	}
 	if j := ev.Jobs; j != nil {
-		v.key(join(path, "jobs.count"), j.Count)
+		v.jobsEvent(s, j, path)
 	}
 	if p := ev.Poison; p != nil {
 		v.key(join(path, "poison.count"), p.Count)

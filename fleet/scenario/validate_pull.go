@@ -89,3 +89,30 @@ func (v *validator) pull(s *Scenario, _ fleetShape, shapeOK bool) {
 		}
 	}
 }
+
+// jobsEvent checks a jobs event: exactly one of count and per_worker.
+func (v *validator) jobsEvent(s *Scenario, j *JobsEvent, path string) {
+	switch {
+	case (j.Count == nil) == (j.PerWorker == nil):
+		v.errorf(join(path, "jobs"), "a jobs event needs exactly one of count (jobs) or per_worker (jobs for each worker), as in jobs: {count: 100}")
+	case j.Count != nil:
+		v.key(join(path, "jobs.count"), *j.Count)
+	default:
+		per := *j.PerWorker
+		v.key(join(path, "jobs.per_worker"), per)
+		if per > 0 && s.Fleet.Count > 0 && per*s.Fleet.Count > maxJobs {
+			v.errorf(join(path, "jobs"), "per_worker: %d jobs for each of %d workers is %d jobs: want at most %d in all", per, s.Fleet.Count, per*s.Fleet.Count, maxJobs)
+		}
+	}
+}
+
+// Jobs is how many jobs the event adds to a fleet of n workers.
+func (j *JobsEvent) Jobs(n int) int {
+	switch {
+	case j.PerWorker != nil:
+		return *j.PerWorker * n
+	case j.Count != nil:
+		return *j.Count
+	}
+	return 0
+}
