@@ -193,7 +193,7 @@ var registry = []Metric{
 	exact(Count, "jobs.done", Higher, "Jobs applied by a worker."),
 	exact(Count, "jobs.done_twice", Lower, "Jobs applied by more than one worker, or more than once: a pulled job whose lease ran out while its worker still held it and applied it. Must stay 0."),
 	band(Count, "jobs.done_by[*]", Neither, "Jobs applied, by the group of the worker that applied them, a map: `jobs.done_by[\"fast\"]`."),
-	band(Timing, "jobs.makespan", Lower, "From the first `jobs` event to the last job applied, seconds; +Inf (null in JSON) while any job is not done."),
+	band(Timing, "jobs.makespan", Lower, "From the first `jobs` event to the last job applied, seconds; +Inf (null in JSON) while any job is not done; 0 without jobs."),
 	band(Small, "jobs.held_max[*]", Lower, "The most jobs one device of the group held at once, queued or in service, a map: `jobs.held_max[\"slow\"]`: the jobs waiting at a device. A pulling device holds one."),
 	exact(Count, "jobs.depth", Lower, "Jobs waiting in the leader's job queue at the end."),
 	exact(Count, "jobs.leased", Lower, "Jobs leased to a worker and not reported done at the end."),

@@ -162,7 +162,10 @@ func (r *Runner) jobsResult(lt leaderTotals, ws []worker.Stats, last outbox.JobS
 	for g, n := range j.byGroup {
 		res.DoneBy[g] = n
 	}
-	if res.Done == res.Added && res.Added > 0 {
+	switch {
+	case res.Added == 0:
+		res.Makespan = 0 // no jobs: nothing to wait for
+	case res.Done == res.Added:
 		res.Makespan = simSec(j.last - j.first)
 	}
 	res.Lost = res.Added - res.NotAdded - res.Done - res.Depth - res.Leased
