@@ -267,6 +267,14 @@ var mechanisms = []struct {
 	off: func(s *scenario.Scenario) { s.Leader.Mailbox.Capacity = 10_000_000 },
 	fails: []string{"rejecting keeps the wait bounded (a quarter of unbounded's or less)",
 		"dropping the oldest keeps the wait bounded", "blocking the sender keeps the wait bounded"},
+}, {
+	file: "work-pulling.yaml", name: "work pulling", key: "fleet.worker.delivery: push", only: "pull",
+	off: func(s *scenario.Scenario) {
+		push := scenario.DeliveryPush
+		s.Fleet.Worker.Delivery = &push
+	},
+	fails: []string{"pulling drains the queue at least 1.5 times as fast", "pulling gives the fast devices more of the work",
+		"no jobs wait at a slow device when it pulls", "what pulling costs is polls answered drained"},
 }}
 
 // TestBaselinesLoad: every baseline file is valid, is at the CI size, and

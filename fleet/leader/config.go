@@ -77,6 +77,21 @@ type Config struct {
 	// comparison runs: what dead-lettering a refusal at once saves the
 	// commands queued behind it.
 	RetryRejects bool
+	// Jobs is the job queue pulling workers take their work from (see
+	// docs/PROTOCOL.md, "Work pulling"). Nil: the leader has none, and
+	// refuses job requests. With a BoltJobs, the queue lives in the
+	// outbox file beside Store.
+	Jobs outbox.Jobs
+	// JobLease is how long a worker holds a job it took before the job
+	// goes back to the queue. Default 30 s.
+	JobLease time.Duration
+	// JobRetry is the retry time of a "drained" answer: when a worker
+	// that found nothing should ask again. Default 1 s; never below 1 ms.
+	JobRetry time.Duration
+	// JobWorkers, if set, says which workers may pull: a job request from
+	// any other is refused (reject) and counted (Stats.JobsRefused). Nil:
+	// any worker that can publish on its up topic.
+	JobWorkers func(worker string) bool
 	// MaxPayload bounds an incoming envelope. Default wire.DefaultMaxSize.
 	// A longer one is refused before it is parsed, counted
 	// (Stats.PayloadTooLarge) and logged with its size.
@@ -174,6 +189,13 @@ func (c Config) withDefaults() (Config, error) {
 	if c.AskTimeout == 0 {
 		c.AskTimeout = DefaultAskTimeout
 	}
+	if c.JobLease <= 0 {
+		c.JobLease = DefaultJobLease
+	}
+	if c.JobRetry <= 0 {
+		c.JobRetry = DefaultJobRetry
+	}
+	c.JobRetry = max(c.JobRetry, time.Millisecond)
 	if c.Reconnect.Base == 0 {
 		c.Reconnect.Base = DefaultReconnect.Base
 	}

@@ -166,10 +166,26 @@ func (l *Leader) admit(worker string, env wire.Envelope, now time.Time) {
 		l.c.telemetryReceived.Add(1)
 	}
 	ans := wire.Envelope{V: wire.Version, Kind: wire.KindReply, Ref: env.ID, Result: wire.ResultOK}
-	err := l.inbox.Offer(contextBackground, inbound{worker: worker, kind: env.Kind, at: now})
+	in := inbound{worker: worker, kind: env.Kind, at: now}
+	if env.Kind == wire.KindRequest {
+		var rq wire.Request
+		_ = env.BodyInto(&rq) // Decode checked it
+		if rq.What == wire.RequestJob {
+			if reason := l.refuseJobRequest(worker); reason != "" {
+				ans.Result, ans.Reason = wire.ResultReject, reason
+				l.queueReply(worker, ans)
+				return
+			}
+			in.job, in.id, in.done = true, env.ID, rq.Done
+		}
+	}
+	err := l.inbox.Offer(contextBackground, in)
 	var full *mailbox.FullError
 	switch {
 	case err == nil:
+		if in.job {
+			return // the job, or drained, when it is served
+		}
 	case errors.As(err, &full):
 		ans.Result, ans.RetryAfterMs = wire.ResultFull, max(full.RetryAfter.Milliseconds(), 1)
 		l.c.answeredFull.Add(1)

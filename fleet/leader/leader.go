@@ -50,6 +50,10 @@ type inbound struct {
 	worker string
 	kind   wire.Kind
 	at     time.Time // when it arrived: its service cannot start earlier
+	// A job request: its id, answered with the job, and the job it
+	// reports done.
+	job      bool
+	id, done string
 }
 
 // heartbeat is a worker's latest heartbeat waiting to be processed.
@@ -177,6 +181,9 @@ func (l *Leader) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { l.publishReplies(runCtx) })
 	wg.Go(func() { l.keepProgress(runCtx) })
+	if l.cfg.Jobs != nil {
+		wg.Go(func() { l.every(runCtx, max(l.cfg.JobLease/10, time.Millisecond), l.expireJobs) })
+	}
 	wg.Go(func() {
 		select {
 		case <-l.relayUp:
@@ -253,6 +260,9 @@ func (l *Leader) serveRequests(ctx context.Context) {
 		switch in.kind {
 		case wire.KindRequest:
 			l.c.requestsServed.Add(1)
+			if in.job {
+				l.serveJob(ctx, in, now)
+			}
 		case wire.KindTelemetry:
 			l.c.telemetryServed.Add(1)
 		}

@@ -27,6 +27,8 @@ type counters struct {
 	acksForged      atomic.Uint64
 
 	gatewayOfflines, gatewayDevicesOffline atomic.Uint64
+
+	jobsRefused, jobsDrained atomic.Uint64
 }
 
 // Stats is everything the leader counts, for the dashboard, the reports and
@@ -99,6 +101,13 @@ type Stats struct {
 	// PayloadTooLarge counts the Malformed payloads that were over
 	// Config.MaxPayload (refused unparsed).
 	PayloadTooLarge uint64
+	// Jobs is the job queue's measures (zero without one): depth, age of
+	// the oldest job, leases given and expired, jobs done. JobsDrained
+	// counts job requests answered "drained", JobsRefused those refused
+	// (no queue, or a worker that may not pull).
+	Jobs                     outbox.JobStats
+	JobsDrained, JobsRefused uint64
+
 	// Refused counts what was refused on its way to the leader, by
 	// reason: the broker's refusals (Config.BrokerRefusals) and the
 	// Malformed payloads, split by size.
@@ -135,6 +144,7 @@ func (l *Leader) Stats() Stats {
 		AcksOK: c.acksOK.Load(), AcksFull: c.acksFull.Load(), AcksReject: c.acksReject.Load(),
 		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(), AcksForged: c.acksForged.Load(),
 		AskRTT: l.askRTT.Snapshot(),
+		Jobs:   l.jobStats(), JobsDrained: c.jobsDrained.Load(), JobsRefused: c.jobsRefused.Load(),
 	}
 	s.PayloadTooLarge = tooLarge
 	s.Refused = l.refusals(&s)

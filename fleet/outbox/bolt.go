@@ -51,6 +51,9 @@ import (
 //	                                under "leader/deploy/"); created by the
 //	                                first PutRecords, ignored by builds
 //	                                from before it
+//	jobs   number(8) -> record      a leader's job queue for work pulling
+//	                                (BoltJobs, jobs_bolt.go); created by
+//	                                OpenJobs, ignored by builds from before it
 //	fleetsim.outbox                 format version and partition count; its
 //	                                bbolt sequence is NextSeq's counter
 //

@@ -207,6 +207,8 @@ func herdReport() *result.Report {
 			},
 			Commands:  result.CommandResult{Sent: uint64(enqueued)},
 			Telemetry: result.TelemetryResult{Generated: 6000, Direct: 5400, Stored: 600, Forwarded: 600},
+			Jobs: result.JobsResult{Added: 100, Queued: 100, Done: 100, DoneBy: map[string]int{"default": 100},
+				Makespan: 12, HeldMax: map[string]int{"default": 1}, Polls: 400, Drained: 300, Leases: 100},
 			Deploys: []result.DeployResult{
 				{Version: "2.1.0", Targets: count, Delivered: count, Duration: 58.5},
 			},

@@ -211,6 +211,44 @@ type TelemetryResult struct {
 	Lost         int64  `expr:"lost" json:"lost"`
 }
 
+// JobsResult is the outcome of the timeline's jobs events: jobs pushed to
+// the workers or pulled from the leader's job queue.
+type JobsResult struct {
+	Added    int `expr:"added" json:"added"`
+	Pushed   int `expr:"pushed" json:"pushed"`
+	Queued   int `expr:"queued" json:"queued"`
+	NotAdded int `expr:"not_added" json:"not_added"`
+	// Done counts the jobs applied (by at least one worker), DoneTwice
+	// those applied by more than one, or more than once.
+	Done      int            `expr:"done" json:"done"`
+	DoneTwice int            `expr:"done_twice" json:"done_twice"`
+	DoneBy    map[string]int `expr:"done_by" json:"done_by"`
+	// Makespan is from the first jobs event to the last job applied;
+	// Never while any job is not done.
+	Makespan Seconds `expr:"makespan" json:"makespan"`
+	// HeldMax is, per group, the most jobs one device held at once,
+	// queued or in service: the jobs waiting at a device.
+	HeldMax map[string]int `expr:"held_max" json:"held_max"`
+	// Depth and Leased are the leader's queue at the end; OldestAge the
+	// age of its oldest job then.
+	Depth     int     `expr:"depth" json:"depth"`
+	Leased    int     `expr:"leased" json:"leased"`
+	OldestAge Seconds `expr:"oldest_age" json:"oldest_age"`
+	// Lost is Added - NotAdded - Done - Depth - Leased: jobs neither done
+	// nor waiting in the queue.
+	Lost int `expr:"lost" json:"lost"`
+	// Polls, Drained, Refused: job requests sent, answered drained,
+	// refused. Leases given, Expired leases; Abandoned pulled jobs the
+	// workers let go; StrandedWaits requests that got no answer in time.
+	Polls         uint64 `expr:"polls" json:"polls"`
+	Drained       uint64 `expr:"drained" json:"drained"`
+	Refused       uint64 `expr:"refused" json:"refused"`
+	Leases        uint64 `expr:"leases" json:"leases"`
+	Expired       uint64 `expr:"expired" json:"expired"`
+	Abandoned     uint64 `expr:"abandoned" json:"abandoned"`
+	StrandedWaits uint64 `expr:"stranded_waits" json:"stranded_waits"`
+}
+
 // DeployResult is one deploy of the timeline.
 type DeployResult struct {
 	Version   string `expr:"version" json:"version"`

@@ -64,6 +64,7 @@ type Result struct {
 	Commands  CommandResult   `expr:"commands" json:"commands"`
 	Telemetry TelemetryResult `expr:"telemetry" json:"telemetry"`
 	Deploys   []DeployResult  `expr:"deploys" json:"deploys"`
+	Jobs      JobsResult      `expr:"jobs" json:"jobs"`
 	// Events are the timeline's named events, by name.
 	Events map[string]EventResult `expr:"events" json:"events,omitempty"`
 	// Windows are the scenario's windows, by name: what happened between

@@ -184,6 +184,16 @@ func (r *Runner) startLeader(ctx context.Context) error {
 	}
 	link := &crashLink{leaderLink: sess}
 	lc.Link, lc.Store = link, st
+	if who, any := r.pullers(); any {
+		jobs, err := r.openJobs(st)
+		if err != nil {
+			sess.Close(true)
+			st.Close()
+			return fmt.Errorf("scenario %s: leader job queue: %w", r.sc.Name, err)
+		}
+		lc.Jobs, lc.JobWorkers = jobs, who
+		lc.JobLease, lc.JobRetry = r.sc.Leader.Jobs.Lease.D(), r.sc.Leader.Jobs.Retry.D()
+	}
 	l, err := leader.New(lc)
 	if err != nil {
 		sess.Close(true)

@@ -173,6 +173,11 @@ func (r *Runner) result(f *finalState) result.Result {
 	res.Windows = r.windowResults()
 	res.Commands = r.commandBalance(&res, f, deploys, depthStart)
 	res.Telemetry = telemetryBalance(f.workers, res.Leader.TelemetryReceived)
+	var jobsEnd outbox.JobStats
+	if n := len(lt.all); n > 0 {
+		jobsEnd = lt.all[n-1].Jobs
+	}
+	res.Jobs = r.jobsResult(lt, f.workers, jobsEnd)
 	res.Lost = res.Commands.Lost + res.Telemetry.Lost
 	if res.Lost != 0 {
 		r.warnf("lost %d messages: commands %d (sent %d, queued %d), telemetry %d (generated %d, pending %d)",

@@ -129,6 +129,7 @@ type Runner struct {
 	bg       sync.WaitGroup
 	deploysN atomic.Int32  // deploys still enqueueing waves (wait_for_wave)
 	poisoned atomic.Uint64 // poison commands enqueued
+	jobs     jobsRun       // the jobs events' jobs (jobs.go)
 
 	mu        sync.Mutex // guards the fields below
 	phase     string
@@ -195,6 +196,7 @@ func NewRunner(sc *scenario.Scenario, o RunOptions) (*Runner, error) {
 	for i, ws := range r.specs {
 		r.groups[i] = ws.Group
 	}
+	r.jobs.init(r)
 	if r.events, err = r.planTimeline(); err != nil {
 		return nil, err
 	}

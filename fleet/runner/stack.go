@@ -159,6 +159,13 @@ func (r *Runner) workerConfig(ws scenario.WorkerSpec, clk clock.Clock) worker.Co
 	if p.LocalOutbox != nil {
 		c.LocalOutbox = *p.LocalOutbox
 	}
+	if pulls(p) {
+		c.Pull = &worker.Pull{Interval: time.Second}
+		if q := p.Poll; q != nil {
+			c.Pull = &worker.Pull{Interval: q.Interval.D(), Jitter: q.Jitter.D(), Timeout: q.Timeout.D()}
+		}
+	}
+	c.OnJob = r.jobs.done
 	return c
 }
 

@@ -33,7 +33,7 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		where := fmt.Sprintf("scenario %s: timeline[%d] (at %v)", r.sc.Name, i, ev.At)
 		sel, n := eventSelector(&ev)
 		if n != 1 {
-			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, partition_gateways, heal_gateways, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, replay_dead_letters, speed), found %d", where, n)
+			return nil, fmt.Errorf("%s: want exactly one action (partition, heal, partition_gateways, heal_gateways, disconnect, reconnect, crash, reboot, leader_crash, deploy, heartbeat_storm, set_capacity, set_leader, poison, replay_dead_letters, speed, jobs), found %d", where, n)
 		}
 		if sel != nil {
 			idx, err := sel.Select(r.specs)
@@ -58,7 +58,11 @@ func (r *Runner) planTimeline() ([]timedEvent, error) {
 		if s := ev.Speed; s != nil && !(*s > 0) {
 			return nil, fmt.Errorf("%s: speed %g: want a positive number", where, *s)
 		}
-		te.text = eventText(&ev, len(te.targets))
+		nw := len(te.targets)
+		if ev.Jobs != nil {
+			nw = len(r.specs) // a jobs event deals over the whole fleet
+		}
+		te.text = eventText(&ev, nw)
 		out = append(out, te)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].at < out[j].at })
@@ -93,7 +97,7 @@ func eventSelector(e *scenario.Event) (*scenario.Selector, int) {
 	if e.Poison != nil {
 		pick(true, &e.Poison.Workers)
 	}
-	for _, set := range []bool{e.LeaderCrash != nil, e.SetLeader != nil, e.Speed != nil} {
+	for _, set := range []bool{e.LeaderCrash != nil, e.SetLeader != nil, e.Speed != nil, e.Jobs != nil} {
 		if set {
 			n++
 		}
@@ -156,6 +160,8 @@ func eventText(e *scenario.Event, workers int) string {
 		return "set leader " + strings.Join(parts, ", ")
 	case e.Poison != nil:
 		return fmt.Sprintf("poison: %d command(s) to each of %s", max(e.Poison.Count, 1), ws)
+	case e.Jobs != nil:
+		return fmt.Sprintf("jobs: %d", e.Jobs.Jobs(workers))
 	case e.Speed != nil:
 		return fmt.Sprintf("speed %g", *e.Speed)
 	}
@@ -335,6 +341,8 @@ func (r *Runner) eventAction(te *timedEvent) func(context.Context, func(*timelin
 		return func(context.Context, func(*timelineAction)) { r.setLeader(ev.SetLeader) }
 	case ev.Poison != nil:
 		return func(context.Context, func(*timelineAction)) { r.poison(te.targets, max(ev.Poison.Count, 1)) }
+	case ev.Jobs != nil:
+		return func(context.Context, func(*timelineAction)) { r.addJobs(*ev.Jobs) }
 	case ev.Speed != nil:
 		v := *ev.Speed
 		return func(context.Context, func(*timelineAction)) { r.clk.SetSpeed(v) }

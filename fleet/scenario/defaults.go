@@ -107,6 +107,17 @@ func inherit(g, f *WorkerProfile, path string, has func(string) bool) {
 			r.Cap = f.Reconnect.Cap
 		}
 	}
+	if p := g.Poll; p != nil {
+		if !has(path + ".poll.interval") {
+			p.Interval = f.Poll.Interval
+		}
+		if !has(path + ".poll.jitter") {
+			p.Jitter = f.Poll.Jitter
+		}
+		if !has(path + ".poll.timeout") {
+			p.Timeout = f.Poll.Timeout
+		}
+	}
 	if o := g.Offline; o != nil {
 		fo := f.Offline
 		if fo == nil {

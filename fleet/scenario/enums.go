@@ -47,6 +47,15 @@ const (
 	OfflineDisconnect OfflineMode = "disconnect" // a clean goodbye
 )
 
+// Delivery is how a worker gets its jobs (WorkerProfile.Delivery).
+type Delivery string
+
+// The values of WorkerProfile.Delivery.
+const (
+	DeliveryPush Delivery = "push" // the leader's relay assigns them
+	DeliveryPull Delivery = "pull" // the worker asks the leader's job queue
+)
+
 // DeployKind is what a deploy updates (Deploy.Kind).
 type DeployKind string
 
@@ -118,3 +127,5 @@ func (x Durability) String() string { return string(x) }
 func (x Strategy) String() string { return string(x) }
 
 func (x ScaleLeader) String() string { return string(x) }
+
+func (x Delivery) String() string { return string(x) }

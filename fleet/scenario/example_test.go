@@ -18,7 +18,7 @@ fleet:
 `))
 	fmt.Println(err)
 	// Output:
-	// my-scenario.yaml:6:12: fleet.worker.heartbaet: unknown key "heartbaet" (did you mean heartbeat?); valid keys here: mailbox, service, rtt, loss, heartbeat, telemetry, reconnect, keepalive, ask_timeout, version, local_outbox, offline
+	// my-scenario.yaml:6:12: fleet.worker.heartbaet: unknown key "heartbaet" (did you mean heartbeat?); valid keys here: mailbox, service, rtt, loss, heartbeat, telemetry, reconnect, keepalive, ask_timeout, version, local_outbox, offline, delivery, poll
 	// 	  worker: {heartbaet: 5s}
 	// 	           ^
 }

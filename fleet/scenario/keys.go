@@ -97,6 +97,7 @@ const (
 	maxMaxAttempts   = 1000
 	maxLimit         = 100_000
 	maxPoison        = 100_000
+	maxJobs          = 1_000_000
 	maxNameLen       = 64
 )
 
@@ -187,6 +188,10 @@ var keyTables = []keyTable{
 		{Path: "fleet.worker.offline", Type: "mapping", DefaultDoc: "none", Doc: "Takes workers away at random (below). Left out: workers go away only when the timeline says so."},
 		{Path: "fleet.worker.offline.every", Required: true, Range: above(0), Type: "duration", Doc: "Mean time between one worker's offline periods (exponential gaps)."},
 		{Path: "fleet.worker.offline.for", Required: true, Type: "distribution", Valid: "mean above 0", Doc: "Length of one offline period."},
+		{Path: "fleet.worker.delivery", Default: DeliveryPush, Enum: words(DeliveryPush, DeliveryPull), Type: "text", Doc: "How the worker gets its jobs (the `jobs` events'). `push`: the leader's relay assigns them, round robin, as job commands. `pull`: the worker asks the leader's job queue for its next job whenever it holds none, one request at a time (see docs/PROTOCOL.md, \"Work pulling\"); a fleet with pulling workers needs a `jobs` event, and a leader mailbox with room for one request per pulling worker."},
+		{Path: "fleet.worker.poll.interval", Default: Duration(time.Second), Range: above(0), Want: "above 0, as in interval: 1s (a pulling worker waits this long after a \"drained\" answer)", Feeds: "worker.Pull.Interval", Type: "duration", Doc: "A pulling worker's least wait after a \"drained\" answer (the leader's retry time, if longer, wins): what pulling costs when there is nothing to do."},
+		{Path: "fleet.worker.poll.jitter", Default: Duration(0), Note: " (none)", Feeds: "worker.Pull.Jitter", Type: "duration", Doc: "A random wait in [0, jitter) added to each such wait, so that workers told the same retry time do not come back together."},
+		{Path: "fleet.worker.poll.timeout", Default: Duration(0), Note: " (the worker's `ask_timeout`)", Feeds: "worker.Pull.Timeout", Type: "duration", Doc: "How long a job request waits for its answer; one unanswered by then (a request or answer dropped on the way) is a *stranded wait*, counted in `jobs.stranded_waits`, and asked again with the same id."},
 		{Path: "fleet.worker.offline.mode", Default: OfflinePartition, Enum: words(OfflinePartition, OfflineDisconnect), Type: "text", Doc: "`partition`: silent, the broker notices at the keepalive and publishes the worker's last will. `disconnect`: a clean goodbye."},
 	}},
 	{Name: "fleet.groups", Keys: []Key{
@@ -217,6 +222,9 @@ var keyTables = []keyTable{
 		{Path: "leader.relay.limit.min", Default: flow.DefaultLimiterOptions.Min, Range: between(1, maxLimit), Feeds: "flow.LimiterOptions.Min", Type: "integer", Doc: "Floor of the limit."},
 		{Path: "leader.relay.limit.max", Default: flow.DefaultLimiterOptions.Max, Note: ", or `initial` if that is higher", Derived: true, Range: atMost(maxLimit), Feeds: "flow.LimiterOptions.Max", Type: "integer", Valid: "from `min` to 100,000", Doc: "Ceiling of the limit."},
 		{Path: "leader.relay.limit.strategy", Default: StrategyAIMD, Enum: words(StrategyAIMD, StrategyStatic), Feeds: "flow.LimiterOptions.Strategy", Type: "text", Doc: "`aimd`: +1 per success, halved on a \"full\" answer at most once per window: the \"full\" answers to deliveries that were in flight together when the limit fell halve it once, and the next halving needs a delivery sent after it to be turned away. A worker that answered \"full\" counts as slow for 30 s after its latest \"full\", and its commands then also go through its partition's *slow lane*, a second limiter with the same settings under the partition's: its \"full\" answers halve the lane's limit, not the partition's, so a few slow workers (config servers with tiny mailboxes) do not throttle the commands to everyone else in their partition. Only a \"full\" from a worker not yet known to be slow halves the partition's limit. `static`: both stay at `initial` (for comparison)."},
+		{Path: "leader.jobs.capacity", Default: outbox.DefaultJobCapacity, Range: between(1, outbox.MaxJobCapacity), Feeds: "outbox.Jobs capacity", Type: "integer", Doc: "Jobs the leader's job queue holds, queued or leased (work pulling); a `jobs` event past it adds none and is a warning of the run. The queue is kept in the outbox file, in a bucket of its own."},
+		{Path: "leader.jobs.lease", Default: Duration(30 * time.Second), Range: above(0), Feeds: "leader.Config.JobLease", Type: "duration", Doc: "How long a pulling worker holds a job it took: one not reported done by then goes back to the queue (`jobs.expired`), and the worker does not apply it after."},
+		{Path: "leader.jobs.retry", Default: Duration(time.Second), Range: above(0), Feeds: "leader.Config.JobRetry", Type: "duration", Doc: "The retry time of a \"drained\" answer: when a worker that found the queue empty should ask again."},
 		{Path: "leader.relay.backoff.base", Default: Duration(flow.DefaultBackoff.Base), Range: above(0), Feeds: "flow.Backoff.Base", Type: "duration", Doc: "Retry window after a first failure (full jitter)."},
 		{Path: "leader.relay.backoff.cap", Default: Duration(flow.DefaultBackoff.Cap), Feeds: "flow.Backoff.Cap", Type: "duration", Valid: "at least `base`", Doc: "Largest retry window."},
 		{Path: "leader.relay.try_offline", Default: false, Feeds: "outbox.RelayOptions.TryOffline", Type: "boolean", Valid: "`true` or `false`", Doc: "`true` makes the relay try workers the leader knows are offline (and, after a leader (re)start, those it has not yet heard are online), each attempt waiting out the ask timeout: what skipping them saves, for comparison runs."},
@@ -285,6 +293,11 @@ var keyTables = []keyTable{
 		{Path: "timeline[].replay_dead_letters", Doc: "puts the dead letters addressed to the selected workers back in the queue, as an operator does with `leader dlq replay` once the cause is fixed: each with a fresh attempt count, due now, behind what its worker already has queued (a replayed update may replace a queued older one, or be stale against a newer). Counted in `outbox.replayed`; on the outbox's ledger a replayed command counts as sent again, so one that fails again is dead-lettered again.",
 			Example: "  - at: 2m\n    replay_dead_letters: {workers: group:satellite}\n"},
 		{Path: "timeline[].replay_dead_letters.workers", Type: "selector", DefaultDoc: "all"},
+		{Path: "timeline[].jobs", Doc: "adds jobs to the fleet's work, dealt round robin over the workers in index order: the share of a worker with `delivery: push` is enqueued for it through the relay as job commands; the share of one with `delivery: pull` goes to the leader's job queue, where any pulling worker takes it when it asks. Counted in `jobs.*`.",
+			Example: "  - at: 10s\n    jobs: {count: 2000, work: 200ms}\n"},
+		{Path: "timeline[].jobs.count", Range: between(1, maxJobs), Type: "integer", Valid: "1 to 1,000,000; exactly one of `count` and `per_worker`", Doc: "Jobs to add."},
+		{Path: "timeline[].jobs.per_worker", Range: between(1, maxJobs), Type: "integer", Valid: "1 to 1,000,000 jobs in all; exactly one of `count` and `per_worker`", Doc: "Jobs to add for each worker of the fleet, at its size after `--workers`: the workload grows with the fleet."},
+		{Path: "timeline[].jobs.work", Type: "distribution", DefaultDoc: "the worker's `service`", Doc: "Each job's work time."},
 		{Path: "timeline[].speed", Type: "number", Range: aboveAtMost(0, MaxSpeed), Want: wantSpeed, Doc: "changes the run's speed ceiling from now on, when it has one (on the dashboard, or with `--speed`); a run with none goes on as fast as before. It changes no result.",
 			Example: "  - at: 8m\n    speed: 100\n"},
 	}},

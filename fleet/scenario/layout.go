@@ -171,6 +171,12 @@ func (p WorkerProfile) merge(o WorkerProfile) WorkerProfile {
 	if o.Version != nil {
 		p.Version = o.Version
 	}
+	if o.Delivery != nil {
+		p.Delivery = o.Delivery
+	}
+	if o.Poll != nil {
+		p.Poll = o.Poll
+	}
 	if o.LocalOutbox != nil {
 		p.LocalOutbox = o.LocalOutbox
 	}

@@ -188,6 +188,23 @@ type WorkerProfile struct {
 	// Offline, if set, takes workers away at random: each worker goes
 	// offline on average every Every, for a duration drawn from For.
 	Offline *OfflineProfile `yaml:"offline"`
+	// Delivery is DeliveryPush (the default: jobs are assigned by the
+	// leader's relay) or DeliveryPull (the worker asks the leader's job
+	// queue for its next job).
+	Delivery *Delivery `yaml:"delivery"`
+	// Poll is how a pulling worker asks.
+	Poll *PollSpec `yaml:"poll"`
+}
+
+// PollSpec is how a pulling worker asks for jobs.
+type PollSpec struct {
+	// Interval is the least wait after a "drained" answer. Default 1s.
+	Interval Duration `yaml:"interval"`
+	// Jitter adds a random wait in [0, Jitter) to it. Default 0.
+	Jitter Duration `yaml:"jitter"`
+	// Timeout is the wait for an answer before asking again (a stranded
+	// wait). Default 0: the worker's AskTimeout.
+	Timeout Duration `yaml:"timeout"`
 }
 
 // MailboxSpec is a bounded mailbox: capacity and what a full box does.
@@ -243,6 +260,19 @@ type LeaderSpec struct {
 	AskTimeout Duration   `yaml:"ask_timeout"`
 	Outbox     OutboxSpec `yaml:"outbox"`
 	Relay      RelaySpec  `yaml:"relay"`
+	// Jobs is the job queue pulling workers take their jobs from.
+	Jobs JobsSpec `yaml:"jobs"`
+}
+
+// JobsSpec is the leader's job queue (work pulling).
+type JobsSpec struct {
+	// Capacity bounds the jobs not done. Default outbox.DefaultJobCapacity.
+	Capacity int `yaml:"capacity"`
+	// Lease is how long a worker holds a job before it goes back to the
+	// queue. Default 30s.
+	Lease Duration `yaml:"lease"`
+	// Retry is the retry time of a "drained" answer. Default 1s.
+	Retry Duration `yaml:"retry"`
 }
 
 // OutboxSpec is the leader's durable outbox.
@@ -360,6 +390,9 @@ type Event struct {
 	ReplayDeadLetters *Targets `yaml:"replay_dead_letters"`
 	// Speed changes the run's speed from here on.
 	Speed *float64 `yaml:"speed"`
+	// Jobs adds jobs to the fleet's work: pulling workers take them from
+	// the leader's job queue, pushing workers get theirs assigned.
+	Jobs *JobsEvent `yaml:"jobs"`
 
 	// path is where the event is in the file ("timeline[3]"): the
 	// timeline is sorted by At after loading.
@@ -403,6 +436,19 @@ type Deploy struct {
 	// Replace, true by default, makes a worker's update replace an older
 	// one still queued for it; false queues it behind (comparison runs).
 	Replace *bool `yaml:"replace"`
+}
+
+// JobsEvent adds Count jobs. They are dealt round robin over the fleet's
+// workers in index order: the share of a pushing worker is enqueued for
+// it through the relay, as job commands; the share of a pulling worker
+// goes to the leader's job queue, where any pulling worker takes it.
+type JobsEvent struct {
+	// Count of jobs; or PerWorker jobs for each worker of the fleet (at
+	// its size after --workers). Exactly one is required.
+	Count     *int `yaml:"count"`
+	PerWorker *int `yaml:"per_worker"`
+	// Work is each job's work time; nil: the worker's own service time.
+	Work *dist.Dist `yaml:"work"`
 }
 
 // HeartbeatStorm is a burst of heartbeats.

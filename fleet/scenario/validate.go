@@ -88,6 +88,7 @@ func validate(s *Scenario, src *source) Errors {
 		v.event(s, &s.Timeline[i], shape, ok)
 	}
 	v.windows(s)
+	v.pull(s, shape, ok)
 	return v.errs
 }
 
@@ -389,6 +390,9 @@ func (v *validator) event(s *Scenario, ev *Event, shape fleetShape, shapeOK bool
 		if l.Capacity == nil && l.Service == nil {
 			v.errorf(lp, "set_leader needs capacity, service or both")
 		}
+	}
+	if j := ev.Jobs; j != nil {
+		v.jobsEvent(s, j, path)
 	}
 	if p := ev.Poison; p != nil {
 		sel("poison", &p.Workers)

@@ -101,8 +101,18 @@ func (e *Envelope) check() error {
 			if e.Reason == "" {
 				return fmt.Errorf("%s: a reject needs a \"reason\"", e.Kind)
 			}
+		case ResultDrained:
+			if e.Kind != KindReply {
+				return fmt.Errorf("%s: \"result\" = %q belongs on a reply to a job request", e.Kind, e.Result)
+			}
+			if e.RetryAfterMs <= 0 {
+				return fmt.Errorf("%s: a drained answer needs \"retry_after_ms\" above 0, got %d", e.Kind, e.RetryAfterMs)
+			}
 		default:
-			return fmt.Errorf("%s: \"result\" = %q, must be ok, full or reject", e.Kind, e.Result)
+			return fmt.Errorf("%s: \"result\" = %q, must be ok, full, reject or drained", e.Kind, e.Result)
+		}
+		if e.Kind == KindReply && len(e.Body) > 0 {
+			return e.checkJob(KindReply)
 		}
 		return nil
 	}
@@ -131,13 +141,7 @@ func (e *Envelope) check() error {
 			return fmt.Errorf("%s: body \"version\" is required", e.Kind)
 		}
 	case KindJob:
-		var b Job
-		if err := e.body(&b, false); err != nil {
-			return err
-		}
-		if b.WorkMs < 0 {
-			return fmt.Errorf("job: body \"work_ms\" must be >= 0")
-		}
+		return e.checkJob(KindJob)
 	case KindRequest:
 		var b Request
 		if err := e.body(&b, true); err != nil {
@@ -146,8 +150,14 @@ func (e *Envelope) check() error {
 		if b.What == "" {
 			return fmt.Errorf("request: body \"what\" is required")
 		}
-		if b.What != RequestSync {
-			return fmt.Errorf("request: body \"what\" is %s: the one request a leader answers is %q", clipQuote(b.What), RequestSync)
+		if b.What != RequestSync && b.What != RequestJob {
+			return fmt.Errorf("request: body \"what\" is %s: a leader answers %q and %q", clipQuote(b.What), RequestSync, RequestJob)
+		}
+		if b.Done != "" && b.What != RequestJob {
+			return fmt.Errorf("request: body \"done\" belongs on a %q request", RequestJob)
+		}
+		if len(b.Done) > MaxIDLen {
+			return fmt.Errorf("request: body \"done\" is %d characters, limit %d", len(b.Done), MaxIDLen)
 		}
 	case KindHeartbeat:
 		var b Heartbeat
@@ -155,6 +165,25 @@ func (e *Envelope) check() error {
 	case KindTelemetry:
 		var b Telemetry
 		return e.body(&b, true)
+	}
+	return nil
+}
+
+// checkJob checks a Job body: on a job command (optional) and on the
+// reply that hands out a pulled job.
+func (e *Envelope) checkJob(k Kind) error {
+	var b Job
+	if err := e.body(&b, false); err != nil {
+		return err
+	}
+	if b.WorkMs < 0 || b.LeaseMs < 0 {
+		return fmt.Errorf("%s: body \"work_ms\" and \"lease_ms\" must be >= 0", k)
+	}
+	if len(b.ID) > MaxIDLen {
+		return fmt.Errorf("%s: body \"id\" is %d characters, limit %d", k, len(b.ID), MaxIDLen)
+	}
+	if k == KindReply && (b.ID == "" || b.LeaseMs <= 0 || e.Result != ResultOK) {
+		return fmt.Errorf("reply: a job body needs result ok, an \"id\" and \"lease_ms\" above 0")
 	}
 	return nil
 }

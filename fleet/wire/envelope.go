@@ -75,6 +75,9 @@ const (
 	ResultFull Result = "full"
 	// ResultReject: refused for good (Reason says why); do not retry.
 	ResultReject Result = "reject"
+	// ResultDrained answers a job request (reply only): no job for the
+	// worker now; ask again after RetryAfterMs, which is always above 0.
+	ResultDrained Result = "drained"
 )
 
 // Envelope is one message on a fleetsim topic.
@@ -114,24 +117,42 @@ type Apply struct {
 	Version string `json:"version"`
 }
 
-// Job is the body of a job command.
+// Job is the body of a job command, and of the reply that hands a
+// pulling worker its next job.
 type Job struct {
+	// ID names the job in the leader's job queue ("q17"); a pulling worker
+	// reports it done in its next job request. Empty on a command that is
+	// not from the queue.
+	ID string `json:"id,omitempty"`
+	// LeaseMs is how long, from the reply's SentMs, the worker holds a
+	// pulled job: one not reported done by then goes back to the queue,
+	// and the worker must not apply it after. 0 on a pushed job.
+	LeaseMs int64 `json:"lease_ms,omitempty"`
 	// WorkMs, if set, overrides the worker's sampled service time.
 	WorkMs int64 `json:"work_ms,omitempty"`
 	// Data is opaque to fleetsim.
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
-// RequestSync is what a worker asks for after it (re)connects: the
-// request that makes a thundering herd. It is the one request a leader
-// answers; Decode refuses any other.
-const RequestSync = "sync"
+// The requests a leader answers; Decode refuses any other.
+const (
+	// RequestSync is what a worker asks for after it (re)connects: the
+	// request that makes a thundering herd.
+	RequestSync = "sync"
+	// RequestJob asks for the worker's next job from the leader's job
+	// queue (work pulling): answered by a reply with a Job body, or
+	// ResultDrained with a retry time.
+	RequestJob = "job"
+)
 
 // Request is the body of a worker's request.
 type Request struct {
-	// What the worker asks for; fleetsim workers send "sync" after they
-	// (re)connect, the request that makes a thundering herd.
+	// What the worker asks for: RequestSync or RequestJob.
 	What string `json:"what"`
+	// Done, on a job request only, is the id of the job the worker
+	// finished since its last answered job request: the report that
+	// completes the job (the application-level ack of pulling).
+	Done string `json:"done,omitempty"`
 }
 
 // Heartbeat is the body of a heartbeat.

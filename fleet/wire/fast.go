@@ -521,6 +521,9 @@ func bodyFast(v any) ([]byte, bool) {
 		w.str("version", v.Version)
 	case Request:
 		w.str("what", v.What)
+		if v.Done != "" {
+			w.str("done", v.Done)
+		}
 	default:
 		return nil, false
 	}

@@ -14,6 +14,7 @@ type ask struct {
 	deadline time.Time
 	body     []byte // telemetry sent directly: stored locally if it fails
 	storeID  uint64 // sent from the local outbox: settled there
+	pull     bool   // a job request (pull.go)
 }
 
 const leaderID = "leader" // the local outbox's receiver
@@ -124,6 +125,10 @@ func (w *Worker) onReply(env wire.Envelope) {
 		return
 	}
 	delete(w.asks, env.Ref)
+	if a.pull {
+		w.pullReply(env)
+		return
+	}
 	switch a.kind {
 	case wire.KindRequest:
 		w.syncReply(env)
@@ -235,9 +240,14 @@ func (w *Worker) flush(now time.Time) time.Time {
 // locally, local-outbox messages go back uncharged.
 func (w *Worker) failAsks() {
 	now := w.clk.Now()
+	w.pullLoseSession()
 	for id, a := range w.asks {
-		w.expire(a, now)
 		delete(w.asks, id)
+		if a.pull {
+			w.pullExpired(now, false)
+			continue
+		}
+		w.expire(a, now)
 	}
 }
 
@@ -268,14 +278,21 @@ func (w *Worker) housekeeping() {
 			next = t
 		}
 	}
-	syncInFlight := false
+	syncInFlight, pullInFlight := false, false
 	for id, a := range w.asks {
 		if !now.Before(a.deadline) {
 			delete(w.asks, id)
+			if a.pull {
+				w.pullExpired(now, true)
+				continue
+			}
 			w.expire(a, now)
 			continue
 		}
-		if a.kind == wire.KindRequest {
+		switch {
+		case a.pull:
+			pullInFlight = true
+		case a.kind == wire.KindRequest:
 			syncInFlight = true
 		}
 		earliest(a.deadline)
@@ -293,6 +310,7 @@ func (w *Worker) housekeeping() {
 		}
 	}
 	earliest(w.flush(now))
+	earliest(w.pullNext(now, pullInFlight))
 	earliest(w.announceDue(now))
 	if w.sess != nil && !w.flushing && w.localLen() > 0 {
 		earliest(w.flushAfter)

@@ -56,7 +56,12 @@ func (w *Worker) onCommand(env wire.Envelope) {
 		return
 	}
 	if err := w.mb.Offer(ctxBackground, command{env: env, at: now}); err == nil {
-		w.update(func(s *Stats) { s.AckedOK++ })
+		w.update(func(s *Stats) {
+			s.AckedOK++
+			if env.Kind == wire.KindJob {
+				s.holdJob(1)
+			}
+		})
 	} else {
 		// full lives in this branch: errors.As takes its address, which
 		// moves it to the heap, and an accepted command should not pay.
@@ -220,6 +225,13 @@ func jobWork(env wire.Envelope) time.Duration {
 // seq below one applied under its key (stale). What it remembers is the
 // flash: a Reboot keeps it.
 func (w *Worker) apply(env wire.Envelope) {
+	job, pulled := isPulled(env)
+	if env.Kind == wire.KindJob {
+		w.update(func(s *Stats) { s.holdJob(-1) })
+	}
+	if pulled && !w.keepPulled(env) {
+		return
+	}
 	now := w.clk.Now()
 	if env.TTLMs > 0 && env.SentMs > 0 && now.UnixMilli() > env.SentMs+env.TTLMs {
 		w.update(func(s *Stats) { s.Expired++ })
@@ -260,6 +272,12 @@ func (w *Worker) apply(env wire.Envelope) {
 		})
 	case wire.KindJob:
 		w.update(func(s *Stats) { s.Jobs++ })
+		if !pulled {
+			job, _ = isPulled(env) // a pushed job from the queue names itself too
+		}
+		if job.ID != "" && w.cfg.OnJob != nil {
+			w.cfg.OnJob(w.cfg.ID, job.ID)
+		}
 	case wire.KindPing:
 		w.update(func(s *Stats) { s.Pings++ })
 	}

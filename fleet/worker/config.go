@@ -117,6 +117,31 @@ type Config struct {
 	// shares (a scenario run). Nil: the worker keeps its own. A pool's
 	// workers may share one of each (stats.Histogram is safe for that).
 	ServiceLag, DeliveryLag *stats.Histogram
+	// Pull, if set, makes the worker pull its jobs from the leader's job
+	// queue (docs/PROTOCOL.md, "Work pulling"): one job request at a time
+	// while it holds no pulled job. Nil: the worker only takes what is
+	// pushed.
+	Pull *Pull
+	// OnJob, if set, is called on the worker's loop with the id of each
+	// job (wire.Job.ID, pushed or pulled) the worker applies: for a
+	// simulation's count of jobs done, and done twice.
+	OnJob func(worker, id string)
+}
+
+// Pull is how a worker pulls jobs.
+type Pull struct {
+	// Interval is the least wait after a "drained" answer before asking
+	// again (the leader's retry time, if longer, wins). Above 0.
+	Interval time.Duration
+	// Jitter adds a random wait in [0, Jitter) to each such wait, drawn
+	// from the worker's seed, so that a fleet told the same retry time
+	// does not come back at once.
+	Jitter time.Duration
+	// Timeout is how long a job request waits for its answer; one
+	// unanswered by then is a stranded wait (counted), asked again at
+	// once with the same id, so a job leased to a lost reply comes back.
+	// Default: AskTimeout.
+	Timeout time.Duration
 }
 
 // Defaults for Config.
@@ -178,6 +203,16 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DeliveryLag == nil {
 		c.DeliveryLag = new(stats.Histogram)
+	}
+	if c.Pull != nil {
+		p := *c.Pull
+		if p.Interval <= 0 || p.Jitter < 0 || p.Timeout < 0 {
+			return c, errors.New("worker: pull interval must be above 0, jitter and timeout not negative")
+		}
+		if p.Timeout == 0 {
+			p.Timeout = c.AskTimeout
+		}
+		c.Pull = &p
 	}
 	if c.Heartbeat < 0 || c.Telemetry < 0 || c.KeepAlive < time.Second || c.AskTimeout < 0 || c.LocalOutbox < 0 {
 		return c, errors.New("worker: heartbeat, telemetry and ask timeout must not be negative; keepalive at least 1s")

@@ -60,6 +60,11 @@ func (w *Worker) reboot() {
 	for _, ok := w.mb.TryTake(); ok; _, ok = w.mb.TryTake() {
 		commands++
 	}
+	if w.pull.held != "" {
+		commands-- // a pulled job is the leader's queue's, not a command: its lease runs out
+		w.update(func(s *Stats) { s.JobsAbandoned++ })
+	}
+	w.pullReboot()
 	w.answers = nil // acks on their way: the leader's asks time out and it redelivers
 	w.setSyncDue(time.Time{})
 	w.syncTries = 0
@@ -75,6 +80,7 @@ func (w *Worker) reboot() {
 	s := &w.st
 	s.Reboots++
 	s.Busy = false
+	s.JobsHeld = 0
 	s.CommandsLostInReboot += commands
 	s.TelemetryLostInReboot += telemetry + uint64(queued)
 	s.TelemetryQueued -= queued

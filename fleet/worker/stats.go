@@ -45,6 +45,18 @@ type Stats struct {
 
 	SyncSent, SyncOK, SyncFull, SyncTimeouts, SyncRejected uint64
 
+	// Work pulling (Config.Pull): job requests sent, answered with a job,
+	// answered drained, refused (reject) or full; StrandedWaits counts
+	// requests that got no answer within Pull.Timeout (asked again).
+	// JobsAbandoned counts pulled jobs not applied because their lease
+	// ran out first, or the session was lost while the worker held them
+	// (the leader gives them out again). JobsHeld is the jobs the worker
+	// holds now, queued or in service, pushed or pulled: jobs waiting at
+	// this device; JobsHeldPeak the most at once.
+	PullsSent, JobsPulled, PullsDrained, PullsRefused, PullsFull uint64
+	StrandedWaits, JobsAbandoned                                 uint64
+	JobsHeld, JobsHeldPeak                                       int
+
 	HeartbeatsSent, HeartbeatsStored, HeartbeatsCoalesced, HeartbeatsDropped uint64
 
 	TelemetryGenerated uint64

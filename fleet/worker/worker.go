@@ -71,6 +71,7 @@ type Worker struct {
 
 	// Flash, owned by the loop: kept across a Reboot.
 	applied map[string]uint64 // idempotency key -> highest seq applied
+	pull    pullState         // work pulling (pull.go)
 	version string
 	hbSeq   uint64 // the leader ignores a heartbeat seq not above the last
 	nextID  uint64 // envelope ids stay unique across reboots
