@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,11 +50,20 @@ func TestPullLoop(t *testing.T) {
 		p2 := r.nextPull(t, "the request after q1", "q1")
 		r.reply(t, wire.Envelope{Kind: wire.KindReply, Ref: p2.ID, Result: wire.ResultDrained, RetryAfterMs: 500})
 		waitUntil(func() bool { return r.w.Stats().PullsDrained == 1 })
+		// The next ask is armed for the interval (1s), not the retry time
+		// (500ms): nothing is due before it.
+		drained := r.clk.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.clk.WaitDue(ctx, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if next, _ := r.clk.NextDeadline(); next.Sub(drained) != time.Second {
+			t.Fatalf("the next ask is due %v after drained, want the interval, 1s", next.Sub(drained))
+		}
 		r.clk.Advance(999 * time.Millisecond)
-		select {
-		case env := <-r.up:
-			t.Fatalf("asked again %v after drained, before its interval: %+v", 999*time.Millisecond, env)
-		case <-time.After(50 * time.Millisecond):
+		if n := len(r.up); n != 0 {
+			t.Fatalf("asked again %v after drained, before its interval", 999*time.Millisecond)
 		}
 		r.clk.Advance(time.Millisecond)
 		p3 := r.nextPull(t, "the request after the interval", "")
