@@ -128,19 +128,26 @@ func TestPrintAnswerCounts(t *testing.T) {
 	}
 }
 
-// TestDeployRequestMetrics: the requests a leader's control.Server
-// refused land in /metrics' result label.
-func TestDeployRequestMetrics(t *testing.T) {
+// newControl is a control.Server on a leader whose publishes go nowhere,
+// on an in-memory outbox.
+func newControl(t *testing.T) *control.Server {
+	t.Helper()
 	st, err := outbox.NewMemory(outbox.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
+	t.Cleanup(func() { st.Close() })
 	l, err := leader.New(leader.Config{Link: dropLink{}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := control.NewServer(l, dropLink{}, wire.Topics{}, nil)
+	return control.NewServer(l, dropLink{}, wire.Topics{}, nil)
+}
+
+// TestDeployRequestMetrics: the requests a leader's control.Server
+// refused land in /metrics' result label.
+func TestDeployRequestMetrics(t *testing.T) {
+	srv := newControl(t)
 	for _, p := range []string{
 		`{"id":"typed","version":2,"workers":["w-1"]}`,
 		`{"id":"unknown","version":"2","workers":["w-1"],"canary":true}`,

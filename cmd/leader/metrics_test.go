@@ -11,8 +11,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/leader/control"
 	"github.com/fleetsim/fleetsim/fleet/leader/promexport"
-	"github.com/fleetsim/fleetsim/fleet/outbox"
-	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
 // deploysOnly is a source with stats, no fleet and the given deploys.
@@ -57,16 +55,7 @@ func grepLines(body, s string) string {
 // --deploy-history + promexport.DeploySeriesExtra deploys, and the Go
 // runtime's and the process's metrics.
 func TestMetricsWiring(t *testing.T) {
-	st, err := outbox.NewMemory(outbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	l, err := leader.New(leader.Config{Link: dropLink{}, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl := control.NewServer(l, dropLink{}, wire.Topics{}, nil)
+	ctl := newControl(t)
 	ctl.Serve(context.Background(), []byte(`{"id":"ok","version":"2.0.0","workers":["w-1"]}`))
 	var deploys deploysOnly
 	for i := range 3 + promexport.DeploySeriesExtra {
