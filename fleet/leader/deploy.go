@@ -214,6 +214,13 @@ func (l *Leader) Send(ctx context.Context, worker string, kind wire.Kind, body [
 // number and its place in the list, which no other command shares. The
 // commands go in together or not at all.
 func (l *Leader) SendAll(ctx context.Context, workers []string, kind wire.Kind, body []byte) error {
+	return l.sendMany(ctx, workers, kind, func(int) []byte { return body })
+}
+
+// sendMany enqueues one command to each of workers, body(i) to
+// workers[i], under one sequence number in one outbox transaction (see
+// SendAll).
+func (l *Leader) sendMany(ctx context.Context, workers []string, kind wire.Kind, body func(i int) []byte) error {
 	if len(workers) == 0 {
 		return nil
 	}
@@ -224,7 +231,7 @@ func (l *Leader) SendAll(ctx context.Context, workers []string, kind wire.Kind, 
 	msgs := make([]outbox.Message, len(workers))
 	for i, w := range workers {
 		key := uniqueKey(kind, seq) + "/" + strconv.Itoa(i)
-		msgs[i] = outbox.Message{Receiver: w, Kind: string(kind), Payload: body, Key: key, Seq: seq}
+		msgs[i] = outbox.Message{Receiver: w, Kind: string(kind), Payload: body(i), Key: key, Seq: seq}
 	}
 	if _, err := l.cfg.Store.Enqueue(ctx, msgs...); err != nil {
 		return fmt.Errorf("leader: send %d %s commands: %w", len(workers), kind, err)

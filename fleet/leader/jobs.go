@@ -3,7 +3,6 @@ package leader
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/outbox"
@@ -106,23 +105,8 @@ func (l *Leader) jobStats() outbox.JobStats {
 // to workers[i]): the jobs a scenario assigns to pushing workers, each
 // naming its job. One sequence number and one outbox transaction for all.
 func (l *Leader) SendEach(ctx context.Context, workers []string, kind wire.Kind, bodies [][]byte) error {
-	if len(workers) == 0 {
-		return nil
-	}
 	if len(bodies) != len(workers) {
 		return fmt.Errorf("leader: send %d %s commands with %d bodies", len(workers), kind, len(bodies))
 	}
-	seq, err := l.nextSeq(ctx)
-	if err != nil {
-		return fmt.Errorf("leader: send %d %s commands: %w", len(workers), kind, err)
-	}
-	msgs := make([]outbox.Message, len(workers))
-	for i, w := range workers {
-		key := uniqueKey(kind, seq) + "/" + strconv.Itoa(i)
-		msgs[i] = outbox.Message{Receiver: w, Kind: string(kind), Payload: bodies[i], Key: key, Seq: seq}
-	}
-	if _, err := l.cfg.Store.Enqueue(ctx, msgs...); err != nil {
-		return fmt.Errorf("leader: send %d %s commands: %w", len(workers), kind, err)
-	}
-	return nil
+	return l.sendMany(ctx, workers, kind, func(i int) []byte { return bodies[i] })
 }
