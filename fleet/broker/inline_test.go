@@ -2,12 +2,9 @@ package broker
 
 import (
 	"errors"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/fleetsim/fleetsim/fleet/transport"
 )
 
 // TestInlineRoundTrip: an inline publish reaches a connected subscriber
@@ -45,36 +42,7 @@ func TestInlineRoundTrip(t *testing.T) {
 func TestInlineSubscribeRetainedRace(t *testing.T) {
 	const publishers, rounds = 8, 200
 	b := startBroker(t, BrokerOptions{})
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range publishers {
-		s, err := transport.Connect(ctxT(t), transport.ClientOptions{ID: fmt.Sprintf("pub-%d", i), Broker: "mem://", CleanSession: true}, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close(true) })
-		topic := fmt.Sprintf("guard/%d/status", i)
-		if err := s.Publish(ctxT(t), topic, 1, true, []byte("online")); err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := s.Publish(ctxT(t), topic, 1, true, []byte("online")); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	defer retainedPublishers(t, b, publishers)()
 	for round := range rounds {
 		var n atomic.Int64
 		unsub, err := b.InlineSubscribe("guard/+/status", func(string, []byte) { n.Add(1) })

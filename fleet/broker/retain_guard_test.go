@@ -19,40 +19,7 @@ import (
 func TestRetainedPublishesDuringWildcardSubscribes(t *testing.T) {
 	const publishers, rounds = 8, 40
 	b := startBroker(t, BrokerOptions{})
-	pubs := make([]*transport.Session, publishers)
-	for i := range pubs {
-		s, err := transport.Connect(ctxT(t), transport.ClientOptions{ID: fmt.Sprintf("pub-%d", i), Broker: "mem://", CleanSession: true}, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close(true) })
-		pubs[i] = s
-		if err := s.Publish(ctxT(t), fmt.Sprintf("guard/%d/status", i), 1, true, []byte("online")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for i, s := range pubs {
-		wg.Go(func() {
-			topic := fmt.Sprintf("guard/%d/status", i)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := s.Publish(ctxT(t), topic, 1, true, []byte("online")); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	defer retainedPublishers(t, b, publishers)()
 	for round := range rounds {
 		s, err := transport.Connect(ctxT(t), transport.ClientOptions{ID: fmt.Sprintf("sub-%d", round), Broker: "mem://", CleanSession: true}, b)
 		if err != nil {
@@ -80,5 +47,43 @@ func TestRetainedPublishesDuringWildcardSubscribes(t *testing.T) {
 			}
 		}
 		s.Close(true)
+	}
+}
+
+// retainedPublishers connects n sessions to b, each publishing its
+// retained status (guard/<i>/status) once before it returns and then
+// again and again until the returned stop is called, which waits for
+// them.
+func retainedPublishers(t *testing.T, b *Broker, n int) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		s, err := transport.Connect(ctxT(t), transport.ClientOptions{ID: fmt.Sprintf("pub-%d", i), Broker: "mem://", CleanSession: true}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close(true) })
+		topic := fmt.Sprintf("guard/%d/status", i)
+		if err := s.Publish(ctxT(t), topic, 1, true, []byte("online")); err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if err := s.Publish(ctxT(t), topic, 1, true, []byte("online")); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	return func() {
+		close(done)
+		wg.Wait()
 	}
 }
