@@ -4,7 +4,6 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
-
 )
 
 // TestInlineRoundTrip: an inline publish reaches a connected subscriber
