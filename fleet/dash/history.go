@@ -16,6 +16,7 @@ const (
 	mWait                    // leader mailbox wait p99 over the sample interval
 	mOutbox                  // outbox depth
 	mDelivered               // relay deliveries per second
+	mPolls                   // job requests the leader received per second
 	numMetrics
 )
 
@@ -66,6 +67,9 @@ type history struct {
 	prev    result.Sample // for the rates
 	have    bool
 	parts   int // the most relay partitions seen
+	// polled is set once the leader has received a job request: the
+	// run has pulling workers, and the leader pane charts their polls.
+	polled bool
 }
 
 // add folds in s, which must be newer than every sample added before.
@@ -88,7 +92,9 @@ func (h *history) add(s result.Sample) {
 		v[mAccepted] = per(s.LeaderAccepted, h.prev.LeaderAccepted)
 		v[mRejected] = per(s.LeaderRejected+s.LeaderDropped, h.prev.LeaderRejected+h.prev.LeaderDropped)
 		v[mDelivered] = per(s.Delivered, h.prev.Delivered)
+		v[mPolls] = per(s.JobRequests, h.prev.JobRequests)
 	}
+	h.polled = h.polled || s.JobRequests > 0
 	h.prev, h.have = s, true
 	h.parts = max(h.parts, len(s.Limits))
 

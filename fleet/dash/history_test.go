@@ -139,3 +139,42 @@ func TestChartsKeepTheRun(t *testing.T) {
 		t.Error("zoomed out fully, the title still names a window")
 	}
 }
+
+// TestPollsStrip: a run whose leader received job requests gets a
+// polls/s strip in the leader pane, drawn from their rate (a herd of 900
+// in a second shows as its peak); a run without pulling workers does not.
+func TestPollsStrip(t *testing.T) {
+	labels := func(m *Model) string {
+		var out []string
+		for _, s := range m.leaderStrips() {
+			out = append(out, s.label)
+		}
+		return strings.Join(out, ",")
+	}
+	var push Model
+	for i := range 10 {
+		push.hist.add(result.Sample{T: result.Seconds(i), LeaderUp: true, LeaderAccepted: uint64(10 * i)})
+	}
+	if got := labels(&push); strings.Contains(got, "polls/s") {
+		t.Errorf("a run without job requests: strips %s", got)
+	}
+	var pull Model
+	var n uint64
+	for i := range 10 {
+		if i == 5 {
+			n += 900
+		}
+		pull.hist.add(result.Sample{T: result.Seconds(i), LeaderUp: true, JobRequests: n})
+		n += 10
+	}
+	if got := labels(&pull); got != "depth,reject/s,polls/s,wait p99,accept/s" {
+		t.Errorf("a pull run: strips %s", got)
+	}
+	peak := 0.0
+	for _, b := range pull.hist.buckets {
+		peak = max(peak, b.m[mPolls].hi)
+	}
+	if peak != 910 {
+		t.Errorf("polls/s peak %v, want 910", peak)
+	}
+}

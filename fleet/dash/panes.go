@@ -77,14 +77,21 @@ func (m *Model) waitLabel() string {
 }
 
 // leaderStrips are the leader pane's charts, most telling first: when
-// the pane is short, the last ones give way.
+// the pane is short, the last ones give way. A run with pulling workers
+// adds their job requests per second (a herd of polls after a leader
+// restart), after the rejections.
 func (m *Model) leaderStrips() []strip {
-	return []strip{
+	ss := []strip{
 		{"depth", mDepth, stLine, fmtNum},
 		{"reject/s", mRejected, lipgloss.NewStyle().Foreground(colWarn), fmtNum},
-		{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(result.Seconds(v)) }},
-		{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
 	}
+	if m.hist.polled {
+		ss = append(ss, strip{"polls/s", mPolls, stLine, fmtNum})
+	}
+	return append(ss,
+		strip{m.waitLabel(), mWait, stLine, func(v float64) string { return fmtSec(result.Seconds(v)) }},
+		strip{"accept/s", mAccepted, lipgloss.NewStyle().Foreground(colGood), fmtNum},
+	)
 }
 
 // strips draws as many of ss as fit in w×h over the charts' window,

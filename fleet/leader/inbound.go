@@ -171,6 +171,7 @@ func (l *Leader) admit(worker string, env wire.Envelope, now time.Time) {
 		var rq wire.Request
 		_ = env.BodyInto(&rq) // Decode checked it
 		if rq.What == wire.RequestJob {
+			l.c.jobRequests.Add(1)
 			if reason := l.refuseJobRequest(worker); reason != "" {
 				ans.Result, ans.Reason = wire.ResultReject, reason
 				l.queueReply(worker, ans)

@@ -28,7 +28,7 @@ type counters struct {
 
 	gatewayOfflines, gatewayDevicesOffline atomic.Uint64
 
-	jobsRefused, jobsDrained atomic.Uint64
+	jobRequests, jobsRefused, jobsDrained atomic.Uint64
 }
 
 // Stats is everything the leader counts, for the dashboard, the reports and
@@ -102,11 +102,13 @@ type Stats struct {
 	// Config.MaxPayload (refused unparsed).
 	PayloadTooLarge uint64
 	// Jobs is the job queue's measures (zero without one): depth, age of
-	// the oldest job, leases given and expired, jobs done. JobsDrained
-	// counts job requests answered "drained", JobsRefused those refused
-	// (no queue, or a worker that may not pull).
-	Jobs                     outbox.JobStats
-	JobsDrained, JobsRefused uint64
+	// the oldest job, leases given and expired, jobs done. JobRequests
+	// counts the job requests received (of RequestsReceived: the poll
+	// traffic, whatever their answer), JobsDrained those answered
+	// "drained", JobsRefused those refused (no queue, or a worker that
+	// may not pull).
+	Jobs                                  outbox.JobStats
+	JobRequests, JobsDrained, JobsRefused uint64
 
 	// Refused counts what was refused on its way to the leader, by
 	// reason: the broker's refusals (Config.BrokerRefusals) and the
@@ -144,7 +146,7 @@ func (l *Leader) Stats() Stats {
 		AcksOK: c.acksOK.Load(), AcksFull: c.acksFull.Load(), AcksReject: c.acksReject.Load(),
 		LateAcks: c.lateAcks.Load(), Poison: c.poison.Load(), AcksForged: c.acksForged.Load(),
 		AskRTT: l.askRTT.Snapshot(),
-		Jobs:   l.jobStats(), JobsDrained: c.jobsDrained.Load(), JobsRefused: c.jobsRefused.Load(),
+		Jobs:   l.jobStats(), JobRequests: c.jobRequests.Load(), JobsDrained: c.jobsDrained.Load(), JobsRefused: c.jobsRefused.Load(),
 	}
 	s.PayloadTooLarge = tooLarge
 	s.Refused = l.refusals(&s)

@@ -146,6 +146,10 @@ func chartSpecs(r *result.Report) (specs []chartSpec, tmax float64, marks []mark
 		}},
 	)
 
+	if polls, ok := jobRequestsChart(r); ok {
+		specs = append(specs, polls)
+	}
+
 	for i := range specs {
 		specs[i].fit()
 	}
@@ -207,6 +211,22 @@ func leaderMailboxChart(ss []result.Sample) chartSpec {
 		mailbox = append(mailbox, hb)
 	}
 	return chartSpec{"Leader mailbox depth", "Requests waiting at the leader. A herd of reconnecting workers fills it to its capacity; past that the leader answers \"full, retry after\" instead of queueing.", "messages", mailbox}
+}
+
+// jobRequestsChart is the pulling workers' poll traffic at the leader:
+// job requests received per second, and those answered "drained" (false
+// when the leader received none: a run without pulling workers, or a
+// report written before the samples counted them).
+func jobRequestsChart(r *result.Report) (chartSpec, bool) {
+	ss := r.Samples
+	received := rate(ss, func(s result.Sample) uint64 { return s.JobRequests })
+	if !anyPositive(received) {
+		return chartSpec{}, false
+	}
+	return chartSpec{"Job requests at the leader", "Per second: job requests the pulling workers' polls brought to the leader, and those answered \"drained\" (nothing to do). After a leader restart the workers whose polls went unanswered all ask again at once unless their poll interval has jitter: a herd shows as a spike.", "per second", []series{
+		{Name: "received", Points: received, Color: palette[0], Step: plotter.PreStep},
+		{Name: "answered drained", Points: rate(ss, func(s result.Sample) uint64 { return s.JobsDrained }), Color: palette[1], Step: plotter.PreStep},
+	}}, true
 }
 
 // workersChart is the workers online, at the target version and busy,

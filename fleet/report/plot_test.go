@@ -414,3 +414,43 @@ func TestRelayChartTitle(t *testing.T) {
 		}
 	}
 }
+
+// TestJobRequestsChart: a run with pulling workers gets a chart of the
+// job requests the leader received per second, whose peak is the herd's;
+// a run without them gets none.
+func TestJobRequestsChart(t *testing.T) {
+	const title = "Job requests at the leader"
+	find := func(r *result.Report) *chartSpec {
+		specs, _, _ := chartSpecs(r)
+		for i := range specs {
+			if specs[i].title == title {
+				return &specs[i]
+			}
+		}
+		return nil
+	}
+	if c := find(herdReport()); c != nil {
+		t.Errorf("a run whose leader received no job request has the chart %q", title)
+	}
+	pull := herdReport()
+	var n uint64
+	for i := range pull.Samples {
+		s := &pull.Samples[i]
+		if i == 5 {
+			n += 900 // the herd: every worker asks at once
+		}
+		n += 10
+		s.JobRequests, s.JobsDrained = n, n/2
+	}
+	c := find(pull)
+	if c == nil {
+		t.Fatalf("a pull run has no chart %q", title)
+	}
+	dt := float64(pull.Samples[5].T - pull.Samples[4].T)
+	if got, want := top(c.series[0].Points), 910/dt; got != want {
+		t.Errorf("peak of job requests received: %v a second, want %v", got, want)
+	}
+	if len(c.series) != 2 || !anyPositive(c.series[1].Points) {
+		t.Errorf("drained answers not drawn: %d series", len(c.series))
+	}
+}

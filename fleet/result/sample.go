@@ -22,6 +22,12 @@ type Sample struct {
 	LeaderRejected        uint64  `json:"leader_rejected"`
 	LeaderDropped         uint64  `json:"leader_dropped"`
 	HeartbeatsQueued      int     `json:"heartbeats_queued"`
+	// JobRequests counts the job requests the leader received so far
+	// (over its restarts), whatever their answer, and JobsDrained those
+	// answered "drained": the pulling workers' poll traffic. Both stay 0
+	// in a run without pulling workers.
+	JobRequests uint64 `json:"job_requests,omitempty"`
+	JobsDrained uint64 `json:"jobs_drained,omitempty"`
 
 	Limits       []int  `json:"limits"`    // AIMD limit per partition
 	InFlight     int    `json:"in_flight"` // deliveries running

@@ -262,6 +262,8 @@ func LeaderSample(t result.Seconds, instances []leader.Stats, serving bool, wait
 	s.Backpressure = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Backpressure })
 	s.Retries = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().Retries })
 	s.DeadLettered = lt.sum(func(l *leader.Stats) uint64 { return l.Relay.Total().DeadLettered })
+	s.JobRequests = lt.sum(func(l *leader.Stats) uint64 { return l.JobRequests })
+	s.JobsDrained = lt.sum(func(l *leader.Stats) uint64 { return l.JobsDrained })
 	s.LeaderMaxDepth = lt.maxOf(func(l *leader.Stats) int { return l.Mailbox.MaxDepth })
 	s.LeaderWaitP99 = simSec(waitP99)
 	if n > 0 {
