@@ -85,54 +85,44 @@ func fillKey(v reflect.Value, k *Key, path string, rest []string, has func(strin
 // isZeroDefault reports whether k's default is its type's zero value.
 func isZeroDefault(k *Key) bool { return reflect.ValueOf(k.Default).IsZero() }
 
-// inherit fills the keys a group's mailbox, reconnect and offline mappings
-// leave out from the fleet's profile f (already complete).
+// inherit gives each mapping a group writes (mailbox, reconnect, poll,
+// offline: a struct of this package behind a pointer in WorkerProfile)
+// the fleet's value of every key the group leaves out; where the fleet
+// has no such mapping (offline is optional), the key table's default, if
+// the key has one.
 func inherit(g, f *WorkerProfile, path string, has func(string) bool) {
-	if m := g.Mailbox; m != nil {
-		if !has(path + ".mailbox.capacity") {
-			m.Capacity = f.Mailbox.Capacity
+	gv, fv := reflect.ValueOf(g).Elem(), reflect.ValueOf(f).Elem()
+	fs := fieldsOf(gv.Type())
+	for _, name := range fs.order {
+		gm := gv.FieldByIndex(fs.byName[name])
+		if gm.Kind() != reflect.Pointer || gm.IsNil() || gm.Type().Elem().Kind() != reflect.Struct || gm.Type().Elem().PkgPath() != gv.Type().PkgPath() {
+			continue // not a mapping, or one the group does not write
 		}
-		if !has(path + ".mailbox.policy") {
-			m.Policy = f.Mailbox.Policy
+		from := fv.FieldByIndex(fs.byName[name])
+		if from.IsNil() {
+			from = tableDefaults(gm.Type().Elem(), "fleet.worker."+name)
 		}
-	}
-	if r := g.Reconnect; r != nil {
-		if !has(path + ".reconnect.policy") {
-			r.Policy = f.Reconnect.Policy
-		}
-		if !has(path + ".reconnect.base") {
-			r.Base = f.Reconnect.Base
-		}
-		if !has(path + ".reconnect.cap") {
-			r.Cap = f.Reconnect.Cap
-		}
-	}
-	if p := g.Poll; p != nil {
-		if !has(path + ".poll.interval") {
-			p.Interval = f.Poll.Interval
-		}
-		if !has(path + ".poll.jitter") {
-			p.Jitter = f.Poll.Jitter
-		}
-		if !has(path + ".poll.timeout") {
-			p.Timeout = f.Poll.Timeout
+		mfs := fieldsOf(gm.Type().Elem())
+		for _, k := range mfs.order {
+			if !has(path + "." + name + "." + k) {
+				gm.Elem().FieldByIndex(mfs.byName[k]).Set(from.Elem().FieldByIndex(mfs.byName[k]))
+			}
 		}
 	}
-	if o := g.Offline; o != nil {
-		fo := f.Offline
-		if fo == nil {
-			fo = &OfflineProfile{Mode: keyDefault[OfflineMode]("fleet.worker.offline.mode")}
-		}
-		if !has(path + ".offline.every") {
-			o.Every = fo.Every
-		}
-		if !has(path + ".offline.for") {
-			o.For = fo.For
-		}
-		if !has(path + ".offline.mode") {
-			o.Mode = fo.Mode
+}
+
+// tableDefaults is a new struct of type t whose fields hold the key
+// table's defaults for the keys under path (zero where a key has none).
+func tableDefaults(t reflect.Type, path string) reflect.Value {
+	v := reflect.New(t)
+	fs := fieldsOf(t)
+	for _, k := range fs.order {
+		if key, ok := keyAt(path + "." + k); ok && key.Default != nil {
+			f := v.Elem().FieldByIndex(fs.byName[k])
+			f.Set(reflect.ValueOf(key.Default).Convert(f.Type()))
 		}
 	}
+	return v
 }
 
 func ptr[T any](v T) *T { return &v }
