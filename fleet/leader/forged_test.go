@@ -9,6 +9,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -33,9 +34,15 @@ func ack(t *testing.T, id string, r wire.Result) []byte {
 // logs the forger once (by name, never the payload), and is answered by
 // B's own ack.
 func TestForgedAcksChangeNothing(t *testing.T) {
+	for _, path := range askPaths {
+		t.Run(path.name, func(t *testing.T) { forgedAcks(t, path.wrap) })
+	}
+}
+
+func forgedAcks(t *testing.T, wrap func(*fakeLink) leader.Link) {
 	const a, b = "w-a", "w-b"
 	var logs lockedBuffer
-	r := startLeader(t, leader.Config{AskTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	r := startLeaderWith(t, leader.Config{AskTimeout: time.Hour, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, nil, nil, outbox.Options{}, wrap)
 	if _, err := r.l.Send(context.Background(), b, wire.KindJob, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func (l *Leader) onStatus(topic string, payload []byte) {
 			// A new connection: an ask published to the old one will
 			// never be answered. Signalled before the wake, so that an
 			// ask the wake starts is not published twice.
-			l.resends.signal(worker)
+			l.reconnected(worker)
 		}
 		if !wasOnline {
 			// Offline (or not yet seen by this leader, which the relay
@@ -116,7 +116,11 @@ func (l *Leader) onUp(topic string, payload []byte) {
 	}
 	l.onTraffic(worker, l.clk.Now())
 	if env.Kind == wire.KindAck {
-		switch l.asks.complete(env.Ref, worker, env) {
+		switch fate, p := l.asks.complete(env.Ref, worker, env); fate {
+		case ackAnswered:
+			if p.ch == nil {
+				l.answered(env.Ref, p, env)
+			}
 		case ackLate:
 			l.c.lateAcks.Add(1) // its ask timed out; the worker has it all the same
 		case ackForged:

@@ -105,7 +105,11 @@ func New(cfg Config) (*Leader, error) {
 			cfg.Relay.OnRunning()
 		}
 	}
-	if l.relay, err = outbox.NewRelay(cfg.Store, outbox.DeliveryFunc(l.deliver), ro); err != nil {
+	var d outbox.Delivery = outbox.DeliveryFunc(l.deliver)
+	if il, ok := cfg.Link.(InlineLink); ok && il.PublishesInline() {
+		d = startedAsks{l}
+	}
+	if l.relay, err = outbox.NewRelay(cfg.Store, d, ro); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
 	return l, nil

@@ -72,7 +72,7 @@ func (l *Leader) onTraffic(worker string, now time.Time) {
 		return
 	}
 	l.c.heardBack.Add(1)
-	l.resends.signal(worker)
+	l.reconnected(worker)
 	l.relay.SetOnline(worker)
 	l.wakes.add(worker)
 }

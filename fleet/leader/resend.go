@@ -49,3 +49,14 @@ func (r *resends) signal(worker string) {
 		}
 	}
 }
+
+// reconnected reaches the asks to worker, which is online on a new
+// connection: a waiting ask publishes again itself; the started ones are
+// marked, and the waker publishes them again (publishAgain), since this
+// runs where nothing may be published.
+func (l *Leader) reconnected(worker string) {
+	l.resends.signal(worker)
+	if l.asks.markAgain(worker) {
+		l.wakes.add(worker)
+	}
+}

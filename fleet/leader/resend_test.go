@@ -7,6 +7,7 @@ import (
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
 	"github.com/fleetsim/fleetsim/fleet/leader"
+	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
 )
 
@@ -23,30 +24,34 @@ func TestReconnectResendsAsk(t *testing.T) {
 		{"online on a new connection before the old one's will", []string{"online e2", "offline e1"}},
 		{"offline, then online on a new connection", []string{"offline e1", "online e2"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const w = "w-1"
-			r := startLeader(t, leader.Config{})
-			if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
-				t.Fatal(err)
-			}
-			r.status(w, "online e1") // its wake polls the relay
-			cmd := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
-			for _, s := range tc.statuses {
-				r.status(w, s)
-			}
-			again := fleettest.Receive(t, 10*time.Second, "the command again, on the new connection", r.link.out, r.seen)
-			if again.ID != cmd.ID || again.Attempt != cmd.Attempt {
-				t.Fatalf("published %s attempt %d, want %s attempt %d again", again.ID, again.Attempt, cmd.ID, cmd.Attempt)
-			}
-			b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: again.ID, Result: wire.ResultOK})
-			if err != nil {
-				t.Fatal(err)
-			}
-			r.link.handler(r.tp.AllUp())(r.tp.Up(w), b)
-			fleettest.Eventually(t, 10*time.Second, "the job acked", r.acked(1))
-			if s := r.l.Stats(); s.AsksTimedOut != 0 || s.AsksSent != 1 {
-				t.Fatalf("asks sent %d, timed out %d; want 1 ask, answered", s.AsksSent, s.AsksTimedOut)
-			}
-		})
+		for _, path := range askPaths {
+			t.Run(tc.name+"/"+path.name, func(t *testing.T) { reconnectResends(t, tc.statuses, path.wrap) })
+		}
+	}
+}
+
+func reconnectResends(t *testing.T, statuses []string, wrap func(*fakeLink) leader.Link) {
+	const w = "w-1"
+	r := startLeaderWith(t, leader.Config{}, nil, nil, outbox.Options{}, wrap)
+	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.status(w, "online e1") // its wake polls the relay
+	cmd := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+	for _, s := range statuses {
+		r.status(w, s)
+	}
+	again := fleettest.Receive(t, 10*time.Second, "the command again, on the new connection", r.link.out, r.seen)
+	if again.ID != cmd.ID || again.Attempt != cmd.Attempt {
+		t.Fatalf("published %s attempt %d, want %s attempt %d again", again.ID, again.Attempt, cmd.ID, cmd.Attempt)
+	}
+	b, err := wire.Encode(wire.Envelope{Kind: wire.KindAck, Ref: again.ID, Result: wire.ResultOK})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.link.handler(r.tp.AllUp())(r.tp.Up(w), b)
+	fleettest.Eventually(t, 10*time.Second, "the job acked", r.acked(1))
+	if s := r.l.Stats(); s.AsksTimedOut != 0 || s.AsksSent != 1 {
+		t.Fatalf("asks sent %d, timed out %d; want 1 ask, answered", s.AsksSent, s.AsksTimedOut)
 	}
 }

@@ -8,7 +8,12 @@ import (
 // unpark releases what the outbox holds parked for worker, which has come
 // online. If the worker is offline again by now the relay does nothing; a
 // store error (closed under a crashing leader) is only logged.
+//
+// It first publishes again what was started to worker on its old
+// connection (publishAgain), so that what the unpark starts is not
+// published twice.
 func (l *Leader) unpark(ctx context.Context, worker string) {
+	l.publishAgain(ctx, worker)
 	if err := l.relay.Unpark(ctx, worker); err != nil {
 		l.cfg.Logger.Debug("unpark", "worker", worker, "err", err)
 	}

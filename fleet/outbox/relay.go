@@ -26,6 +26,34 @@ type DeliveryFunc func(ctx context.Context, m Message) error
 // Deliver calls f(ctx, m).
 func (f DeliveryFunc) Deliver(ctx context.Context, m Message) error { return f(ctx, m) }
 
+// Starter is a Delivery that the relay need not wait for: Start hands m
+// to its receiver and returns at once, and the outcome comes later, from
+// any goroutine, through f.Finish, with the error Deliver would have
+// returned. A relay whose Delivery is also a Starter calls Start on its
+// partition's loop, with no goroutine per delivery between (nor the two
+// hand-offs to and from one): Start must not block, and must call
+// f.Finish exactly once, soon after ctx ends at the latest. Start may
+// call f.Finish before it returns (a message it cannot send).
+type Starter interface {
+	Start(ctx context.Context, m Message, f Finish)
+}
+
+// Finish settles one delivery begun by Starter.Start. It is a value, so
+// a Starter keeps it beside what it is waiting for without an allocation.
+type Finish struct {
+	p   *partition
+	ctx context.Context
+	m   Message
+	ps  permits
+}
+
+// Message is the message being delivered.
+func (f Finish) Message() Message { return f.m }
+
+// Finish feeds err to the limiter and hands the settlement to the loop,
+// as the return of Deliver does. It never blocks; call it exactly once.
+func (f Finish) Finish(err error) { f.p.finish(f.ctx, f.m, f.ps, err) }
+
 // ErrRelayRunning is returned by Run while another Run of the same Relay has
 // not returned: two loops per partition would fight over one limiter.
 var ErrRelayRunning = errors.New("outbox: relay already running")
@@ -66,6 +94,7 @@ var ErrRelayRunning = errors.New("outbox: relay already running")
 type Relay struct {
 	st    Store
 	d     Delivery
+	start Starter // d, if it is one: deliveries start on the loop
 	o     RelayOptions
 	parts []*partition
 
@@ -92,6 +121,7 @@ func NewRelay(st Store, d Delivery, o RelayOptions) (*Relay, error) {
 		return nil, err
 	}
 	r := &Relay{st: st, d: d, o: o, online: make(map[string]bool)}
+	r.start, _ = d.(Starter)
 	n := st.Partitions()
 	if n < 1 {
 		return nil, fmt.Errorf("outbox: relay: store reports %d partitions", n)

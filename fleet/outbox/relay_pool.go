@@ -31,7 +31,12 @@ type delivery struct {
 
 // start hands m to the pool; p.outstanding already counts it. The new
 // goroutine, if any, joins wg, which Run waits for.
+// A Starter's deliveries start here, on the loop, with no goroutine.
 func (p *partition) start(ctx context.Context, wg *sync.WaitGroup, m Message, ps permits) {
+	if s := p.r.start; s != nil {
+		s.Start(ctx, m, Finish{p: p, ctx: ctx, m: m, ps: ps})
+		return
+	}
 	if p.pool.started < p.outstanding {
 		p.pool.started++
 		q := p.pool.queue

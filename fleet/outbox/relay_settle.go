@@ -99,10 +99,14 @@ func retryable(err error) bool {
 	return !errors.Is(err, ErrClosed) && !errors.Is(err, ErrInvalid)
 }
 
-// deliver runs one delivery, feeds its answer to the limiter and hands the
-// settlement to the loop. It owns ps.
+// deliver runs one delivery on a goroutine of the pool and finishes it.
 func (p *partition) deliver(ctx context.Context, m Message, ps permits) {
-	err := p.r.d.Deliver(ctx, m)
+	p.finish(ctx, m, ps, p.r.d.Deliver(ctx, m))
+}
+
+// finish feeds a delivery's answer to the limiter and hands the
+// settlement to the loop. It owns ps.
+func (p *partition) finish(ctx context.Context, m Message, ps permits, err error) {
 	p.done <- p.verdict(ctx, m, ps, err) // never blocks: see partition
 	// The receiver's next message is visible only once the loop has
 	// settled this one; the poke has it do so now.

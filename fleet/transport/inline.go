@@ -96,6 +96,10 @@ func (s *Inline) Publish(ctx context.Context, topic string, qos byte, retained b
 	return s.publish(topic, qos, retained, payload)
 }
 
+// PublishesInline reports true: Publish returns once the broker has
+// queued the message, without waiting on any connection.
+func (s *Inline) PublishesInline() bool { return true }
+
 // Send is Publish without a context: it does not wait any more than
 // Publish does.
 func (s *Inline) Send(topic string, qos byte, payload []byte) error {
