@@ -125,6 +125,25 @@ func (a *asks) begin(ctx context.Context, id string, p pendingAsk, abandon func(
 	return old, replaced && old.ch == nil, true
 }
 
+// arm gives the started ask id its timer, unless the ask has ended or
+// moved on to a later publish: then the timer is stopped.
+func (a *asks) arm(id string, seq uint64, t clock.Timer) {
+	a.mu.Lock()
+	p, ok := a.pending[id]
+	ok = ok && p.ch == nil && p.seq == seq
+	if ok {
+		p.timer = t
+		a.pending[id] = p
+	}
+	a.mu.Unlock()
+	if !ok {
+		t.Stop()
+	}
+}
+
+// stopTimer stops a started ask's timer, if it has one yet.
+func (p pendingAsk) stopTimer() bool { return p.timer != nil && p.timer.Stop() }
+
 // take removes and returns the started ask id, if its last publish is seq.
 func (a *asks) take(id string, seq uint64) (pendingAsk, bool) {
 	a.mu.Lock()
@@ -176,7 +195,9 @@ func (a *asks) rearm(worker string, now time.Duration, arm func(id string, seq u
 	defer a.mu.Unlock()
 	var out []pendingAsk
 	for id, p := range a.pending {
-		if p.worker != worker || !p.again || !p.timer.Stop() {
+		// An ask not armed yet is not published yet either: it reaches
+		// the new connection without help.
+		if p.worker != worker || !p.again || !p.stopTimer() {
 			continue
 		}
 		p.seq = a.seq.Add(1)

@@ -52,25 +52,26 @@ func (s startedAsks) Start(ctx context.Context, m outbox.Message, f outbox.Finis
 	p := pendingAsk{
 		worker: m.Receiver, fin: f, ctx: ctx, payload: payload, topic: l.cfg.Topics.Down(m.Receiver),
 		seq: seq, sent: l.clk.Mono(),
-		timer: l.startedTimer(id, seq),
 	}
 	old, replaced, ok := l.asks.begin(ctx, id, p, l.abandonStarted)
 	if !ok {
-		p.timer.Stop()
 		l.finishStarted(f, flow.Transient(ctx.Err()))
 		return
 	}
+	// Armed once the ask is pending, so that a timeout however short
+	// finds it.
+	l.asks.arm(id, seq, l.startedTimer(id, seq))
 	if replaced {
 		// The store handed the message out again while its earlier ask
 		// still waited (a lease shorter than the ask): that ask ends here.
-		old.timer.Stop()
+		old.stopTimer()
 		l.c.asksFailed.Add(1)
 		l.finishStarted(old.fin, flow.Transient(fmt.Errorf("ask %s to %s: %w", id, m.Receiver, errAskSuperseded)))
 	}
 	l.c.asksSent.Add(1)
 	if err := l.cfg.Link.Publish(ctx, p.topic, 1, false, payload); err != nil {
 		if p, ok := l.asks.take(id, seq); ok {
-			p.timer.Stop()
+			p.stopTimer()
 			l.c.asksFailed.Add(1)
 			l.finishStarted(p.fin, flow.Transient(fmt.Errorf("ask %s to %s: publish: %w", id, m.Receiver, err)))
 		}
@@ -105,7 +106,7 @@ func (l *Leader) startedTimedOut(id string, seq uint64) {
 
 // answered finishes the started ask id with the worker's ack.
 func (l *Leader) answered(id string, p pendingAsk, ack wire.Envelope) {
-	p.timer.Stop()
+	p.stopTimer()
 	l.askRTT.Record(l.clk.Mono() - p.sent)
 	l.finishStarted(p.fin, l.answer(id, p.worker, ack))
 }
@@ -114,7 +115,7 @@ func (l *Leader) answered(id string, p pendingAsk, ack wire.Envelope) {
 // the relay is stopping or pausing, and collects them.
 func (l *Leader) abandonStarted(ctx context.Context) {
 	for _, p := range l.asks.takeAll(ctx) {
-		p.timer.Stop()
+		p.stopTimer()
 		l.finishStarted(p.fin, flow.Transient(ctx.Err()))
 	}
 }

@@ -384,6 +384,13 @@ func (c *crashLink) Publish(ctx context.Context, topic string, qos byte, retaine
 	return c.leaderLink.Publish(ctx, topic, qos, retained, payload)
 }
 
+// PublishesInline is its link's (leader.InlineLink): a killed link
+// fails every publish at once, which waits no more than the link did.
+func (c *crashLink) PublishesInline() bool {
+	il, ok := c.leaderLink.(leader.InlineLink)
+	return ok && il.PublishesInline()
+}
+
 // Send sends, unless the leader was killed.
 func (c *crashLink) Send(topic string, qos byte, payload []byte) error {
 	if c.dead.Load() {
