@@ -152,7 +152,10 @@ func (w *Worker) sendUp(env wire.Envelope) error {
 	if err != nil || w.linkLoses() {
 		return err
 	}
-	return w.sess.Send(w.cfg.Topics.Up(w.cfg.ID), 1, b)
+	if w.up == "" {
+		w.up = w.cfg.Topics.Up(w.cfg.ID)
+	}
+	return w.sess.Send(w.up, 1, b)
 }
 
 // linkLoses draws whether the link loses the next message, and counts it.

@@ -68,6 +68,7 @@ type Worker struct {
 	epoch      string          // of sess, in its "online" and its will's "offline"
 	answers    []delayedAnswer // acks on their way back, by due time (Config.RTT)
 	announceAt time.Time       // when to announce the worker online again; zero: not asked
+	up         string          // the worker's up topic, made at its first send
 
 	// Flash, owned by the loop: kept across a Reboot.
 	applied map[string]uint64 // idempotency key -> highest seq applied
