@@ -10,7 +10,11 @@
 //     mailbox keyed by worker), processed on the leader's own cadence.
 //   - Commands (config, firmware, jobs) go through the durable outbox and
 //     the partitioned AIMD relay; a delivery is an ask over MQTT that ends
-//     with the worker's ack (ok, full, reject) or a timeout.
+//     with the worker's ack (ok, full, reject) or a timeout. On the
+//     broker of its own process (an InlineLink) an ask is started on the
+//     relay's loop and the ack settles it where it arrives; over a
+//     session to another broker, whose publish waits for the broker, a
+//     goroutine of the relay's waits for each.
 //   - The fleet view follows each worker's retained status (and its last
 //     will): the relay spends no attempts on an offline worker, nor, after
 //     a (re)start, on one it has not yet heard is online; its commands are

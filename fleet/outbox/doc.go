@@ -13,6 +13,10 @@
 //     fleet/flow to ack, nack-with-backoff or dead letters. Receivers that
 //     answered "full" lately go through the partition's slow lane, a second
 //     AIMD limiter under the first, so they do not throttle the others.
+//     A Delivery runs on a pool of goroutines per partition; one that is
+//     also a Starter (it hands a message over without waiting, and
+//     reports the outcome later through a Finish) is started on the
+//     partition's loop, with no goroutine between.
 //
 // A queued message waits either for its due time (a wave, a backoff, a
 // retry-after) or, parked, for its receiver: the relay parks the head of
