@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"pgregory.net/rapid"
@@ -301,6 +302,42 @@ func TestJobsExpireModel(t *testing.T) {
 			if st.Leased != leased || st.Depth != len(jobs)-leased {
 				rt.Fatalf("stats %+v, the reference has %d leased of %d", st, leased, len(jobs))
 			}
+		}
+	})
+}
+
+// A leader serves job requests one after another from one loop, so the
+// job queue's writes must not wait for company the way concurrent
+// enqueues do (DB.Batch waits out a delay for each lone caller). In a
+// synctest bubble that delay is fake time, and 100 leases and done
+// reports under Durability Batch must take none of it.
+func TestBoltJobsWritesDoNotWaitForCompany(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b, err := outbox.OpenBolt(filepath.Join(t.TempDir(), "outbox.db"), outbox.Options{Durability: outbox.Batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		q, err := b.OpenJobs(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := q.Add(ctx, t0, make([]time.Duration, 50)...); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 50 {
+			w := fmt.Sprintf("w-%d", i)
+			j, ok, _, err := q.Lease(ctx, w, "p1", t0, time.Minute)
+			if !ok || err != nil {
+				t.Fatalf("Lease: %v %v", ok, err)
+			}
+			if o, err := q.Complete(ctx, w, j.ID); o != outbox.JobDone || err != nil {
+				t.Fatalf("Complete: %v %v", o, err)
+			}
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("101 job queue writes from one goroutine waited %v for company, want none", waited)
 		}
 	})
 }
