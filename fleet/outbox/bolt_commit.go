@@ -42,7 +42,8 @@ var writing = clock.NewHold("writes to an outbox file")
 // after another, so with one partition there is nobody to wait for, and
 // with several the loops' calls share commits whenever they overlap;
 // through DB.Batch every turn of a relay's loop would wait out batchDelay
-// (docs/BENCHMARKS.md, relay).
+// (docs/BENCHMARKS.md, relay). The job queue's changes (BoltJobs) are
+// queued too: the leader's service loop makes them one after another.
 func (b *Bolt) update(mode commitMode, fn func(*bolt.Tx) error) error {
 	// A virtual clock must not move while a write waits for company on
 	// the wall clock (DB.Batch) or for the disk.

@@ -93,7 +93,11 @@ const DefaultJobCapacity = 100_000
 const MaxJobCapacity = 10_000_000
 
 // jobQueue is the queue's state and rules, shared by both implementations.
-// BoltJobs persists each change it makes (onChange) before it returns.
+// BoltJobs persists each change it makes before it returns, and undoes it
+// in memory if the file refused it. Every operation costs what it changes,
+// not the size of the queue or of the fleet: a leader serves one job
+// request per poll of every pulling worker, and a cost that grew with
+// either would make the fleet's polling cost grow with its square.
 type jobQueue struct {
 	mu       sync.Mutex
 	capacity int
@@ -101,7 +105,11 @@ type jobQueue struct {
 	jobs     map[uint64]*Job      // every job not done
 	queued   []uint64             // waiting, ascending
 	last     map[string]lastLease // worker -> its last lease
+	due      leaseHeap            // lease deadlines, soonest first
 	st       JobStats
+	// visited counts the jobs expire looked at, for the tests that hold
+	// it to the leases that ran out.
+	visited uint64
 }
 
 // lastLease is the request a worker's last lease answered, and its job.
@@ -164,41 +172,87 @@ func (q *jobQueue) lease(worker, request string, now time.Time, lease time.Durat
 	p := q.jobs[n]
 	p.Worker, p.Request, p.Until = worker, request, now.Add(lease)
 	p.Leases++
+	q.due.push(leaseDue{until: p.Until, n: n})
 	q.last[worker] = lastLease{request: request, n: n}
 	q.st.LeasesGiven++
 	return *p, true, false, p
 }
 
-func (q *jobQueue) complete(worker, id string) (JobOutcome, *Job) {
+// complete takes worker's report that id is done; p is the job that
+// left the queue (nil: none did), wasQueued whether it was waiting.
+func (q *jobQueue) complete(worker, id string) (o JobOutcome, p *Job, wasQueued bool) {
 	n, ok := jobNum(id)
-	p := q.jobs[n]
+	p = q.jobs[n]
 	if !ok || p == nil {
-		return JobUnknown, nil
+		return JobUnknown, nil, false
 	}
 	switch p.Worker {
 	case worker:
 	case "": // expired, not leased since: the work is done all the same
 		i, _ := slices.BinarySearch(q.queued, n)
 		q.queued = slices.Delete(q.queued, i, i+1)
+		wasQueued = true
 	default:
 		q.st.Late++
-		return JobLate, nil
+		return JobLate, nil, false
 	}
+	// Its deadline stays in q.due until it comes up, and is passed over
+	// then: the job is gone.
 	delete(q.jobs, n)
 	q.st.Done++
-	return JobDone, p
+	return JobDone, p, wasQueued
 }
 
-func (q *jobQueue) expire(now time.Time) (changed []*Job) {
-	for n, p := range q.jobs {
+// expire puts the jobs whose lease ended at or before now back in the
+// queue. It looks only at the deadlines that came up (q.due), so a poll
+// that finds none costs nothing. changed lists the jobs written; was
+// holds each one's lease as it was, for undo.
+func (q *jobQueue) expire(now time.Time) (changed []*Job, was []Job) {
+	var back []uint64
+	for len(q.due) > 0 && !now.Before(q.due[0].until) {
+		d := q.due.pop()
+		q.visited++
+		p := q.jobs[d.n]
+		if p == nil {
+			continue // done since
+		}
+		// A job leased again since has a deadline of its own in q.due.
 		if p.Worker != "" && !now.Before(p.Until) {
+			was = append(was, *p)
 			p.Worker, p.Request, p.Until = "", "", time.Time{}
-			q.enqueue(n)
+			back = append(back, d.n)
 			changed = append(changed, p)
 		}
 	}
+	q.enqueueAll(back)
 	q.st.Expired += uint64(len(changed))
-	return changed
+	return changed, was
+}
+
+// enqueueAll puts jobs back in the queue at their places: one merge
+// however many come back at once.
+func (q *jobQueue) enqueueAll(ns []uint64) {
+	switch len(ns) {
+	case 0:
+		return
+	case 1:
+		q.enqueue(ns[0])
+		return
+	}
+	slices.Sort(ns)
+	merged := make([]uint64, 0, len(q.queued)+len(ns))
+	i, k := 0, 0
+	for i < len(q.queued) && k < len(ns) {
+		if q.queued[i] < ns[k] {
+			merged = append(merged, q.queued[i])
+			i++
+		} else {
+			merged = append(merged, ns[k])
+			k++
+		}
+	}
+	merged = append(merged, q.queued[i:]...)
+	q.queued = append(merged, ns[k:]...)
 }
 
 func (q *jobQueue) stats(now time.Time) JobStats {
@@ -271,7 +325,7 @@ func (m *MemoryJobs) Complete(ctx context.Context, worker, id string) (JobOutcom
 	}
 	m.q.mu.Lock()
 	defer m.q.mu.Unlock()
-	o, _ := m.q.complete(worker, id)
+	o, _, _ := m.q.complete(worker, id)
 	return o, nil
 }
 
@@ -282,7 +336,8 @@ func (m *MemoryJobs) Expire(ctx context.Context, now time.Time) (int, error) {
 	}
 	m.q.mu.Lock()
 	defer m.q.mu.Unlock()
-	return len(m.q.expire(now)), nil
+	changed, _ := m.q.expire(now)
+	return len(changed), nil
 }
 
 // Stats implements Jobs.

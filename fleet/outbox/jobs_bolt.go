@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -75,6 +76,7 @@ func (b *Bolt) OpenJobs(capacity int) (*BoltJobs, error) {
 				j.q.queued = append(j.q.queued, n) // ForEach goes in key order
 			} else {
 				j.q.last[p.Worker] = lastLease{request: p.Request, n: n}
+				j.q.due.push(leaseDue{until: p.Until, n: n})
 			}
 			return nil
 		})
@@ -86,14 +88,17 @@ func (b *Bolt) OpenJobs(capacity int) (*BoltJobs, error) {
 }
 
 // persist writes the jobs put (nil values: none) and deletes those done,
-// with the queue's sequence, in one transaction.
+// with the queue's sequence, in one transaction. It joins the store's
+// group commit that never waits for company (queued): a leader serves job
+// requests one after another from one loop, so through DB.Batch every
+// lease and every done report would wait out the batch delay alone.
 func (j *BoltJobs) persist(ctx context.Context, put []*Job, done []*Job) error {
 	if err := j.b.enter(ctx); err != nil {
 		return err
 	}
 	defer j.b.mu.RUnlock()
 	next := j.q.next
-	return j.b.update(batched, func(tx *bolt.Tx) error {
+	return j.b.update(queued, func(tx *bolt.Tx) error {
 		bk := tx.Bucket(bucketJobs)
 		if err := bk.SetSequence(next); err != nil {
 			return err
@@ -122,35 +127,16 @@ func (j *BoltJobs) persist(ctx context.Context, put []*Job, done []*Job) error {
 	})
 }
 
-// snapshot and restore undo a change the file refused.
-func (q *jobQueue) snapshot() *jobQueue {
-	c := &jobQueue{capacity: q.capacity, next: q.next, st: q.st, jobs: make(map[uint64]*Job, len(q.jobs)), last: make(map[string]lastLease, len(q.last))}
-	for n, p := range q.jobs {
-		cp := *p
-		c.jobs[n] = &cp
-	}
-	for w, n := range q.last {
-		c.last[w] = n
-	}
-	c.queued = append([]uint64(nil), q.queued...)
-	return c
-}
-
-func (q *jobQueue) restore(c *jobQueue) {
-	q.next, q.st, q.jobs, q.last, q.queued = c.next, c.st, c.jobs, c.last, c.queued
-}
-
 // Add implements Jobs.
 func (j *BoltJobs) Add(ctx context.Context, now time.Time, work ...time.Duration) ([]string, error) {
 	j.q.mu.Lock()
 	defer j.q.mu.Unlock()
-	before := j.q.snapshot()
 	ids, put, err := j.q.add(now, work)
 	if err != nil {
 		return nil, err
 	}
 	if err := j.persist(ctx, put, nil); err != nil {
-		j.q.restore(before)
+		j.q.unadd(len(put))
 		return nil, err
 	}
 	return ids, nil
@@ -208,16 +194,53 @@ func (j *BoltJobs) Complete(ctx context.Context, worker, id string) (JobOutcome,
 	if err := ctx.Err(); err != nil {
 		return JobUnknown, err
 	}
-	before := j.q.snapshot()
-	o, p := j.q.complete(worker, id)
+	o, p, wasQueued := j.q.complete(worker, id)
 	if p == nil {
 		return o, nil
 	}
 	if err := j.persist(ctx, nil, []*Job{p}); err != nil {
-		j.q.restore(before)
+		j.q.uncomplete(p, wasQueued)
 		return JobUnknown, err
 	}
 	return o, nil
+}
+
+// The undoes of a change the file refused put back exactly what the
+// change made, so that a change costs what it changes, however many jobs
+// and workers the queue holds.
+
+// unadd takes back the k jobs add queued last.
+func (q *jobQueue) unadd(k int) {
+	for _, n := range q.queued[len(q.queued)-k:] {
+		delete(q.jobs, n)
+	}
+	q.queued = q.queued[:len(q.queued)-k]
+	q.next -= uint64(k)
+	q.st.Added -= uint64(k)
+}
+
+// uncomplete puts back job p, which complete took out of the queue.
+func (q *jobQueue) uncomplete(p *Job, wasQueued bool) {
+	n, _ := jobNum(p.ID)
+	q.jobs[n] = p
+	if wasQueued {
+		q.enqueue(n)
+	}
+	q.st.Done--
+}
+
+// unexpire gives the jobs expire put back in the queue their leases
+// again (was: each one's lease as it was).
+func (q *jobQueue) unexpire(changed []*Job, was []Job) {
+	back := make(map[uint64]bool, len(changed))
+	for i, p := range changed {
+		n, _ := jobNum(p.ID)
+		back[n] = true
+		p.Worker, p.Request, p.Until = was[i].Worker, was[i].Request, was[i].Until
+		q.due.push(leaseDue{until: p.Until, n: n})
+	}
+	q.queued = slices.DeleteFunc(q.queued, func(n uint64) bool { return back[n] })
+	q.st.Expired -= uint64(len(changed))
 }
 
 // Expire implements Jobs.
@@ -227,13 +250,12 @@ func (j *BoltJobs) Expire(ctx context.Context, now time.Time) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	before := j.q.snapshot()
-	put := j.q.expire(now)
+	put, was := j.q.expire(now)
 	if len(put) == 0 {
 		return 0, nil
 	}
 	if err := j.persist(ctx, put, nil); err != nil {
-		j.q.restore(before)
+		j.q.unexpire(put, was)
 		return 0, err
 	}
 	return len(put), nil

@@ -133,14 +133,15 @@ type Pull struct {
 	// Interval is the least wait after a "drained" answer before asking
 	// again (the leader's retry time, if longer, wins). Above 0.
 	Interval time.Duration
-	// Jitter adds a random wait in [0, Jitter) to each such wait, drawn
-	// from the worker's seed, so that a fleet told the same retry time
-	// does not come back at once.
+	// Jitter adds a random wait in [0, Jitter) to each such wait, and to
+	// the wait before a stranded request is asked again, drawn from the
+	// worker's seed, so that a fleet told the same retry time, or whose
+	// requests a leader's crash lost at once, does not come back at once.
 	Jitter time.Duration
 	// Timeout is how long a job request waits for its answer; one
-	// unanswered by then is a stranded wait (counted), asked again at
-	// once with the same id, so a job leased to a lost reply comes back.
-	// Default: AskTimeout.
+	// unanswered by then is a stranded wait (counted), asked again with
+	// the same id after a jitter (Jitter), so a job leased to a lost
+	// reply comes back. Default: AskTimeout.
 	Timeout time.Duration
 }
 

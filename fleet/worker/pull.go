@@ -92,10 +92,14 @@ func (w *Worker) pullJitter() time.Duration {
 
 // pullExpired handles a job request that got no answer: on a live session
 // it is a stranded wait (the request or its answer was dropped), asked
-// again at once with the same id; a lost session asks again when back.
+// again with the same id after a random wait in [0, Jitter); a lost
+// session asks again when back. The wait matters after a leader restart:
+// the requests the crash lost all time out at once, and without it the
+// whole fleet would ask again in the same instant.
 func (w *Worker) pullExpired(now time.Time, stranded bool) {
 	w.pull.due = now
 	if stranded {
+		w.pull.due = now.Add(w.pullJitter())
 		w.update(func(s *Stats) { s.StrandedWaits++ })
 	}
 }

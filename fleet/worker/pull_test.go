@@ -95,3 +95,42 @@ func TestPullAbandonsAfterLease(t *testing.T) {
 		t.Fatalf("abandoned %d, applied %d; want 1 and 0", s.JobsAbandoned, s.Jobs)
 	}
 }
+
+// TestPullStrandedRetryJitters: a job request that got no answer is asked
+// again (same id) after a wait drawn from the poll jitter and the
+// worker's seed, not at the instant it timed out: after a leader's
+// restart the requests its crash lost all time out together, and the
+// fleet must not ask again in one instant.
+func TestPullStrandedRetryJitters(t *testing.T) {
+	const timeout, jitter = 2 * time.Second, time.Second
+	waits := map[time.Duration]bool{}
+	for seed := range uint64(3) {
+		cfg := worker.Config{Seed: seed + 1, Service: dist.Const(time.Microsecond),
+			Pull: &worker.Pull{Interval: time.Second, Jitter: jitter, Timeout: timeout}}
+		r := startRig(t, drivers[0], cfg)
+		p1 := r.nextPull(t, "the first job request", "")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.clk.WaitDue(ctx, timeout); err != nil {
+			t.Fatal(err)
+		}
+		r.clk.Advance(timeout) // no answer: stranded
+		waitUntil(func() bool { return r.w.Stats().StrandedWaits == 1 })
+		if err := r.clk.WaitDue(ctx, jitter); err != nil {
+			t.Fatalf("seed %d: no retry armed within the jitter after the timeout: %v", cfg.Seed, err)
+		}
+		next, _ := r.clk.NextDeadline()
+		wait := next.Sub(r.clk.Now())
+		if wait <= 0 || wait >= jitter || len(r.up) != 0 {
+			t.Fatalf("seed %d: asked again %v after the timeout (%d sent already), want within (0, %v)", cfg.Seed, wait, len(r.up), jitter)
+		}
+		waits[wait] = true
+		r.clk.Advance(wait)
+		if again := r.nextPull(t, "the request asked again", ""); again.ID != p1.ID {
+			t.Fatalf("asked again as %s, want the same id %s", again.ID, p1.ID)
+		}
+	}
+	if len(waits) < 2 {
+		t.Fatalf("three seeds waited %v: the same wait, not a random one", waits)
+	}
+}
