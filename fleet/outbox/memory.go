@@ -19,14 +19,18 @@ import (
 type Memory struct {
 	opts Options
 
-	mu       sync.Mutex
-	closed   bool
-	nextID   uint64
-	msgs     map[uint64]*memEntry // queued, leased included
-	queues   map[string][]uint64  // per receiver, enqueue order; [0] is the head
-	keys     map[recvKey]uint64   // (receiver, key) -> id of the newest version queued
-	ready    []memHeap            // per partition: heads that are not leased
-	leased   map[uint64]*memEntry
+	mu     sync.Mutex
+	closed bool
+	nextID uint64
+	msgs   map[uint64]*memEntry // queued, leased included
+	queues map[string][]uint64  // per receiver, enqueue order; [0] is the head
+	keys   map[recvKey]uint64   // (receiver, key) -> id of the newest version queued
+	ready  []memHeap            // per partition: heads that are not leased
+	leased map[uint64]*memEntry
+	// expiry is no later than the earliest deadline of a lease in
+	// leased: a dequeue looks through leased for leases run out only
+	// from then on, not at every call.
+	expiry   time.Time
 	dead     map[uint64]*Message
 	oldestID uint64 // no queued id is below this (ids only grow)
 	lastSeq  uint64 // the last number NextSeq handed out (seq.go)
@@ -227,9 +231,14 @@ func (s *Memory) SettleAndDequeue(ctx context.Context, partition, max int, ss ..
 }
 
 func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
-	for _, e := range s.leased {
-		if !now.Before(e.until) { // the holder never settled it
-			s.handBackLocked(e, now)
+	if !now.Before(s.expiry) && len(s.leased) > 0 {
+		s.expiry = time.Time{}
+		for _, e := range s.leased {
+			if !now.Before(e.until) { // the holder never settled it
+				s.handBackLocked(e, now)
+			} else if s.expiry.IsZero() || e.until.Before(s.expiry) {
+				s.expiry = e.until
+			}
 		}
 	}
 	h := &s.ready[partition]
@@ -245,6 +254,9 @@ func (s *Memory) dequeueLocked(partition, max int, now time.Time) []Message {
 			continue
 		}
 		e.until, e.parked = now.Add(s.opts.LeaseTimeout), false
+		if len(s.leased) == 0 || e.until.Before(s.expiry) {
+			s.expiry = e.until
+		}
 		s.leased[e.m.ID] = e
 		out = append(out, e.m)
 	}
