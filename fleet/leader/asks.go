@@ -184,6 +184,9 @@ func (a *asks) markAgain(worker string) bool {
 func (a *asks) rearm(worker string, now time.Duration, arm func(id string, seq uint64) clock.Timer) []pendingAsk {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.started[worker] == 0 { // every wake asks, most with nothing out
+		return nil
+	}
 	var out []pendingAsk
 	for id, i := range a.byID {
 		p := &a.slots[i]
