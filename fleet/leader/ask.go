@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 
-
 	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"

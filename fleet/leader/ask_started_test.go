@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fleetsim/fleetsim/fleet/fleettest"
+	"github.com/fleetsim/fleetsim/fleet/flow"
 	"github.com/fleetsim/fleetsim/fleet/leader"
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 	"github.com/fleetsim/fleetsim/fleet/wire"
@@ -91,5 +92,34 @@ func TestStopHandsBackAsks(t *testing.T) {
 				t.Fatalf("dequeued %+v, %v; want the command with no attempt charged", msgs, err)
 			}
 		})
+	}
+}
+
+// TestStartedAskSuperseded: a command the outbox hands out again while
+// its started ask still waits (a lease shorter than the ask timeout) is
+// published again, and the earlier ask ends at once, counted failed:
+// one ask per command id waits for its ack, and the relay gets the
+// outcome of each delivery it started (the leader stops cleanly).
+func TestStartedAskSuperseded(t *testing.T) {
+	const w = "w-1"
+	cfg := leader.Config{AskTimeout: 2 * time.Hour, Relay: outbox.RelayOptions{Limiter: flow.LimiterOptions{Initial: 4, Min: 1, Max: 8}}}
+	r := startLeaderWith(t, cfg, nil, nil, outbox.Options{LeaseTimeout: time.Second}, askPaths[1].wrap)
+	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.status(w, "online e1")
+	first := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+	r.clk.Advance(time.Hour) // the lease has run out by the relay's next tick
+	again := fleettest.Receive(t, 10*time.Second, "the command handed out again", r.link.out, r.seen)
+	if again.ID != first.ID {
+		t.Fatalf("published %s, want %s again", again.ID, first.ID)
+	}
+	fleettest.Eventually(t, 10*time.Second, "the earlier ask ended", func() error {
+		s := r.l.Stats()
+		return fleettest.Unless(s.AsksFailed == 1 && s.AsksSent == 2 && s.AsksTimedOut == 0, "asks sent %d, failed %d, timed out %d", s.AsksSent, s.AsksFailed, s.AsksTimedOut)
+	})
+	r.stop()
+	if got := r.l.Stats().Relay.Partitions[0].InFlight; got != 0 {
+		t.Fatalf("%d deliveries in flight after the stop", got)
 	}
 }
