@@ -197,7 +197,7 @@ var registry = []Metric{
 	band(Small, "jobs.held_max[*]", Lower, "The most jobs one device of the group held at once, queued or in service, a map: `jobs.held_max[\"slow\"]`: the jobs waiting at a device. A pulling device holds one.").fed(FeedJobs),
 	exact(Count, "jobs.depth", Lower, "Jobs waiting in the leader's job queue at the end.").fed(FeedJobRequests),
 	exact(Count, "jobs.leased", Lower, "Jobs leased to a worker and not reported done at the end.").fed(FeedJobRequests),
-	band(Timing, "jobs.oldest_age", Lower, "Age of the oldest job in the leader's job queue at the end, seconds (0 when empty).").fed(FeedJobRequests),
+	band(Timing, "jobs.oldest_age", Lower, "Age of the oldest job not done (queued or leased) in the leader's job queue at its worst, seconds: the most it was in any sample of the run or at its end (0 when the queue was empty in all of them).").fed(FeedJobRequests),
 	exact(Count, "jobs.lost", Lower, "Jobs neither done nor waiting in the queue: `added - not_added - done - depth - leased`. A pushed job acked by a worker that rebooted before applying it counts here (and in `commands.lost_in_reboot`); a pulled one goes back to the queue when its lease runs out.").fed(FeedJobs),
 	band(Count, "jobs.polls", Neither, "Job requests the pulling workers sent: the poll traffic.").fed(FeedJobRequests),
 	band(Count, "jobs.drained", Neither, "Job requests answered \"drained\": polls that found nothing to do, what pulling costs.").fed(FeedJobRequests),
