@@ -97,22 +97,32 @@ const (
 type Feed uint8
 
 const (
-	// FeedCommands: commands from the leader to the workers, which only
-	// a timeline's deploy and poison events send.
+	// FeedCommands: commands from the leader to the workers through its
+	// relay, which only a timeline's deploy and poison events send, and
+	// its jobs events for the pushing workers' share (job commands).
 	FeedCommands Feed = 1 << iota
 	// FeedTelemetry: a telemetry interval above 0.
 	FeedTelemetry
 	// FeedHeartbeats: a heartbeat interval above 0, or a heartbeat storm.
 	FeedHeartbeats
+	// FeedJobs: a timeline's jobs event, whichever way the workers get
+	// their share (pushed or pulled).
+	FeedJobs
+	// FeedJobRequests: pulling workers (delivery: pull), which ask the
+	// leader's job queue for work. The queue holds only their share of
+	// the jobs, and only they send job requests; a scenario with pulling
+	// workers and no jobs event is refused, so this feed comes with
+	// FeedJobs.
+	FeedJobRequests
 )
 
 // Feeds lists every feed, in the order messages name them.
-var Feeds = []Feed{FeedCommands, FeedTelemetry, FeedHeartbeats}
+var Feeds = []Feed{FeedCommands, FeedTelemetry, FeedHeartbeats, FeedJobs, FeedJobRequests}
 
 // String names f's feeds ("commands", "commands|telemetry"; "" for none).
 func (f Feed) String() string {
 	var names []string
-	for i, name := range []string{"commands", "telemetry", "heartbeats"} {
+	for i, name := range []string{"commands", "telemetry", "heartbeats", "jobs", "job requests"} {
 		if f&Feeds[i] != 0 {
 			names = append(names, name)
 		}

@@ -230,7 +230,8 @@ type JobsResult struct {
 	// queued or in service: the jobs waiting at a device.
 	HeldMax map[string]int `expr:"held_max" json:"held_max"`
 	// Depth and Leased are the leader's queue at the end; OldestAge the
-	// age of its oldest job then.
+	// age of its oldest job not done (queued or leased) at its worst:
+	// the most it was in any sample, or at the end.
 	Depth     int     `expr:"depth" json:"depth"`
 	Leased    int     `expr:"leased" json:"leased"`
 	OldestAge Seconds `expr:"oldest_age" json:"oldest_age"`

@@ -28,6 +28,10 @@ type Sample struct {
 	// in a run without pulling workers.
 	JobRequests uint64 `json:"job_requests,omitempty"`
 	JobsDrained uint64 `json:"jobs_drained,omitempty"`
+	// JobsOldest is the age of the oldest job not done (queued or
+	// leased) in the serving leader's job queue: jobs.oldest_age is the
+	// most it reached.
+	JobsOldest Seconds `json:"jobs_oldest,omitempty"`
 
 	Limits       []int  `json:"limits"`    // AIMD limit per partition
 	InFlight     int    `json:"in_flight"` // deliveries running

@@ -178,6 +178,9 @@ func (r *Runner) result(f *finalState) result.Result {
 		jobsEnd = lt.all[n-1].Jobs
 	}
 	res.Jobs = r.jobsResult(lt, f.workers, jobsEnd)
+	for _, s := range samples { // the queue's oldest job at its worst, not just at the end
+		res.Jobs.OldestAge = max(res.Jobs.OldestAge, s.JobsOldest)
+	}
 	res.Lost = res.Commands.Lost + res.Telemetry.Lost
 	if res.Lost != 0 {
 		r.warnf("lost %d messages: commands %d (sent %d, queued %d), telemetry %d (generated %d, pending %d)",

@@ -242,7 +242,8 @@ func (t *limitTracker) result() (lo, hi, gaps int) {
 // first (one for a remote leader): the counters are summed over them, so
 // they keep growing across a restart. serving says the newest instance
 // serves now; only then are the gauges (mailbox depth and capacity,
-// heartbeats queued, limits, in-flight, the outbox's oldest) set, as a
+// heartbeats queued, limits, in-flight, the outbox's and the job queue's
+// oldest) set, as a
 // leader that is down has none. The outbox depth is the newest instance's
 // either way: it is what the file holds. waitP99 is the 99th percentile of
 // the leader's mailbox wait.
@@ -278,6 +279,7 @@ func LeaderSample(t result.Seconds, instances []leader.Stats, serving bool, wait
 			s.InFlight += p.InFlight
 		}
 		s.OutboxDepth, s.OutboxOldest = c.Outbox.Depth, simSec(c.Outbox.OldestAge)
+		s.JobsOldest = simSec(c.Jobs.OldestAge)
 	}
 	return s
 }

@@ -117,7 +117,9 @@ func TestDocsRefusedAndWarned(t *testing.T) {
 		t.Fatal("no table of what each name needs")
 	}
 	feeds := map[string]result.Feed{"commands": result.FeedCommands, "telemetry": result.FeedTelemetry, "heartbeats": result.FeedHeartbeats,
-		"commands or telemetry": result.FeedCommands | result.FeedTelemetry, "nothing": 0}
+		"jobs": result.FeedJobs, "job requests": result.FeedJobRequests,
+		"commands or telemetry": result.FeedCommands | result.FeedTelemetry, "nothing": 0,
+		"commands or job requests": result.FeedCommands | result.FeedJobRequests}
 	doc := map[string]result.Feed{} // pattern → feed
 	rows := 0
 	for _, line := range strings.Split(section, "\n")[3:] { // after the blank line and the head

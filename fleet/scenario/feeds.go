@@ -35,9 +35,13 @@ func feedsOf(path string) (f result.Feed, ok bool) {
 	return f, ok
 }
 
-// feeds is what s sends over its run.
+// feeds is what s sends over its run. A jobs event sends job commands
+// when some workers push (their share goes through the relay), and
+// pulling workers send job requests (the scenario's validation refuses
+// them without a jobs event, so they always have jobs to ask for).
 func (s *Scenario) feeds() result.Feed {
 	var f result.Feed
+	pullers, _ := s.Pullers()
 	for _, ev := range s.Timeline {
 		if ev.Deploy != nil || ev.Poison != nil {
 			f |= result.FeedCommands
@@ -45,6 +49,15 @@ func (s *Scenario) feeds() result.Feed {
 		if ev.HeartbeatStorm != nil {
 			f |= result.FeedHeartbeats
 		}
+		if ev.Jobs != nil {
+			f |= result.FeedJobs
+			if pullers < s.Fleet.Count {
+				f |= result.FeedCommands
+			}
+		}
+	}
+	if pullers > 0 {
+		f |= result.FeedJobRequests
 	}
 	profiles := []*WorkerProfile{&s.Fleet.Worker}
 	for i := range s.Fleet.Groups {
@@ -64,9 +77,11 @@ func (s *Scenario) feeds() result.Feed {
 // lacks says, for each feed, what a scenario that does not send it
 // lacks.
 var lacks = map[result.Feed]string{
-	result.FeedCommands:   "no deploy or poison event",
-	result.FeedTelemetry:  "no telemetry interval",
-	result.FeedHeartbeats: "no heartbeat interval or heartbeat_storm event",
+	result.FeedCommands:    "no deploy or poison event or pushed jobs",
+	result.FeedTelemetry:   "no telemetry interval",
+	result.FeedHeartbeats:  "no heartbeat interval or heartbeat_storm event",
+	result.FeedJobs:        "no jobs event",
+	result.FeedJobRequests: "no pulling workers",
 }
 
 // vacuousMessage says why a check cannot depend on the run of a

@@ -64,7 +64,7 @@ func TestHeartbeatsOnlyWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `heartbeats.yaml:7:5: warning: expect[0]: check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail` +
+	want := `heartbeats.yaml:7:5: warning: expect[0]: check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event or pushed jobs, no telemetry interval): it cannot fail` +
 		"\n\t  - lost == 0\n\t    ^"
 	if got := s.Warnings.Error(); got != want {
 		t.Errorf("warnings:\n%s\nwant\n%s", got, want)
@@ -91,19 +91,23 @@ func TestVacuousWarnings(t *testing.T) {
 	groupTelemetry := head + "fleet:\n  count: 10\n  groups: [{name: g, count: 2, telemetry: 5s}]\n"
 	heartbeat := head + "fleet: {count: 10, worker: {heartbeat: 5s}}\n"
 	windows := head + "fleet: {count: 10}\ntimeline:\n  - {at: 5s, name: e, crash: {workers: 10%}}\nwindows:\n  - {name: w, from: 5s, to: 20s}\n"
+	jobs := "\ntimeline:\n  - {at: 1s, jobs: {count: 20}}\n"
+	pushed := head + "fleet: {count: 10}" + jobs
+	pulled := head + "fleet: {count: 10, worker: {delivery: pull}}" + jobs
+	pulledGroup := head + "fleet:\n  count: 10\n  groups: [{name: p, count: 4, delivery: pull}]" + jobs
 	for _, tc := range []struct {
 		file, check, want string // want "": no warning
 	}{
-		{none, "lost == 0", `check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event, no telemetry interval): it cannot fail`},
-		{none, "relay.retries == 0", `check "relay.retries == 0" reads only relay.retries (commands), and this scenario sends no commands (no deploy or poison event): it cannot fail`},
-		{none, "commands.sent > 0", "reads only commands.sent (commands), and this scenario sends no commands (no deploy or poison event): it cannot pass"},
+		{none, "lost == 0", `check "lost == 0" reads only lost (commands and telemetry), and this scenario sends neither (no deploy or poison event or pushed jobs, no telemetry interval): it cannot fail`},
+		{none, "relay.retries == 0", `check "relay.retries == 0" reads only relay.retries (commands), and this scenario sends no commands (no deploy or poison event or pushed jobs): it cannot fail`},
+		{none, "commands.sent > 0", "reads only commands.sent (commands), and this scenario sends no commands (no deploy or poison event or pushed jobs): it cannot pass"},
 		{none, "telemetry.forwarded / telemetry.stored > 0.5", "reads only telemetry.forwarded and telemetry.stored (telemetry), and this scenario sends no telemetry (no telemetry interval): it is never judged"},
 		{none, "heartbeats.coalesced_ratio >= 0.75", "reads only heartbeats.coalesced_ratio (heartbeats), and this scenario sends no heartbeats (no heartbeat interval or heartbeat_storm event): it cannot pass"},
-		{none, "all(deploys, .delivered == .targets)", "reads only deploys (commands), and this scenario sends no commands (no deploy or poison event): it cannot fail"},
+		{none, "all(deploys, .delivered == .targets)", "reads only deploys (commands), and this scenario sends no commands (no deploy or poison event or pushed jobs): it cannot fail"},
 		{none, "deploys[0].delivered == 10", "reads only deploys[0].delivered (commands)"},
-		{none, "workers.mailbox.dropped == 0 && leader.ask_rtt.p99 < 1", "reads only workers.mailbox.dropped and leader.ask_rtt.p99 (commands)"},
-		{none, "relay.retries == 0 || heartbeats.sent > 0", "reads only relay.retries and heartbeats.sent (commands and heartbeats), and this scenario sends neither (no deploy or poison event, no heartbeat interval or heartbeat_storm event): it cannot fail"},
-		{none, "lost == 0 && leader.telemetry_served == 0 && heartbeats.sent == 0", "(commands, telemetry and heartbeats), and this scenario sends none of them (no deploy or poison event, no telemetry interval, no heartbeat interval or heartbeat_storm event): it cannot fail"},
+		{none, "workers.mailbox.dropped == 0 && leader.ask_rtt.p99 < 1", "reads only workers.mailbox.dropped and leader.ask_rtt.p99 (commands and job requests)"},
+		{none, "relay.retries == 0 || heartbeats.sent > 0", "reads only relay.retries and heartbeats.sent (commands and heartbeats), and this scenario sends neither (no deploy or poison event or pushed jobs, no heartbeat interval or heartbeat_storm event): it cannot fail"},
+		{none, "lost == 0 && leader.telemetry_served == 0 && heartbeats.sent == 0", "(commands, telemetry and heartbeats), and this scenario sends none of them (no deploy or poison event or pushed jobs, no telemetry interval, no heartbeat interval or heartbeat_storm event): it cannot fail"},
 		// The scenario's inputs alone.
 		{poison, `commands.poisoned == 3 * events["poison"].workers`, `check "commands.poisoned == 3 * events[\"poison\"].workers" reads only commands.poisoned and events.poison.workers, which the scenario file sets whatever the code does`},
 		{none, "run.leader_restarts == 1", "reads only run.leader_restarts, which the scenario file sets"},
@@ -131,6 +135,23 @@ func TestVacuousWarnings(t *testing.T) {
 		{windows, `windows["w"].relay.retries == 0`, `reads only windows.w.relay.retries (commands)`},
 		{windows, `windows["w"].workers.acked_full > 0`, `it cannot pass`},
 		{windows, `windows["w"].leader.mailbox.rejected > 0`, ""},
+		// Jobs: added by a jobs event, pushed or pulled; job requests
+		// and the leader's job queue only with pulling workers.
+		{none, "jobs.done == jobs.added", `check "jobs.done == jobs.added" reads only jobs.done and jobs.added (jobs), and this scenario sends no jobs (no jobs event): it cannot fail`},
+		{deploy, "jobs.lost == 0 && jobs.makespan < 60", "reads only jobs.lost and jobs.makespan (jobs), and this scenario sends no jobs (no jobs event): it cannot fail"},
+		{none, "jobs.polls > 0", "reads only jobs.polls (job requests), and this scenario sends no job requests (no pulling workers): it cannot pass"},
+		{pushed, "jobs.done == jobs.added", ""},
+		{pushed, `jobs.done_by["default"] > 0 && jobs.held_max["default"] <= 3`, ""},
+		{pushed, "jobs.stranded_waits == 0", "reads only jobs.stranded_waits (job requests), and this scenario sends no job requests (no pulling workers): it cannot fail"},
+		{pushed, "jobs.expired <= jobs.abandoned && jobs.depth == 0 && jobs.oldest_age < 10", "(job requests), and this scenario sends no job requests (no pulling workers): it cannot fail"},
+		{pushed, "relay.delivered >= jobs.pushed", ""}, // the pushed jobs are commands
+		{pushed, "workers.mailbox.max_depth <= 3", ""},
+		{pulled, "jobs.done == jobs.added && jobs.stranded_waits == 0", ""},
+		{pulled, "jobs.polls > jobs.drained", ""},
+		{pulled, "workers.mailbox.max_depth <= 1", ""}, // a pulled job goes through the mailbox
+		{pulled, "relay.delivered == 0", "reads only relay.delivered (commands), and this scenario sends no commands (no deploy or poison event or pushed jobs): it cannot fail"},
+		{pulledGroup, "jobs.leases >= jobs.queued", ""},
+		{pulledGroup, "relay.delivered >= jobs.pushed", ""}, // six workers push
 		{windows, `windows["w"].workers.sync_full <= 8 * events["e"].workers`, ""},
 	} {
 		s, err := Parse("v.yaml", []byte(tc.file+"expect:\n  - fleet.online > 1\n  - "+tc.check+"\n"))
