@@ -31,19 +31,29 @@ var askPaths = []struct {
 	{"started", func(f *fakeLink) leader.Link { return inlineFake{f} }},
 }
 
+// askW is the worker the ask tests send their one job to.
+const askW = "w-1"
+
+// askOne starts a leader with cfg on a memory store opened with so,
+// over the fake link as wrap makes it, sends a job to askW, brings askW
+// online (its wake polls the relay) and returns the command published.
+func askOne(t *testing.T, cfg leader.Config, so outbox.Options, wrap func(*fakeLink) leader.Link) (*rig, wire.Envelope) {
+	t.Helper()
+	r := startLeaderWith(t, cfg, nil, nil, so, wrap)
+	if _, err := r.l.Send(context.Background(), askW, wire.KindJob, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.status(askW, "online e1")
+	return r, fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+}
+
 // TestAskTimesOut: a command no ack answers times out after AskTimeout,
 // is counted so, and is delivered again as its next attempt; the ack of
 // that one completes it, and nothing else is counted.
 func TestAskTimesOut(t *testing.T) {
 	for _, path := range askPaths {
 		t.Run(path.name, func(t *testing.T) {
-			const w = "w-1"
-			r := startLeaderWith(t, leader.Config{AskTimeout: time.Second}, nil, nil, outbox.Options{}, path.wrap)
-			if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
-				t.Fatal(err)
-			}
-			r.status(w, "online e1")
-			first := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+			r, first := askOne(t, leader.Config{AskTimeout: time.Second}, outbox.Options{}, path.wrap)
 			fleettest.Eventually(t, 10*time.Second, "the ask timer armed", func() error {
 				at, ok := r.clk.NextDeadline()
 				return fleettest.Unless(ok && at.Equal(r.clk.Now().Add(time.Second)), "%s", r.seen())
@@ -61,7 +71,7 @@ func TestAskTimesOut(t *testing.T) {
 			if again.ID != first.ID || again.Attempt != first.Attempt+1 {
 				t.Fatalf("published %s attempt %d, want %s attempt %d", again.ID, again.Attempt, first.ID, first.Attempt+1)
 			}
-			r.link.handler(r.tp.AllUp())(r.tp.Up(w), ack(t, again.ID, wire.ResultOK))
+			r.link.handler(r.tp.AllUp())(r.tp.Up(askW), ack(t, again.ID, wire.ResultOK))
 			fleettest.Eventually(t, 10*time.Second, "the job acked", r.acked(1))
 			if s := r.l.Stats(); s.AsksSent != 2 || s.AsksTimedOut != 1 || s.AcksOK != 1 || s.LateAcks != 0 {
 				t.Fatalf("asks sent %d, timed out %d, acks ok %d, late %d; want 2 1 1 0", s.AsksSent, s.AsksTimedOut, s.AcksOK, s.LateAcks)
@@ -76,18 +86,12 @@ func TestAskTimesOut(t *testing.T) {
 func TestStopHandsBackAsks(t *testing.T) {
 	for _, path := range askPaths {
 		t.Run(path.name, func(t *testing.T) {
-			const w = "w-1"
-			r := startLeaderWith(t, leader.Config{AskTimeout: time.Hour}, nil, nil, outbox.Options{}, path.wrap)
-			if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
-				t.Fatal(err)
-			}
-			r.status(w, "online e1")
-			fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+			r, _ := askOne(t, leader.Config{AskTimeout: time.Hour}, outbox.Options{}, path.wrap)
 			r.stop()
 			if s := r.st.Stats(); s.Depth != 1 || s.Leased != 0 || s.Acked != 0 {
 				t.Fatalf("after the stop: depth %d, leased %d, acked %d; want the command queued, not leased", s.Depth, s.Leased, s.Acked)
 			}
-			msgs, err := r.st.Dequeue(context.Background(), outbox.PartitionOf(w, r.st.Partitions()), 1)
+			msgs, err := r.st.Dequeue(context.Background(), outbox.PartitionOf(askW, r.st.Partitions()), 1)
 			if err != nil || len(msgs) != 1 || msgs[0].Attempts != 0 {
 				t.Fatalf("dequeued %+v, %v; want the command with no attempt charged", msgs, err)
 			}
@@ -101,14 +105,8 @@ func TestStopHandsBackAsks(t *testing.T) {
 // one ask per command id waits for its ack, and the relay gets the
 // outcome of each delivery it started (the leader stops cleanly).
 func TestStartedAskSuperseded(t *testing.T) {
-	const w = "w-1"
 	cfg := leader.Config{AskTimeout: 2 * time.Hour, Relay: outbox.RelayOptions{Limiter: flow.LimiterOptions{Initial: 4, Min: 1, Max: 8}}}
-	r := startLeaderWith(t, cfg, nil, nil, outbox.Options{LeaseTimeout: time.Second}, askPaths[1].wrap)
-	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
-		t.Fatal(err)
-	}
-	r.status(w, "online e1")
-	first := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+	r, first := askOne(t, cfg, outbox.Options{LeaseTimeout: time.Second}, askPaths[1].wrap)
 	r.clk.Advance(time.Hour) // the lease has run out by the relay's next tick
 	again := fleettest.Receive(t, 10*time.Second, "the command handed out again", r.link.out, r.seen)
 	if again.ID != first.ID {

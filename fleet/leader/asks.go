@@ -30,6 +30,9 @@ type asks struct {
 	started map[string]int  // started asks per worker, so a reconnect finds them at once
 	seq     atomic.Uint64   // the last started ask's
 	ctx     context.Context // the started asks' context, watched (begin)
+	// abandoning counts the watches of started asks' contexts that have
+	// not returned: each runs once its context ends (runRelay waits).
+	abandoning sync.WaitGroup
 }
 
 type pendingAsk struct {
@@ -113,7 +116,11 @@ func (a *asks) begin(ctx context.Context, id string, p pendingAsk, abandon func(
 	}
 	if ctx != a.ctx {
 		a.ctx = ctx
-		context.AfterFunc(ctx, func() { abandon(ctx) })
+		a.abandoning.Add(1)
+		context.AfterFunc(ctx, func() {
+			defer a.abandoning.Done()
+			abandon(ctx)
+		})
 	}
 	if _, replaced = a.byID[id]; replaced {
 		old = a.deleteLocked(id)

@@ -175,6 +175,7 @@ func (l *Leader) runRelay(ctx context.Context) error {
 		err := l.relay.Run(rctx)
 		pause()
 		<-watched
+		l.asks.abandoning.Wait() // the watch of rctx's started asks, if any
 		if err != nil || ctx.Err() != nil {
 			return err
 		}

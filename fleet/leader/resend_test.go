@@ -1,7 +1,6 @@
 package leader_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -31,13 +30,8 @@ func TestReconnectResendsAsk(t *testing.T) {
 }
 
 func reconnectResends(t *testing.T, statuses []string, wrap func(*fakeLink) leader.Link) {
-	const w = "w-1"
-	r := startLeaderWith(t, leader.Config{}, nil, nil, outbox.Options{}, wrap)
-	if _, err := r.l.Send(context.Background(), w, wire.KindJob, nil); err != nil {
-		t.Fatal(err)
-	}
-	r.status(w, "online e1") // its wake polls the relay
-	cmd := fleettest.Receive(t, 10*time.Second, "the command", r.link.out, r.seen)
+	const w = askW
+	r, cmd := askOne(t, leader.Config{}, outbox.Options{}, wrap)
 	for _, s := range statuses {
 		r.status(w, s)
 	}
