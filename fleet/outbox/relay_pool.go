@@ -29,9 +29,9 @@ type delivery struct {
 	ps permits
 }
 
-// start hands m to the pool; p.outstanding already counts it. The new
-// goroutine, if any, joins wg, which Run waits for.
-// A Starter's deliveries start here, on the loop, with no goroutine.
+// start begins the delivery of m; p.outstanding already counts it. A
+// Starter's begins here, on the loop; any other is handed to the pool,
+// whose new goroutine, if one is started, joins wg, which Run waits for.
 func (p *partition) start(ctx context.Context, wg *sync.WaitGroup, m Message, ps permits) {
 	if s := p.r.start; s != nil {
 		s.Start(ctx, m, Finish{p: p, ctx: ctx, m: m, ps: ps})
