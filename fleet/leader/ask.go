@@ -43,10 +43,8 @@ func (l *Leader) ask(ctx context.Context, m outbox.Message) error {
 		l.c.poison.Add(1)
 		return flow.Permanent(err)
 	}
-	ch := l.asks.register(id, m.Receiver)
+	ch, again := l.asks.register(id, m.Receiver)
 	defer l.asks.remove(id)
-	again, unwatch := l.resends.watch(m.Receiver)
-	defer unwatch()
 	// One deadline on the leader's clock covers the publish and the wait.
 	pubCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -23,13 +23,13 @@ import (
 // a map of them by value would allocate each (a started ask is too
 // large to be stored in the map itself).
 type asks struct {
-	mu      sync.Mutex
-	byID    map[string]int32 // each pending ask's slot
-	slots   []pendingAsk     // pending asks, and free slots (zero) listed in free
-	free    []int32
-	started map[string]int  // started asks per worker, so a reconnect finds them at once
-	seq     atomic.Uint64   // the last started ask's
-	ctx     context.Context // the started asks' context, watched (begin)
+	mu        sync.Mutex
+	byID      map[string]int32 // each pending ask's slot
+	slots     []pendingAsk     // pending asks, and free slots (zero) listed in free
+	free      []int32
+	perWorker map[string]int  // pending asks per worker, so a reconnect with none costs nothing
+	seq       atomic.Uint64   // the last started ask's
+	ctx       context.Context // the started asks' context, watched (begin)
 	// abandoning counts the watches of started asks' contexts that have
 	// not returned: each runs once its context ends (runRelay waits).
 	abandoning sync.WaitGroup
@@ -38,6 +38,9 @@ type asks struct {
 type pendingAsk struct {
 	worker string             // the receiver, the only worker whose ack answers it
 	ch     chan wire.Envelope // a waiting ask's; nil for a started one
+	// A waiting ask's signal that its worker came online on a new
+	// connection (buffer 1: signals coalesce): it publishes again itself.
+	resend chan struct{}
 
 	// A started ask's.
 	fin     outbox.Finish
@@ -61,15 +64,18 @@ const (
 
 func (a *asks) init() {
 	a.byID = make(map[string]int32)
-	a.started = make(map[string]int)
+	a.perWorker = make(map[string]int)
 }
 
-func (a *asks) register(id, worker string) chan wire.Envelope {
-	ch := make(chan wire.Envelope, 1)
+// register adds the waiting ask id to worker. Its ack arrives on ch;
+// again receives a value whenever worker comes online on a new
+// connection (markAgain).
+func (a *asks) register(id, worker string) (ch chan wire.Envelope, again <-chan struct{}) {
+	p := pendingAsk{worker: worker, ch: make(chan wire.Envelope, 1), resend: make(chan struct{}, 1)}
 	a.mu.Lock()
-	a.putLocked(id, pendingAsk{worker: worker, ch: ch})
+	a.putLocked(id, p)
 	a.mu.Unlock()
-	return ch
+	return p.ch, p.resend
 }
 
 func (a *asks) remove(id string) {
@@ -169,20 +175,30 @@ func (a *asks) takeAll(ctx context.Context) []pendingAsk {
 	return out
 }
 
-// markAgain marks the started asks to worker to be published again, and
-// reports whether there were any.
-func (a *asks) markAgain(worker string) bool {
+// markAgain tells the asks to worker, which came online on a new
+// connection, that what went to the old one will not be answered: a
+// waiting ask is signalled and publishes again itself; a started one is
+// marked, for publishAgain. It reports whether it marked a started ask.
+func (a *asks) markAgain(worker string) (started bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.started[worker] == 0 {
+	if a.perWorker[worker] == 0 {
 		return false
 	}
 	for _, i := range a.byID {
-		if p := &a.slots[i]; p.worker == worker && p.ch == nil {
-			p.again = true
+		p := &a.slots[i]
+		switch {
+		case p.worker != worker:
+		case p.ch != nil:
+			select {
+			case p.resend <- struct{}{}:
+			default:
+			}
+		default:
+			p.again, started = true, true
 		}
 	}
-	return true
+	return started
 }
 
 // rearm returns the started asks to worker marked again, each with a
@@ -191,7 +207,7 @@ func (a *asks) markAgain(worker string) bool {
 func (a *asks) rearm(worker string, now time.Duration, arm func(id string, seq uint64) clock.Timer) []pendingAsk {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.started[worker] == 0 { // every wake asks, most with nothing out
+	if a.perWorker[worker] == 0 { // every wake asks, most with nothing out
 		return nil
 	}
 	var out []pendingAsk
@@ -232,9 +248,7 @@ func (a *asks) putLocked(id string, p pendingAsk) {
 	}
 	a.slots[i] = p
 	a.byID[id] = i
-	if p.ch == nil {
-		a.started[p.worker]++
-	}
+	a.perWorker[p.worker]++
 }
 
 // deleteLocked removes the pending ask id and returns it; its slot is
@@ -245,12 +259,10 @@ func (a *asks) deleteLocked(id string) pendingAsk {
 	a.slots[i] = pendingAsk{}
 	a.free = append(a.free, i)
 	delete(a.byID, id)
-	if p.ch == nil {
-		if n := a.started[p.worker]; n > 1 {
-			a.started[p.worker] = n - 1
-		} else {
-			delete(a.started, p.worker)
-		}
+	if n := a.perWorker[p.worker]; n > 1 {
+		a.perWorker[p.worker] = n - 1
+	} else {
+		delete(a.perWorker, p.worker)
 	}
 	return p
 }

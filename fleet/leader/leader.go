@@ -34,8 +34,7 @@ type Leader struct {
 	stopped    chan struct{}               // closed when Run returns
 	relayUp    chan struct{}               // closed when the relay has taken its first turn
 	asks       asks
-	resends    resends // asks to publish again when their worker reconnects
-	wakes      wakes   // parked commands to release, off the delivery goroutine
+	wakes      wakes // parked commands to release, off the delivery goroutine
 	fleet      fleetView
 	link       linkState // the session with the broker
 	deploys    deployTracker
@@ -79,7 +78,6 @@ func New(cfg Config) (*Leader, error) {
 	l.service.Store(&cfg.Service)
 	l.refusalLog = ratelog.New(ratelog.Options{Clock: cfg.Clock, Every: cfg.RefusalLogInterval})
 	l.asks.init()
-	l.resends.init()
 	l.wakes.init()
 	l.fleet.init()
 	l.link.init()
