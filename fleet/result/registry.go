@@ -1,8 +1,9 @@
 package result
 
-// feedMailbox feeds the workers' mailboxes: pushed commands, and the
-// jobs pulling workers take (a pulled job goes through the mailbox too).
-const feedMailbox = FeedCommands | FeedJobRequests
+// feedToWorkers is what reaches a worker as a command: what the leader
+// pushes, and the jobs pulling workers take (a pulled job goes through
+// the worker's mailbox and duplicate guard as a pushed one does).
+const feedToWorkers = FeedCommands | FeedJobRequests
 
 // registry is every name of a Result, in the order of docs/SCENARIOS.md's
 // tables (consecutive names with one meaning share a row there). Its
@@ -46,7 +47,7 @@ var registry = []Metric{
 	band(Count, "workers.applied", Neither, "Config and firmware updates applied.").fed(FeedCommands),
 	exact(Count, "workers.applied_twice", Lower, "Workers that applied one version more than once (must stay 0).").fed(FeedCommands),
 	other(List, "workers.applied_twice_ids", "The ids of those workers, a list: the first 100 in fleet order (`workers.applied_twice` counts them all), so that a failing run names the workers to look at. Left out of the JSON report when empty.").fed(FeedCommands),
-	band(Count, "workers.duplicates", Neither, "Redeliveries the workers recognised and skipped: a command with the key and sequence number of one already applied (its ack was lost, or came too late, and the leader sent it again).").fed(feedMailbox),
+	band(Count, "workers.duplicates", Neither, "Redeliveries the workers recognised and skipped: a command with the key and sequence number of one already applied (its ack was lost, or came too late, and the leader sent it again).").fed(feedToWorkers),
 	band(Count, "workers.stale", Neither, "Commands the workers did not apply because their sequence number was below the one applied under their key: an older version than the one running.").fed(FeedCommands),
 	band(Count, "workers.expired", Lower, "Commands past their TTL when a worker got to them.").fed(FeedCommands),
 	band(Count, "workers.acked_ok", Neither, "Commands a worker acknowledged \"ok\".").fed(FeedCommands),
@@ -76,17 +77,17 @@ var registry = []Metric{
 	omit(Count, "workers.sync_timeouts", timeouts, "\"sync\" requests that got no answer in time."),
 	omit(Input, "workers.mailbox.capacity", input, "Capacity of the workers' mailboxes, summed."),
 	other(Text, "workers.mailbox.policy", "The workers' mailbox policy."),
-	band(Count, "workers.mailbox.offered", Neither, "Commands offered to worker mailboxes.").fed(feedMailbox),
-	band(Count, "workers.mailbox.taken", Neither, "Commands taken out to be served.").fed(feedMailbox),
-	band(Count, "workers.mailbox.dropped", Lower, "Commands dropped by the policy.").fed(feedMailbox),
-	band(Count, "workers.mailbox.rejected", Neither, "Commands rejected (mailbox full).").fed(feedMailbox),
-	band(Count, "workers.mailbox.depth", Lower, "Commands queued at the end.").fed(feedMailbox),
-	band(Count, "workers.mailbox.max_depth", Lower, "Most commands queued at once.").fed(feedMailbox),
-	band(Timing, "workers.mailbox.wait.p50", Lower, "Time from offer to take, seconds.").fed(feedMailbox),
-	omit(Timing, "workers.mailbox.wait.p90", p90, "Time from offer to take, seconds.").fed(feedMailbox),
-	band(Timing, "workers.mailbox.wait.p99", Lower, "Time from offer to take, seconds.").fed(feedMailbox),
-	omit(Timing, "workers.mailbox.wait.max", outlier, "Time from offer to take, seconds.").fed(feedMailbox),
-	omit(Timing, "workers.mailbox.wait.mean", centre, "Time from offer to take, seconds.").fed(feedMailbox),
+	band(Count, "workers.mailbox.offered", Neither, "Commands offered to worker mailboxes.").fed(feedToWorkers),
+	band(Count, "workers.mailbox.taken", Neither, "Commands taken out to be served.").fed(feedToWorkers),
+	band(Count, "workers.mailbox.dropped", Lower, "Commands dropped by the policy.").fed(feedToWorkers),
+	band(Count, "workers.mailbox.rejected", Neither, "Commands rejected (mailbox full).").fed(feedToWorkers),
+	band(Count, "workers.mailbox.depth", Lower, "Commands queued at the end.").fed(feedToWorkers),
+	band(Count, "workers.mailbox.max_depth", Lower, "Most commands queued at once.").fed(feedToWorkers),
+	band(Timing, "workers.mailbox.wait.p50", Lower, "Time from offer to take, seconds.").fed(feedToWorkers),
+	omit(Timing, "workers.mailbox.wait.p90", p90, "Time from offer to take, seconds.").fed(feedToWorkers),
+	band(Timing, "workers.mailbox.wait.p99", Lower, "Time from offer to take, seconds.").fed(feedToWorkers),
+	omit(Timing, "workers.mailbox.wait.max", outlier, "Time from offer to take, seconds.").fed(feedToWorkers),
+	omit(Timing, "workers.mailbox.wait.mean", centre, "Time from offer to take, seconds.").fed(feedToWorkers),
 
 	// The leader, summed over its restarts.
 	// The leader's mailbox counts without commands: every connect sends a sync.
