@@ -15,7 +15,9 @@ import (
 // backoff). Deliver is called from many goroutines at once and must return
 // soon after ctx ends. The store hands out only a receiver's head, so a
 // receiver sees one message at a time, unless a Deliver call outlives the
-// store's LeaseTimeout and the message is handed out again beside it.
+// store's LeaseTimeout and the message is handed out again beside it; the
+// newer delivery's outcome then settles it, and the older one's is
+// counted in PartitionStats.Superseded and settles nothing.
 type Delivery interface {
 	Deliver(ctx context.Context, m Message) error
 }
@@ -41,10 +43,11 @@ type Starter interface {
 // Finish settles one delivery begun by Starter.Start. It is a value, so
 // a Starter keeps it beside what it is waiting for without an allocation.
 type Finish struct {
-	p   *partition
-	ctx context.Context
-	m   Message
-	ps  permits
+	p     *partition
+	ctx   context.Context
+	m     Message
+	ps    permits
+	start uint64 // which start of m's on the loop (partition.leases)
 }
 
 // Message is the message being delivered.
@@ -52,7 +55,7 @@ func (f Finish) Message() Message { return f.m }
 
 // Finish feeds err to the limiter and hands the settlement to the loop,
 // as the return of Deliver does. It never blocks; call it exactly once.
-func (f Finish) Finish(err error) { f.p.finish(f.ctx, f.m, f.ps, err) }
+func (f Finish) Finish(err error) { f.p.finish(f.ctx, f.m, f.ps, f.start, err) }
 
 // ErrRelayRunning is returned by Run while another Run of the same Relay has
 // not returned: two loops per partition would fight over one limiter.

@@ -29,9 +29,19 @@ type partition struct {
 	pool deliverers // the goroutines that run deliveries; opened by loop
 
 	// Owned by the loop goroutine.
-	outstanding int       // deliveries started whose outcome is not yet collected
-	pending     []outcome // collected, and the loop's own releases, to settle next
-	batch       []Settlement
+	outstanding int // deliveries started whose outcome is not yet collected
+	// leases holds, for each message whose delivery is out, the number
+	// of the start that delivers its current lease (starts counts them).
+	// A lease that runs out while its delivery is still out is handed
+	// out again by the store, and the new lease's handling supersedes
+	// the old one's: the old delivery's outcome, when it comes, no
+	// longer matches and settles nothing. Without this, a late failure
+	// would nack the new lease while its delivery ran, and the store
+	// would hand the message out a third time.
+	leases  map[uint64]uint64
+	starts  uint64
+	pending []outcome // collected, and the loop's own releases, to settle next
+	batch   []Settlement
 	// A settling call that failed as a whole keeps pending for the next
 	// try, which waits until holdUntil; failures counts the calls failed in
 	// a row (the backoff's attempt).
@@ -56,18 +66,22 @@ type outcome struct {
 	// full is the receiver that answered "full", for the loop to count
 	// it slow (slowLane).
 	full string
+	// start is the start whose delivery this settles (partition.leases);
+	// 0 for a lease the loop hands back itself.
+	start uint64
 }
 
 func newPartition(r *Relay, i int) *partition {
 	return &partition{
-		r:    r,
-		idx:  i,
-		lim:  flow.NewLimiter(r.o.Limiter),
-		slow: newSlowLane(r.o),
-		wake: make(chan struct{}, 1),
-		done: make(chan outcome, r.o.Limiter.Max),
-		rng:  rand.New(rand.NewPCG(r.o.Seed, uint64(i))),
-		hist: newHistory(r.o.History),
+		r:      r,
+		idx:    i,
+		lim:    flow.NewLimiter(r.o.Limiter),
+		slow:   newSlowLane(r.o),
+		leases: make(map[uint64]uint64),
+		wake:   make(chan struct{}, 1),
+		done:   make(chan outcome, r.o.Limiter.Max),
+		rng:    rand.New(rand.NewPCG(r.o.Seed, uint64(i))),
+		hist:   newHistory(r.o.History),
 	}
 }
 
@@ -154,8 +168,7 @@ func (p *partition) work(ctx, settle context.Context, wg *sync.WaitGroup) {
 // when a bbolt file is reopened) and it is delivered again.
 func (p *partition) drain(ctx context.Context) {
 	for p.outstanding > 0 {
-		p.pending = append(p.pending, <-p.done)
-		p.outstanding--
+		p.collected(<-p.done)
 		p.settle(ctx) // with any others that finished meanwhile
 	}
 	p.settle(ctx)
@@ -172,16 +185,27 @@ func (p *partition) collect() {
 	for {
 		select {
 		case o := <-p.done:
-			if o.full != "" && !p.r.o.SharedLimit {
-				p.slow.mark(o.full, p.r.o.Clock.Now())
-			}
-			o.full = ""
-			p.pending = append(p.pending, o)
-			p.outstanding--
+			p.collected(o)
 		default:
 			return
 		}
 	}
+}
+
+// collected takes one finished delivery's outcome: pending, unless the
+// lease it settles was handed out again meanwhile (see leases).
+func (p *partition) collected(o outcome) {
+	p.outstanding--
+	if o.full != "" && !p.r.o.SharedLimit {
+		p.slow.mark(o.full, p.r.o.Clock.Now())
+	}
+	o.full = ""
+	if p.leases[o.ID] != o.start {
+		p.c.superseded.Add(1)
+		return
+	}
+	delete(p.leases, o.ID)
+	p.pending = append(p.pending, o)
 }
 
 // poll settles what is pending, leases up to n due messages and starts
@@ -244,24 +268,30 @@ func (p *partition) poll(ctx, settle context.Context, wg *sync.WaitGroup, n int)
 			}
 		}
 		p.outstanding++
-		p.start(ctx, wg, m, ps)
+		p.starts++
+		p.leases[m.ID] = p.starts
+		p.start(ctx, wg, m, ps, p.starts)
 	}
 	return again
 }
 
 // release queues the hand-back of a lease without an attempt, due when
-// settled.
+// settled. Like every handling of a new lease, it supersedes an older
+// lease of the same message whose delivery is still out (see leases).
 func (p *partition) release(id uint64) {
+	delete(p.leases, id)
 	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease}})
 }
 
 // releaseAt queues the hand-back of a lease without an attempt, due at at.
 func (p *partition) releaseAt(id uint64, at time.Time) {
+	delete(p.leases, id)
 	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettleRelease, SendAt: at}})
 }
 
 // park queues the hand-back of a lease of offline receiver's without an
 // attempt, parked until Wake or recheck.
 func (p *partition) park(id uint64, recheck time.Time, receiver string) {
+	delete(p.leases, id)
 	p.pending = append(p.pending, outcome{Settlement: Settlement{ID: id, Op: SettlePark, SendAt: recheck}, parked: receiver})
 }

@@ -25,16 +25,18 @@ type deliverers struct {
 
 // delivery is one message handed to the pool with the permits it holds.
 type delivery struct {
-	m  Message
-	ps permits
+	m     Message
+	ps    permits
+	start uint64 // see partition.leases
 }
 
-// start begins the delivery of m; p.outstanding already counts it. A
+// start begins the delivery of m; p.outstanding already counts it, and
+// p.leases[m.ID] is start, the number its outcome will carry. A
 // Starter's begins here, on the loop; any other is handed to the pool,
 // whose new goroutine, if one is started, joins wg, which Run waits for.
-func (p *partition) start(ctx context.Context, wg *sync.WaitGroup, m Message, ps permits) {
+func (p *partition) start(ctx context.Context, wg *sync.WaitGroup, m Message, ps permits, start uint64) {
 	if s := p.r.start; s != nil {
-		s.Start(ctx, m, Finish{p: p, ctx: ctx, m: m, ps: ps})
+		s.Start(ctx, m, Finish{p: p, ctx: ctx, m: m, ps: ps, start: start})
 		return
 	}
 	if p.pool.started < p.outstanding {
@@ -42,11 +44,11 @@ func (p *partition) start(ctx context.Context, wg *sync.WaitGroup, m Message, ps
 		q := p.pool.queue
 		wg.Go(func() {
 			for d := range q {
-				p.deliver(ctx, d.m, d.ps)
+				p.deliver(ctx, d)
 			}
 		})
 	}
-	p.pool.queue <- delivery{m: m, ps: ps} // never blocks: see deliverers
+	p.pool.queue <- delivery{m: m, ps: ps, start: start} // never blocks: see deliverers
 }
 
 // openPool gives the loop an empty pool for this Run.

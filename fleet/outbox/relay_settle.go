@@ -100,14 +100,16 @@ func retryable(err error) bool {
 }
 
 // deliver runs one delivery on a goroutine of the pool and finishes it.
-func (p *partition) deliver(ctx context.Context, m Message, ps permits) {
-	p.finish(ctx, m, ps, p.r.d.Deliver(ctx, m))
+func (p *partition) deliver(ctx context.Context, d delivery) {
+	p.finish(ctx, d.m, d.ps, d.start, p.r.d.Deliver(ctx, d.m))
 }
 
 // finish feeds a delivery's answer to the limiter and hands the
-// settlement to the loop. It owns ps.
-func (p *partition) finish(ctx context.Context, m Message, ps permits, err error) {
-	p.done <- p.verdict(ctx, m, ps, err) // never blocks: see partition
+// settlement to the loop, marked with the start it ends. It owns ps.
+func (p *partition) finish(ctx context.Context, m Message, ps permits, start uint64, err error) {
+	o := p.verdict(ctx, m, ps, err)
+	o.start = start
+	p.done <- o // never blocks: see partition
 	// The receiver's next message is visible only once the loop has
 	// settled this one; the poke has it do so now.
 	p.poke()

@@ -88,6 +88,12 @@ type PartitionStats struct {
 	// its message is not delivered again
 	// (fleetsim_outbox_relay_settle_retries_total).
 	SettleRetries uint64
+	// Superseded counts delivery outcomes that settled nothing: the
+	// delivery's lease ran out while it was out, the store handed the
+	// message out again, and the newer lease's delivery (or hand-back)
+	// settles it instead. A failure counted in Errors or Backpressure
+	// may be one of these; it was not retried.
+	Superseded uint64
 	// LimitHistory holds the limit each time a partition saw it move, oldest
 	// first, at most RelayOptions.History samples. Under concurrency two
 	// quick moves may show as one; every sample is a value the limit had.
@@ -127,6 +133,7 @@ func (s RelayStats) Total() PartitionStats {
 		t.Abandoned += p.Abandoned
 		t.StoreErrors += p.StoreErrors
 		t.SettleRetries += p.SettleRetries
+		t.Superseded += p.Superseded
 	}
 	return t
 }
@@ -156,6 +163,7 @@ func (r *Relay) Stats() RelayStats {
 			Abandoned:     c.abandoned.Load(),
 			StoreErrors:   c.storeErrors.Load(),
 			SettleRetries: c.settleRetries.Load(),
+			Superseded:    c.superseded.Load(),
 			LimitHistory:  p.hist.snapshot(),
 		}
 	}
@@ -165,7 +173,7 @@ func (r *Relay) Stats() RelayStats {
 type relayCounters struct {
 	delivered, backpressure, retries, errors, deadLettered atomic.Uint64
 	offlineSkips, deferred, abandoned, storeErrors         atomic.Uint64
-	settleRetries, slowDeferred                            atomic.Uint64
+	settleRetries, slowDeferred, superseded                atomic.Uint64
 }
 
 // history is a ring of the newest limit samples: bounded memory however
