@@ -11,35 +11,6 @@ import (
 	"github.com/fleetsim/fleetsim/fleet/outbox"
 )
 
-// heldDelivery is a Delivery whose calls wait until the test answers
-// them, in the order they came, or until their context ends.
-type heldDelivery struct {
-	mu      sync.Mutex
-	waiting []chan error
-}
-
-func (d *heldDelivery) Deliver(ctx context.Context, m outbox.Message) error {
-	ch := make(chan error, 1)
-	d.mu.Lock()
-	d.waiting = append(d.waiting, ch)
-	d.mu.Unlock()
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// take returns the calls waiting for an answer.
-func (d *heldDelivery) take() []chan error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	out := d.waiting
-	d.waiting = nil
-	return out
-}
-
 // A delivery that outlives its message's lease settles nothing: the store
 // hands the message out again, the relay delivers the new lease, and the
 // old delivery's late failure must not nack it while that delivery is out
@@ -112,15 +83,30 @@ func (s *heldStarter) answerNext(t *testing.T, want int, err error) {
 	go f.Finish(err) // from a goroutine of the caller's, as an ack comes
 }
 
-// heldPool is heldDelivery with its calls answered in the order they came.
+// heldPool is a Delivery whose calls wait until the test answers them,
+// in the order they came, or until their context ends.
 type heldPool struct {
-	heldDelivery
+	mu    sync.Mutex
 	calls []chan error
+}
+
+func (d *heldPool) Deliver(ctx context.Context, m outbox.Message) error {
+	ch := make(chan error, 1)
+	d.mu.Lock()
+	d.calls = append(d.calls, ch)
+	d.mu.Unlock()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (d *heldPool) answerNext(t *testing.T, want int, err error) {
 	t.Helper()
-	d.calls = append(d.calls, d.take()...)
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if len(d.calls) != want {
 		t.Fatalf("%d deliveries out, want %d", len(d.calls), want)
 	}
