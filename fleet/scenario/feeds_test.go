@@ -195,3 +195,29 @@ func TestVacuousWarningsSweep(t *testing.T) {
 		}
 	}
 }
+
+// An outbox lease no longer than the ask timeout loads, with a warning at
+// the lease: a slow worker's command would go out twice. The defaults
+// (30 s against 5 s) warn of nothing.
+func TestLeaseNotAboveAskTimeoutWarning(t *testing.T) {
+	for _, tc := range []struct {
+		leader, want string
+	}{
+		{"", ""},
+		{"leader: {ask_timeout: 5s, outbox: {lease_timeout: 6s}}", ""},
+		{"leader: {ask_timeout: 5s, outbox: {lease_timeout: 5s}}", "lease.yaml:5:51: warning: leader.outbox.lease_timeout: 5s is not above leader.ask_timeout (5s)"},
+		{"leader: {ask_timeout: 40s}", "warning: leader.outbox.lease_timeout: 30s is not above leader.ask_timeout (40s)"},
+	} {
+		s, err := Parse("lease.yaml", []byte("name: lease\nduration: 1m\nfleet:\n  count: 10\n"+tc.leader+"\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.leader, err)
+		}
+		got := s.Warnings.Error()
+		switch {
+		case tc.want == "" && got != "":
+			t.Errorf("%q: warned: %s", tc.leader, got)
+		case tc.want != "" && !strings.Contains(got, tc.want):
+			t.Errorf("%q: warnings %q, want one containing %q", tc.leader, got, tc.want)
+		}
+	}
+}

@@ -233,6 +233,7 @@ func finish(s *Scenario, src *source, skip map[string]bool) Errors {
 	errs := validate(s, src)
 	s.ApplyDefaults()
 	errs = append(errs, compileChecks(s, src)...)
+	s.Warnings = append(s.Warnings, settingWarnings(s, src)...)
 	slices.SortStableFunc(s.Timeline, func(a, b Event) int { return cmp.Compare(a.At, b.At) })
 	return unlessFailed(errs, skip)
 }
